@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# The project's test command (`deno task test`): unit tests, then the e2e suite against a real
+# kube-apiserver + etcd (built or reused by hack/testenv.sh). Prints deno's report and ends with
+# a plain `N passed, N failed` line computed from it.
+#   hack/test.sh          all tests
+#   hack/test.sh unit     unit tests only (no control plane)
+#   hack/test.sh e2e      e2e tests only
+set -uo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$root"
+deno() { bash "$root/hack/deno.sh" "$@"; }
+what="${1:-all}"
+
+targets=()
+case "$what" in
+  unit) targets=(tests/engine tests/cli tests/api tests/repo) ;;
+  e2e) targets=(tests/e2e tests/support) ;;
+  all) targets=(tests) ;;
+  *) echo "usage: hack/test.sh [all|unit|e2e]" >&2; exit 2 ;;
+esac
+existing=()
+for t in "${targets[@]}"; do [ -e "$t" ] && existing+=("$t"); done
+
+if [ "$what" != "unit" ] && [ -z "${DCO_TEST_KUBECONFIG:-}" ]; then
+  # Build (cold) or reuse (warm) the control-plane binaries; a failure here fails the run.
+  if ! assets="$(bash "$root/hack/testenv.sh")"; then
+    echo "error: hack/testenv.sh could not provide the control-plane binaries (see above)" >&2
+    echo "0 passed, 1 failed"
+    exit 1
+  fi
+  export KUBEBUILDER_ASSETS="$assets"
+fi
+
+out="$(mktemp)"
+trap 'rm -f "$out"' EXIT
+deno test --allow-all --parallel "${existing[@]}" 2>&1 | tee "$out"
+rc=${PIPESTATUS[0]}
+line="$(grep -E '^(ok|FAILED) \| ' "$out" | tail -n 1)"
+passed="$(sed -nE 's/.*\| ([0-9]+) passed.*/\1/p' <<<"$line")"
+failed="$(sed -nE 's/.*\| ([0-9]+) failed.*/\1/p' <<<"$line")"
+if [ -z "$line" ] && [ "$rc" -ne 0 ]; then failed=1; fi
+echo "${passed:-0} passed, ${failed:-0} failed"
+exit "$rc"

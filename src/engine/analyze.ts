@@ -1,0 +1,543 @@
+/**
+ * Analysis (engine.md §4): compile each spoke's rules against the hub and spoke schemas into
+ * claims, diagnostics, lossless verdicts and a plan (plain data). A spoke gets a plan only when it
+ * has no error diagnostics.
+ */
+import {
+  flatten,
+  isRequiredAt,
+  knownTree,
+  type Leaf,
+  mergeKnownTrees,
+  resolveSchema,
+  splitPath,
+} from "./schema.ts";
+import type { EngineRule, NestedScope, Resolved, RuleContext, RuleOutcome } from "./strategy.ts";
+import { TranslationError } from "./strategy.ts";
+import { strategyByName } from "./strategies/mod.ts";
+import { translateRules } from "./translate.ts";
+import type {
+  AnalysisResult,
+  ConversionConfigSpec,
+  Diagnostic,
+  DiagnosticClass,
+  Lossless,
+  OpData,
+  RuleResult,
+  SchemaNode,
+  SchemaSource,
+  SpokeReport,
+  UnmappedFieldPolicy,
+} from "./types.ts";
+
+const DIRECTION_LABEL = { hubToSpoke: "hub→spoke", spokeToHub: "spoke→hub" } as const;
+
+/** Analyse a whole config against its target's schemas (§4.1). */
+export function analyze(source: SchemaSource, spec: ConversionConfigSpec): AnalysisResult {
+  const result: AnalysisResult = {
+    kind: source.kind,
+    target: source.name,
+    group: source.group,
+    hubVersion: spec.hubVersion,
+    hardErrors: [],
+    spokes: [],
+    hasErrors: false,
+    overallLossless: true,
+  };
+  const hard = (cls: DiagnosticClass, message: string) => {
+    result.hardErrors.push({ class: cls, severity: "error", message, ruleIndex: -1, path: "" });
+    result.hasErrors = true;
+    result.overallLossless = false;
+    return result;
+  };
+
+  const translated: EngineRule[][] = [];
+  try {
+    for (let i = 0; i < spec.spokes.length; i++) {
+      translated.push(translateRules(spec.spokes[i].rules, `spec.spokes[${i}].rules`));
+    }
+  } catch (e) {
+    if (!(e instanceof TranslationError)) throw e;
+    return hard("rule-translation", `invalid rule configuration: ${e.message}`);
+  }
+
+  const hub = source.versions.find((v) => v.name === spec.hubVersion);
+  if (hub === undefined) {
+    return hard(
+      "hub-version",
+      `hub version ${JSON.stringify(spec.hubVersion)} not found on ${source.kind} ${source.name}`,
+    );
+  }
+  if (!hub.storage) {
+    const what = source.kind === "XRD" ? "referenceable" : "storage";
+    return hard(
+      "hub-version",
+      `hub version ${
+        JSON.stringify(spec.hubVersion)
+      } is not the ${what} version of ${source.kind} ${source.name}`,
+    );
+  }
+  const policy: UnmappedFieldPolicy = spec.unmappedFieldPolicy === "Warn" ? "Warn" : "Error";
+
+  spec.spokes.forEach((spokeSpec, i) => {
+    const report = analyzeSpoke(source, hub.schema, spokeSpec.version, translated[i], policy);
+    result.spokes.push(report);
+    if (report.errors.length > 0) result.hasErrors = true;
+    if (!report.lossless.hubToSpoke || !report.lossless.spokeToHub) result.overallLossless = false;
+  });
+  return result;
+}
+
+function emptyReport(version: string): SpokeReport {
+  return {
+    version,
+    lossless: { hubToSpoke: true, spokeToHub: true },
+    ruleResults: [],
+    errors: [],
+    warnings: [],
+    uncoveredHub: [],
+    uncoveredSpoke: [],
+  };
+}
+
+function analyzeSpoke(
+  source: SchemaSource,
+  hubSchema: SchemaNode | undefined,
+  version: string,
+  rules: EngineRule[],
+  policy: UnmappedFieldPolicy,
+): SpokeReport {
+  const report = emptyReport(version);
+  const spoke = source.versions.find((v) => v.name === version);
+  if (spoke === undefined || !spoke.served) {
+    report.errors.push({
+      class: "spoke-version",
+      severity: "error",
+      message: spoke === undefined
+        ? `spoke version ${JSON.stringify(version)} not found on ${source.kind} ${source.name}`
+        : `spoke version ${JSON.stringify(version)} is not served by ${source.kind} ${source.name}`,
+      ruleIndex: -1,
+      path: "",
+    });
+    report.lossless = { hubToSpoke: false, spokeToHub: false };
+    return report;
+  }
+
+  const scope = compileScope(rules, {
+    hub: hubSchema,
+    spoke: spoke.schema,
+    depth: 0,
+    policy,
+    hubPrefix: "",
+    spokePrefix: "",
+  });
+  report.ruleResults = scope.ruleResults;
+  report.lossless = scope.lossless;
+  const extra = [
+    ...platformDiagnostics(source, hubSchema, spoke.schema, scope.ruleResults),
+    ...requiredFieldDiagnostics(hubSchema, spoke.schema, rules, scope.ruleResults),
+  ];
+  for (const d of [...scope.diagnostics, ...extra]) {
+    (d.severity === "error" ? report.errors : report.warnings).push(d);
+    if (d.class === "uncovered-field") {
+      (d.side === "hub" ? report.uncoveredHub : report.uncoveredSpoke).push(d.path);
+    }
+  }
+  if (report.errors.length === 0) {
+    report.plan = {
+      hubVersion: hubSchemaVersion(source),
+      spokeVersion: version,
+      hubToSpoke: scope.hubToSpoke,
+      spokeToHub: scope.spokeToHub,
+    };
+  }
+  return report;
+}
+
+function hubSchemaVersion(source: SchemaSource): string {
+  return source.versions.find((v) => v.storage)?.name ?? "";
+}
+
+interface ScopeInput {
+  hub: SchemaNode | undefined;
+  spoke: SchemaNode | undefined;
+  depth: number;
+  policy: UnmappedFieldPolicy;
+  /** Qualifying prefixes of this scope's paths (ForEach items paths), "" at top level. */
+  hubPrefix: string;
+  spokePrefix: string;
+}
+
+interface ScopeOutput extends NestedScope {
+  ruleResults: RuleResult[];
+  diagnostics: Diagnostic[];
+}
+
+function qualify(prefix: string, path: string): string {
+  if (prefix === "") return path;
+  return path === "" ? prefix : `${prefix}.${path}`;
+}
+
+/** Compiles one scope: the top level of a spoke, or the element scope of a ForEach. */
+function compileScope(rules: readonly EngineRule[], input: ScopeInput): ScopeOutput {
+  const hubClaims = new Set<string>();
+  const spokeClaims = new Set<string>();
+  const diagnostics: Diagnostic[] = [];
+  const ruleResults: RuleResult[] = [];
+  const lossless: Lossless = { hubToSpoke: true, spokeToHub: true };
+  const hubToSpoke: OpData[] = [];
+  const spokeToHub: OpData[] = [];
+
+  rules.forEach((rule, index) => {
+    const def = strategyByName(rule.strategy)!;
+    const ruleDiags: Diagnostic[] = [];
+    const label = `rule[${index}] ${rule.strategy}`;
+    const push = (
+      cls: DiagnosticClass,
+      severity: "error" | "warning",
+      message: string,
+      path: string,
+    ) =>
+      ruleDiags.push({
+        class: cls,
+        severity,
+        message: `${label}: ${message}`,
+        ruleIndex: index,
+        path,
+      });
+
+    const claim = (side: "hub" | "spoke", r: Resolved, subtree: boolean | undefined) => {
+      const claims = side === "hub" ? hubClaims : spokeClaims;
+      const paths = new Set([r.path]);
+      if (subtree && r.node !== undefined) {
+        for (const leaf of flatten(r.node, r.path)) paths.add(leaf.path);
+      }
+      for (const p of paths) {
+        if (claims.has(p)) {
+          push(
+            "duplicate-claim",
+            "error",
+            `${side} path ${JSON.stringify(p)} is already claimed by an earlier rule`,
+            qualify(side === "hub" ? input.hubPrefix : input.spokePrefix, p),
+          );
+        } else {
+          claims.add(p);
+        }
+      }
+    };
+    const resolve = (side: "hub" | "spoke", path: string, param: string): Resolved => {
+      const segments = splitPath(path);
+      const node = resolveSchema(side === "hub" ? input.hub : input.spoke, segments);
+      if (node === undefined) {
+        push(
+          "path-not-found",
+          "error",
+          `${param} ${JSON.stringify(path)} not found in the ${side} schema`,
+          qualify(side === "hub" ? input.hubPrefix : input.spokePrefix, path),
+        );
+      }
+      return { path, segments, node };
+    };
+
+    const ctx: RuleContext = {
+      depth: input.depth,
+      hubSchema: input.hub,
+      spokeSchema: input.spoke,
+      resolveHub: (path, param) => resolve("hub", path, param),
+      resolveSpoke: (path, param) => resolve("spoke", path, param),
+      claimHub: (r, subtree) => claim("hub", r, subtree),
+      claimSpoke: (r, subtree) => claim("spoke", r, subtree),
+      error: (cls, message, path = "") =>
+        push(cls, "error", message, qualify(input.hubPrefix, path)),
+      warn: (cls, message, path = "") =>
+        push(cls, "warning", message, qualify(input.hubPrefix, path)),
+      compileNested(nestedRules, hubItems, spokeItems, hubItemsPath, spokeItemsPath) {
+        const nested = compileScope(nestedRules, {
+          hub: hubItems,
+          spoke: spokeItems,
+          depth: input.depth + 1,
+          policy: input.policy,
+          hubPrefix: qualify(input.hubPrefix, hubItemsPath),
+          spokePrefix: qualify(input.spokePrefix, spokeItemsPath),
+        });
+        for (const d of nested.diagnostics) {
+          ruleDiags.push({ ...d, message: `${label} > ${d.message}`, ruleIndex: index });
+        }
+        return nested;
+      },
+    };
+
+    const outcome: RuleOutcome = def.compile(rule.params, ctx);
+
+    for (const dir of ["hubToSpoke", "spokeToHub"] as const) {
+      if (!outcome.lossless[dir] && !rule.acknowledgeLossy) {
+        push(
+          "unacknowledged-lossy",
+          "error",
+          `lossy ${
+            DIRECTION_LABEL[dir]
+          }; set acknowledgeLossy: true (with a reason) to accept the loss`,
+          "",
+        );
+      }
+    }
+
+    let h2s = outcome.hubToSpoke;
+    let s2h = outcome.spokeToHub;
+    if (rule.when !== undefined) {
+      const whenPath = rule.when.path;
+      if (whenPath.trim() === "") {
+        push("invalid-parameter", "error", "when.path must not be empty", "");
+      } else {
+        const onHub = resolve("hub", whenPath, "when.path");
+        const onSpoke = resolve("spoke", whenPath, "when.path");
+        if (onHub.node !== undefined && onSpoke.node !== undefined) {
+          push(
+            "partial-coverage",
+            "warning",
+            `applies only when ${whenPath} equals ${
+              JSON.stringify(rule.when.equals)
+            }; otherwise its fields are dropped`,
+            qualify(input.hubPrefix, whenPath),
+          );
+        }
+        const gate = (inner: OpData | undefined): OpData | undefined =>
+          inner === undefined
+            ? undefined
+            : { op: "when", path: onHub.segments, equals: rule.when!.equals, inner };
+        h2s = gate(h2s);
+        s2h = gate(s2h);
+      }
+    }
+
+    lossless.hubToSpoke &&= outcome.lossless.hubToSpoke;
+    lossless.spokeToHub &&= outcome.lossless.spokeToHub;
+    if (h2s !== undefined) hubToSpoke.push(h2s);
+    if (s2h !== undefined) spokeToHub.push(s2h);
+
+    diagnostics.push(...ruleDiags);
+    ruleResults.push({
+      index,
+      strategy: rule.strategy,
+      hubPaths: outcome.hubPaths,
+      spokePaths: outcome.spokePaths,
+      lossless: outcome.lossless,
+      errors: ruleDiags.filter((d) => d.severity === "error"),
+      warnings: ruleDiags.filter((d) => d.severity === "warning"),
+    });
+  });
+
+  // §4.6 leftover scan: auto-cover identical leaves, report the rest.
+  const hubLeaves = flatten(input.hub);
+  const spokeLeaves = new Map<string, Leaf>(flatten(input.spoke).map((l) => [l.path, l]));
+  for (const leaf of hubLeaves) {
+    if (hubClaims.has(leaf.path)) continue;
+    const twin = spokeLeaves.get(leaf.path);
+    if (
+      twin !== undefined && !spokeClaims.has(twin.path) && twin.kind === leaf.kind &&
+      twin.opaque === leaf.opaque && twin.construct === leaf.construct
+    ) {
+      const segments = splitPath(leaf.path);
+      hubToSpoke.push({ op: "copy", from: segments, to: segments });
+      spokeToHub.push({ op: "copy", from: segments, to: segments });
+      hubClaims.add(leaf.path);
+      spokeClaims.add(leaf.path);
+    }
+  }
+  const uncovered = (side: "hub" | "spoke", leaf: Leaf) => {
+    const path = qualify(side === "hub" ? input.hubPrefix : input.spokePrefix, leaf.path);
+    const what = leaf.construct !== ""
+      ? ` (a ${leaf.construct} construct, not descended into)`
+      : "";
+    const severity = input.policy === "Error" ? "error" : "warning";
+    diagnostics.push({
+      class: "uncovered-field",
+      severity,
+      message: `${side} field ${path}${what} is not covered by any rule and has no identical ${
+        side === "hub" ? "spoke" : "hub"
+      } field`,
+      ruleIndex: -1,
+      path,
+      side,
+    });
+    if (severity === "error") {
+      if (side === "hub") lossless.hubToSpoke = false;
+      else lossless.spokeToHub = false;
+    }
+  };
+  for (const leaf of hubLeaves) if (!hubClaims.has(leaf.path)) uncovered("hub", leaf);
+  for (const leaf of spokeLeaves.values()) {
+    if (!spokeClaims.has(leaf.path)) uncovered("spoke", leaf);
+  }
+
+  const tree = mergeKnownTrees(knownTree(input.hub), knownTree(input.spoke));
+  hubToSpoke.push({ op: "passthrough", tree });
+  spokeToHub.push({ op: "passthrough", tree });
+
+  return { ruleResults, diagnostics, lossless, hubToSpoke, spokeToHub };
+}
+
+/** §4.10: fields a platform (Crossplane) overwrites; rules and declarations there are mistakes. */
+function platformDiagnostics(
+  source: SchemaSource,
+  hub: SchemaNode | undefined,
+  spoke: SchemaNode | undefined,
+  ruleResults: RuleResult[],
+): Diagnostic[] {
+  const injected = source.injected;
+  if (injected === undefined || injected.roots.length === 0) return [];
+  const severity = injected.uncertain ? "warning" : "error";
+  const suffix = injected.uncertain ? ` (uncertain: ${injected.reason})` : "";
+  const out: Diagnostic[] = [];
+  for (const root of injected.roots) {
+    const segs = splitPath(root);
+    const sides = [
+      resolveSchema(hub, segs) !== undefined ? "hub" : "",
+      resolveSchema(spoke, segs) !== undefined ? "spoke" : "",
+    ].filter((s) => s !== "");
+    if (sides.length > 0) {
+      out.push({
+        class: "AuthoredFieldShadowedByPlatform",
+        severity,
+        message: `${root} is declared by the ${
+          sides.join(" and ")
+        } schema but ${injected.platform} overwrites it at runtime; rename the authored field${suffix}`,
+        ruleIndex: -1,
+        path: root,
+      });
+    }
+  }
+  const under = (path: string, root: string) => path === root || path.startsWith(root + ".");
+  for (const rr of ruleResults) {
+    for (const [side, paths] of [["hub", rr.hubPaths], ["spoke", rr.spokePaths]] as const) {
+      for (const path of paths) {
+        const root = injected.roots.find((r) => under(path, r));
+        if (root === undefined) continue;
+        out.push({
+          class: "RuleTargetsInjectedPath",
+          severity,
+          message:
+            `rule[${rr.index}] ${rr.strategy}: ${side} path ${path} lies under ${root}, which ${injected.platform} manages; passthrough already carries it unchanged${suffix}`,
+          ruleIndex: rr.index,
+          path,
+        });
+      }
+    }
+  }
+  return sortDiagnostics(out);
+}
+
+function sortDiagnostics(ds: Diagnostic[]): Diagnostic[] {
+  return ds.sort((a, b) =>
+    a.ruleIndex - b.ruleIndex || (a.path < b.path ? -1 : a.path > b.path ? 1 : 0)
+  );
+}
+
+type Provability = "always" | "unprovable" | "conditional" | "never";
+const PROVABILITY_RANK: Record<Provability, number> = {
+  always: 3,
+  unprovable: 2,
+  conditional: 1,
+  never: 0,
+};
+
+/** §4.11: can the rules produce every unconditionally required destination field? */
+function requiredFieldDiagnostics(
+  hub: SchemaNode | undefined,
+  spoke: SchemaNode | undefined,
+  rules: readonly EngineRule[],
+  ruleResults: RuleResult[],
+): Diagnostic[] {
+  const out: Diagnostic[] = [];
+  const directions = [
+    {
+      label: "hub→spoke",
+      src: hub,
+      dst: spoke,
+      dstPaths: (r: RuleResult) => r.spokePaths,
+      srcPaths: (r: RuleResult) => r.hubPaths,
+    },
+    {
+      label: "spoke→hub",
+      src: spoke,
+      dst: hub,
+      dstPaths: (r: RuleResult) => r.hubPaths,
+      srcPaths: (r: RuleResult) => r.spokePaths,
+    },
+  ];
+  for (const dir of directions) {
+    const written = new Set<string>();
+    for (const rr of ruleResults) for (const p of dir.dstPaths(rr)) written.add(p);
+    const writtenList = [...written];
+    const srcRequired = new Set(flatten(dir.src).filter((l) => l.required).map((l) => l.path));
+    const ancestorExists = (segs: string[]): boolean => {
+      const path = segs.join(".");
+      return isRequiredAt(dir.dst, segs) || written.has(path) ||
+        writtenList.some((w) => w.startsWith(path + "."));
+    };
+    const leaves = flatten(dir.dst).filter((l) => l.required).sort((a, b) =>
+      a.path < b.path ? -1 : a.path > b.path ? 1 : 0
+    );
+    for (const leaf of leaves) {
+      const segs = splitPath(leaf.path);
+      let inScope = true;
+      for (let i = 1; i < segs.length && inScope; i++) inScope = ancestorExists(segs.slice(0, i));
+      if (!inScope) continue;
+      if (leaf.node.default !== undefined) continue;
+      const writers = ruleResults.filter((rr) => dir.dstPaths(rr).includes(leaf.path));
+      const hint = "check empirically with `convctl test --validate-output` or `--fuzz`";
+      if (writers.length === 0) {
+        if (srcRequired.has(leaf.path)) continue;
+        const wholesale = segs.slice(1).some((_, i) => written.has(segs.slice(0, i + 1).join(".")));
+        out.push({
+          class: wholesale ? "RequiredFieldUnprovable" : "RequiredFieldUnsatisfiable",
+          severity: wholesale ? "warning" : "error",
+          message: wholesale
+            ? `${dir.label}: required field ${leaf.path} is only produced if a rule writing its parent wholesale includes it; ${hint}`
+            : `${dir.label}: required field ${leaf.path} is written by no rule and is not a required field of the source; converted objects would be invalid`,
+          ruleIndex: -1,
+          path: leaf.path,
+        });
+        continue;
+      }
+      let best: { verdict: Provability; index: number } = { verdict: "never", index: -1 };
+      for (const rr of writers) {
+        const rule = rules[rr.index];
+        let verdict: Provability;
+        if (rule.when !== undefined) verdict = "conditional";
+        else if (["CEL", "JSONPatch", "ScalarToFields"].includes(rule.strategy)) {
+          verdict = "unprovable";
+        } else if (rule.strategy === "Constant" || rule.strategy === "DefaultValue") {
+          verdict = "always";
+        } else {
+          verdict = dir.srcPaths(rr).every((p) => srcRequired.has(p)) ? "always" : "conditional";
+        }
+        if (PROVABILITY_RANK[verdict] > PROVABILITY_RANK[best.verdict]) {
+          best = { verdict, index: rr.index };
+        }
+      }
+      if (best.verdict === "unprovable") {
+        out.push({
+          class: "RequiredFieldUnprovable",
+          severity: "warning",
+          message: `${dir.label}: required field ${leaf.path} is written by rule[${best.index}] (${
+            rules[best.index].strategy
+          }), whose output cannot be verified statically; ${hint}`,
+          ruleIndex: best.index,
+          path: leaf.path,
+        });
+      } else if (best.verdict === "conditional") {
+        out.push({
+          class: "RequiredFieldConditional",
+          severity: "error",
+          message: `${dir.label}: required field ${leaf.path} is written by rule[${best.index}] (${
+            rules[best.index].strategy
+          }) only for some inputs (a when gate or an optional source field); ${hint}`,
+          ruleIndex: best.index,
+          path: leaf.path,
+        });
+      }
+    }
+  }
+  return sortDiagnostics(out);
+}

@@ -1,0 +1,138 @@
+/**
+ * The runtime (engine.md §5.3–§5.6): link plan data into closures once, convert one object per
+ * direction, route between any two versions through the hub, and stamp `apiVersion` as the
+ * webhook and CLI do.
+ */
+import { allOpLinkers } from "./strategies/mod.ts";
+import type { OpFn } from "./strategy.ts";
+import type { AnalysisResult, Direction, JsonObject, OpData, PlanData } from "./types.ts";
+import { ConversionError, deepCopy, isMap, setKey } from "./value.ts";
+
+const LINKERS = allOpLinkers();
+
+/** Turns op data into closures (recursively for nested op lists). */
+export function linkOps(ops: readonly OpData[]): OpFn[] {
+  return ops.map((op) => {
+    const linker = LINKERS.get(op.op);
+    if (linker === undefined) throw new Error(`unknown op code ${JSON.stringify(op.op)} in plan`);
+    return linker(op, linkOps);
+  });
+}
+
+export interface LinkedPlan {
+  readonly hubVersion: string;
+  readonly spokeVersion: string;
+  readonly hubToSpoke: readonly OpFn[];
+  readonly spokeToHub: readonly OpFn[];
+}
+
+export function linkPlan(plan: PlanData): LinkedPlan {
+  return {
+    hubVersion: plan.hubVersion,
+    spokeVersion: plan.spokeVersion,
+    hubToSpoke: linkOps(plan.hubToSpoke),
+    spokeToHub: linkOps(plan.spokeToHub),
+  };
+}
+
+const DIRECTION_LABEL: Record<Direction, string> = {
+  hubToSpoke: "hub→spoke",
+  spokeToHub: "spoke→hub",
+};
+
+/** Runs an op list over a fresh output; `kind` and `metadata` are seeded for whole objects. */
+export function runOps(ops: readonly OpFn[], input: JsonObject, output: JsonObject): JsonObject {
+  for (let i = 0; i < ops.length; i++) ops[i](input, output);
+  return output;
+}
+
+/** Converts one object in one direction of a plan (§5.3). The input is never mutated. */
+export function convertWithPlan(
+  plan: LinkedPlan,
+  direction: Direction,
+  input: JsonObject,
+): JsonObject {
+  const output: JsonObject = {};
+  if (Object.hasOwn(input, "kind")) output.kind = input.kind;
+  const metadata = input.metadata;
+  output.metadata = isMap(metadata) ? deepCopy(metadata) : {};
+  try {
+    return runOps(plan[direction], input, output);
+  } catch (e) {
+    if (e instanceof ConversionError) {
+      throw new ConversionError(
+        `${DIRECTION_LABEL[direction]} (${plan.hubVersion}↔${plan.spokeVersion}): ${e.message}`,
+      );
+    }
+    throw e;
+  }
+}
+
+/** Routes objects between versions through the hub (§5.5). */
+export class Router {
+  readonly plans: ReadonlyMap<string, LinkedPlan>;
+  constructor(readonly hubVersion: string, plans: Iterable<LinkedPlan>) {
+    const m = new Map<string, LinkedPlan>();
+    for (const p of plans) m.set(p.spokeVersion, p);
+    this.plans = m;
+  }
+
+  /** The versions this router can convert between (hub first). */
+  versions(): string[] {
+    return [this.hubVersion, ...this.plans.keys()];
+  }
+
+  private plan(version: string): LinkedPlan {
+    const p = this.plans.get(version);
+    if (p === undefined) {
+      throw new ConversionError(`no compiled plan for version ${JSON.stringify(version)}`);
+    }
+    return p;
+  }
+
+  /** Same version returns `obj` itself (nothing is copied). */
+  route(obj: JsonObject, from: string, to: string): JsonObject {
+    if (from === to) return obj;
+    let cur = obj;
+    if (from !== this.hubVersion) cur = convertWithPlan(this.plan(from), "spokeToHub", cur);
+    if (to === this.hubVersion) return cur;
+    return convertWithPlan(this.plan(to), "hubToSpoke", cur);
+  }
+}
+
+/** Builds a router from an analysis; spokes without a plan (errors) are left out. */
+export function createRouter(analysis: AnalysisResult): Router;
+export function createRouter(hubVersion: string, plans: Iterable<PlanData>): Router;
+export function createRouter(a: AnalysisResult | string, plans?: Iterable<PlanData>): Router {
+  if (typeof a === "string") return new Router(a, [...(plans ?? [])].map(linkPlan));
+  const linked: LinkedPlan[] = [];
+  for (const s of a.spokes) if (s.plan !== undefined) linked.push(linkPlan(s.plan));
+  return new Router(a.hubVersion, linked);
+}
+
+/** The version part of an apiVersion (text after the last `/`). */
+export function versionOf(apiVersion: string): string {
+  return apiVersion.slice(apiVersion.lastIndexOf("/") + 1);
+}
+
+/**
+ * Converts `obj` to `desiredAPIVersion` as the webhook does (§5.6): route by version, then set
+ * `apiVersion` and guarantee a `metadata` map. Returns a new top-level object.
+ */
+export function convertObject(
+  router: Router,
+  obj: JsonObject,
+  desiredAPIVersion: string,
+): JsonObject {
+  const apiVersion = obj.apiVersion;
+  if (typeof apiVersion !== "string" || apiVersion === "") {
+    throw new ConversionError("object has no apiVersion");
+  }
+  const routed = router.route(obj, versionOf(apiVersion), versionOf(desiredAPIVersion));
+  const out: JsonObject = { apiVersion: desiredAPIVersion };
+  for (const key in routed) {
+    if (key !== "apiVersion" && Object.hasOwn(routed, key)) setKey(out, key, routed[key]);
+  }
+  if (!isMap(out.metadata)) out.metadata = isMap(obj.metadata) ? obj.metadata : {};
+  return out;
+}
