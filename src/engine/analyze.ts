@@ -173,6 +173,10 @@ interface ScopeOutput extends NestedScope {
   diagnostics: Diagnostic[];
 }
 
+function isMetadataPath(path: string): boolean {
+  return path === "metadata" || path.startsWith("metadata.");
+}
+
 function qualify(prefix: string, path: string): string {
   if (prefix === "") return path;
   return path === "" ? prefix : `${prefix}.${path}`;
@@ -333,6 +337,13 @@ function compileScope(rules: readonly EngineRule[], input: ScopeInput): ScopeOut
   for (const leaf of hubLeaves) {
     if (hubClaims.has(leaf.path)) continue;
     const twin = spokeLeaves.get(leaf.path);
+    if (input.depth === 0 && isMetadataPath(leaf.path) && twin !== undefined) {
+      // convert() already carries metadata; an identity op here would run after the metadata
+      // strategies and undo their stash/restore (engine.md §8 quirk 14), so none is emitted.
+      hubClaims.add(leaf.path);
+      spokeClaims.add(twin.path);
+      continue;
+    }
     if (
       twin !== undefined && !spokeClaims.has(twin.path) && twin.kind === leaf.kind &&
       twin.opaque === leaf.opaque && twin.construct === leaf.construct
@@ -371,6 +382,8 @@ function compileScope(rules: readonly EngineRule[], input: ScopeInput): ScopeOut
   }
 
   const tree = mergeKnownTrees(knownTree(input.hub), knownTree(input.spoke));
+  // metadata is carried by convert() itself; passthrough must not re-copy what rules removed.
+  if (input.depth === 0) tree.metadata = null;
   hubToSpoke.push({ op: "passthrough", tree });
   spokeToHub.push({ op: "passthrough", tree });
 

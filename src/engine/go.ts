@@ -119,3 +119,47 @@ export function labelValueError(value: string): string | undefined {
   }
   return undefined;
 }
+
+const GO_DECIMAL_FLOAT = /^[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?$/;
+const GO_HEX_FLOAT = /^([+-]?)0[xX]([0-9a-fA-F]*)\.?([0-9a-fA-F]*)[pP]([+-]?\d+)$/;
+const GO_SPECIAL_FLOAT = /^[+-]?(?:inf|infinity|nan)$/i;
+
+/**
+ * §7.2: Go `strconv.ParseFloat` after trimming Unicode whitespace. Returns undefined when the text
+ * is not a number, and a non-finite number for inf/nan/out-of-range (callers reject those).
+ */
+export function parseGoFloat(text: string): number | undefined {
+  const s = text.trim();
+  if (GO_DECIMAL_FLOAT.test(s)) return Number(s);
+  const hex = GO_HEX_FLOAT.exec(s);
+  if (hex !== null) {
+    const [, sign, int, frac, exp] = hex;
+    if (int === "" && frac === "") return undefined;
+    const mantissa = parseInt((int || "0") + frac, 16);
+    const value = mantissa * Math.pow(2, Number(exp) - 4 * frac.length);
+    return sign === "-" ? -value : value;
+  }
+  if (GO_SPECIAL_FLOAT.test(s)) {
+    if (/nan/i.test(s)) return NaN;
+    return s.startsWith("-") ? -Infinity : Infinity;
+  }
+  return undefined;
+}
+
+const GO_TRUE: ReadonlySet<string> = new Set(["1", "t", "T", "TRUE", "true", "True"]);
+const GO_FALSE: ReadonlySet<string> = new Set(["0", "f", "F", "FALSE", "false", "False"]);
+
+/** §7.2: Go `strconv.ParseBool` after trimming; undefined when not a boolean. */
+export function parseGoBool(text: string): boolean | undefined {
+  const s = text.trim();
+  if (GO_TRUE.has(s)) return true;
+  if (GO_FALSE.has(s)) return false;
+  return undefined;
+}
+
+/** §7.3: Go `math.Round` — half away from zero (JS Math.round is wrong for negatives). */
+export function roundHalfAwayFromZero(x: number): number {
+  if (!Number.isFinite(x)) return x;
+  const t = Math.trunc(x);
+  return Math.abs(x - t) >= 0.5 ? t + Math.sign(x) : t;
+}
