@@ -133,6 +133,6 @@ export function convertObject(
   for (const key in routed) {
     if (key !== "apiVersion" && Object.hasOwn(routed, key)) setKey(out, key, routed[key]);
   }
-  if (!isMap(out.metadata)) out.metadata = isMap(obj.metadata) ? obj.metadata : {};
+  if (!isMap(out.metadata)) out.metadata = isMap(obj.metadata) ? deepCopy(obj.metadata) : {};
   return out;
 }

@@ -1,0 +1,108 @@
+/**
+ * Output helpers: where text goes (results → stdout, errors and progress → stderr), aligned text
+ * tables, JSON and YAML renderings with sorted keys, and the one-line form of a diagnostic.
+ */
+import { stringify as stringifyYaml } from "yaml";
+import type { Diagnostic, JsonObject, JsonValue } from "../engine/mod.ts";
+
+/** The two streams a command writes to; tests and the demo can capture them. */
+export interface Io {
+  out(text: string): void;
+  err(text: string): void;
+}
+
+/** An Io writing synchronously (so stdout and stderr never interleave out of order). */
+export function processIo(): Io {
+  const encoder = new TextEncoder();
+  const write = (stream: { writeSync(p: Uint8Array): number }, text: string) => {
+    let bytes = encoder.encode(text);
+    while (bytes.length > 0) bytes = bytes.subarray(stream.writeSync(bytes));
+  };
+  return {
+    out: (text) => write(Deno.stdout, text),
+    err: (text) => write(Deno.stderr, text),
+  };
+}
+
+/** An Io that collects both streams in memory. */
+export function bufferIo(): Io & { stdout: () => string; stderr: () => string } {
+  let out = "";
+  let err = "";
+  return {
+    out: (text) => void (out += text),
+    err: (text) => void (err += text),
+    stdout: () => out,
+    stderr: () => err,
+  };
+}
+
+/** Display width in code points (the tables use `→` and `µ`, which are one column each). */
+function width(text: string): number {
+  return [...text].length;
+}
+
+/** Left-aligned columns separated by two spaces; trailing spaces trimmed. */
+export function renderTable(
+  headers: readonly string[],
+  rows: readonly (readonly string[])[],
+  indent = "",
+): string {
+  const widths = headers.map((h, i) => Math.max(width(h), ...rows.map((r) => width(r[i] ?? ""))));
+  const line = (cells: readonly string[]) =>
+    indent +
+    cells.map((c, i) => i === cells.length - 1 ? c : c + " ".repeat(widths[i] - width(c)))
+      .join("  ").trimEnd();
+  return [line(headers), ...rows.map(line)].join("\n") + "\n";
+}
+
+/** A copy with every map's keys in sorted order, as Go's encoders write them. */
+export function sortKeysDeep(v: JsonValue): JsonValue {
+  if (Array.isArray(v)) return v.map(sortKeysDeep);
+  if (typeof v !== "object" || v === null) return v;
+  const out: JsonObject = {};
+  for (const key of Object.keys(v).sort()) {
+    Object.defineProperty(out, key, {
+      value: sortKeysDeep(v[key]),
+      enumerable: true,
+      writable: true,
+      configurable: true,
+    });
+  }
+  return out;
+}
+
+/** 2-space indented JSON with a trailing newline. */
+export function toJson(v: unknown): string {
+  return JSON.stringify(v, null, 2) + "\n";
+}
+
+/**
+ * YAML written for YAML 1.1 readers (strings such as `yes` or `on` are quoted, so Go tooling and
+ * convctl read them back as strings), never folded, keys sorted unless the caller's order matters.
+ */
+export function toYaml(v: JsonValue, sortKeys = true): string {
+  return stringifyYaml(sortKeys ? sortKeysDeep(v) : v, {
+    version: "1.1",
+    lineWidth: 0,
+    minContentWidth: 0,
+  });
+}
+
+/** `[class] path: message`, the form every command prints a diagnostic in. */
+export function formatDiagnostic(d: Diagnostic): string {
+  return d.path === "" ? `[${d.class}] ${d.message}` : `[${d.class}] ${d.path}: ${d.message}`;
+}
+
+/** `[spoke v1] [class] path: message`. */
+export function formatSpokeDiagnostic(version: string, d: Diagnostic): string {
+  return `[spoke ${version}] ${formatDiagnostic(d)}`;
+}
+
+/** Colour only for a terminal that has not opted out (NO_COLOR). */
+export function useColor(stream: { isTerminal(): boolean }): boolean {
+  try {
+    return stream.isTerminal() && Deno.env.get("NO_COLOR") === undefined;
+  } catch {
+    return false;
+  }
+}

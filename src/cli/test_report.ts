@@ -1,0 +1,276 @@
+/**
+ * The `convctl test` report (cli.md §4.5–§4.7): the leaf diff that grades a round trip, the report
+ * shape (the JSON contract), its table and JUnit renderings, and the exit-code rule.
+ */
+import type { JsonValue } from "../engine/mod.ts";
+import { renderTable } from "./output.ts";
+
+export type PathResult = "pass" | "loss" | "fail" | "error";
+export type IssueType = "acknowledged-loss" | "unacknowledged-loss" | "error";
+
+export interface TestIssue {
+  field: string;
+  from: string;
+  to: string;
+  type: IssueType;
+  detail: string;
+  sample: string;
+}
+
+export interface TestPath {
+  from: string;
+  to: string;
+  result: PathResult;
+  timingMicros: number;
+  fieldsConverted: number;
+  rulesMatched?: string[];
+  issues?: TestIssue[];
+}
+
+export interface TestSample {
+  file: string;
+  assertedVersion: string;
+  paths: TestPath[];
+}
+
+export interface TestReport {
+  meta: {
+    resourceKind: "XRD" | "CRD";
+    resource: string;
+    config: string;
+    hubVersion: string;
+    servedVersions: string[];
+    generatedAt: string;
+    durationMs: number;
+  };
+  summary: {
+    samples: number;
+    pathsTested: number;
+    pass: number;
+    acknowledgedLoss: number;
+    unacknowledgedLoss: number;
+    errors: number;
+  };
+  samples: TestSample[];
+  ruleCoverage?: { ruleId: string; matchedSamples: number }[];
+}
+
+// ---------------------------------------------------------------------------------------------
+// Leaf diff (§4.5)
+
+const IGNORED_PATHS: ReadonlySet<string> = new Set([
+  "apiVersion",
+  "kind",
+  "metadata.resourceVersion",
+  "metadata.uid",
+  "metadata.creationTimestamp",
+  "metadata.generation",
+]);
+
+function isMap(v: JsonValue | undefined): v is { [key: string]: JsonValue } {
+  return typeof v === "object" && v !== null && !Array.isArray(v);
+}
+
+/** Deep equality where two numbers compare by value. */
+function leafEqual(a: JsonValue, b: JsonValue): boolean {
+  if (typeof a === "number" && typeof b === "number") return a === b;
+  if (Array.isArray(a) && Array.isArray(b)) {
+    return a.length === b.length && a.every((x, i) => leafEqual(x, b[i]));
+  }
+  if (isMap(a) && isMap(b)) {
+    const keys = Object.keys(a);
+    return keys.length === Object.keys(b).length &&
+      keys.every((k) => Object.hasOwn(b, k) && leafEqual(a[k], b[k]));
+  }
+  return a === b;
+}
+
+/**
+ * The sorted paths where `original` and `roundTripped` differ. Maps recurse over the union of
+ * keys (absent reads as null); arrays of equal length recurse by index; anything else is a leaf.
+ */
+export function leafDiff(original: JsonValue, roundTripped: JsonValue): string[] {
+  const out: string[] = [];
+  const walk = (a: JsonValue, b: JsonValue, path: string) => {
+    if (IGNORED_PATHS.has(path)) return;
+    if (isMap(a) && isMap(b)) {
+      const keys = new Set([...Object.keys(a), ...Object.keys(b)]);
+      for (const k of keys) {
+        const av = Object.hasOwn(a, k) ? a[k] : null;
+        const bv = Object.hasOwn(b, k) ? b[k] : null;
+        walk(av, bv, path === "" ? k : `${path}.${k}`);
+      }
+      return;
+    }
+    if (Array.isArray(a) && Array.isArray(b) && a.length === b.length) {
+      a.forEach((x, i) => walk(x, b[i], `${path}[${i}]`));
+      return;
+    }
+    if (!leafEqual(a, b)) out.push(path);
+  };
+  walk(original, roundTripped, "");
+  return out.sort();
+}
+
+/** Number of non-map, non-array values (empty containers count 0). */
+export function leafCount(v: JsonValue): number {
+  if (Array.isArray(v)) return v.reduce<number>((n, x) => n + leafCount(x), 0);
+  if (isMap(v)) return Object.values(v).reduce<number>((n, x) => n + leafCount(x), 0);
+  return 1;
+}
+
+/** The value at a leaf-diff path (`a.b[2].c`), or undefined when absent. */
+export function valueAtDiffPath(root: JsonValue, path: string): JsonValue | undefined {
+  let cur: JsonValue | undefined = root;
+  for (const part of path.match(/[^.[\]]+|\[\d+\]/g) ?? []) {
+    if (cur === undefined) return undefined;
+    if (part.startsWith("[")) {
+      cur = Array.isArray(cur) ? cur[Number(part.slice(1, -1))] : undefined;
+    } else {
+      cur = isMap(cur) && Object.hasOwn(cur, part) ? cur[part] : undefined;
+    }
+  }
+  return cur;
+}
+
+/** `spec.volumes[0].size` → `spec.volumes.size` (lossy-path sets hold schema paths). */
+export function withoutIndices(path: string): string {
+  return path.replace(/\[\d+\]/g, "");
+}
+
+/** True if the path or any dotted prefix of it is in `lossyPaths`. */
+export function isAcknowledged(diffPath: string, lossyPaths: ReadonlySet<string>): boolean {
+  const segments = withoutIndices(diffPath).split(".");
+  for (let i = segments.length; i >= 1; i--) {
+    if (lossyPaths.has(segments.slice(0, i).join("."))) return true;
+  }
+  return false;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Exit code (§4.7)
+
+export type FailOn = "none" | "warn" | "loss";
+
+export function unexercisedRules(report: TestReport): string[] {
+  return (report.ruleCoverage ?? []).filter((r) => r.matchedSamples === 0).map((r) => r.ruleId);
+}
+
+export function exitCodeFor(report: TestReport, failOn: FailOn, strict: boolean): number {
+  if (failOn === "none") return 0;
+  const threshold = strict ? "warn" : failOn;
+  const failed = report.summary.unacknowledgedLoss > 0 || report.summary.errors > 0;
+  if (failed) return 1;
+  if (threshold === "warn" && unexercisedRules(report).length > 0) return 1;
+  return 0;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Renderings
+
+export function summaryLine(report: TestReport): string {
+  const s = report.summary;
+  return `SUMMARY: ${s.samples} samples, ${s.pathsTested} paths — ${s.pass} PASS, ` +
+    `${s.acknowledgedLoss} LOSS(acknowledged), ${s.unacknowledgedLoss} FAIL(unacknowledged loss), ` +
+    `${s.errors} ERROR`;
+}
+
+export function renderTestTable(report: TestReport): string {
+  const m = report.meta;
+  let text = `${m.resourceKind} Conversion Test Report\n`;
+  text += `target: ${m.resource}  config: ${m.config}  hub: ${m.hubVersion}\n`;
+  text += `samples: ${report.summary.samples}  paths: ${report.summary.pathsTested}  ` +
+    `time: ${m.durationMs.toFixed(1)}ms\n\n`;
+  const rows: string[][] = [];
+  for (const sample of report.samples) {
+    sample.paths.forEach((p, i) => {
+      rows.push([
+        i === 0 ? sample.file : "",
+        `${p.from}→${p.to}`,
+        p.result.toUpperCase(),
+        String(p.fieldsConverted),
+        String(p.timingMicros),
+        (p.rulesMatched ?? []).join(", "),
+      ]);
+    });
+  }
+  text += renderTable(
+    ["SAMPLE", "PATH (from→to)", "RESULT", "FIELDS", "TIME(µs)", "RULES MATCHED"],
+    rows,
+  );
+  const issues = report.samples.flatMap((s) => s.paths.flatMap((p) => p.issues ?? []));
+  if (issues.length > 0) {
+    text += `\nISSUES (${issues.length})\n`;
+    text += renderTable(
+      ["SAMPLE", "FIELD", "FROM → TO", "TYPE", "DETAIL"],
+      issues.map((i) => [i.sample, i.field, `${i.from} → ${i.to}`, i.type, i.detail]),
+    );
+  }
+  const coverage = [...(report.ruleCoverage ?? [])].sort((a, b) =>
+    a.ruleId < b.ruleId ? -1 : a.ruleId > b.ruleId ? 1 : 0
+  );
+  if (coverage.length > 0) {
+    text += `\nRULE COVERAGE\n`;
+    text += renderTable(
+      ["RULE", "USE"],
+      coverage.map((r) => [
+        r.ruleId,
+        r.matchedSamples > 0
+          ? `matched ${r.matchedSamples} sample(s)`
+          : "NOT EXERCISED by any sample (warning)",
+      ]),
+      "  ",
+    ).split("\n").slice(1).join("\n");
+  }
+  return `${text}\n${summaryLine(report)}\n`;
+}
+
+function xmlEscape(text: string): string {
+  return text.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;")
+    .replace(/"/g, "&quot;").replace(/'/g, "&apos;");
+}
+
+const seconds = (micros: number) => (micros / 1e6).toFixed(6);
+
+function issueLines(issues: readonly TestIssue[]): string {
+  return issues.map((i) => `${i.type}: ${i.field} (${i.from} -> ${i.to}): ${i.detail}`).join("\n");
+}
+
+export function renderJunit(report: TestReport): string {
+  const m = report.meta;
+  const paths = report.samples.flatMap((s) => s.paths.map((p) => ({ sample: s.file, p })));
+  const failures = paths.filter(({ p }) => p.result === "fail").length;
+  const errors = paths.filter(({ p }) => p.result === "error").length;
+  const time = seconds(m.durationMs * 1000);
+  const counts = `tests="${paths.length}" failures="${failures}" errors="${errors}" time="${time}"`;
+  const lines = [
+    `<?xml version="1.0" encoding="UTF-8"?>`,
+    `<testsuites name="${
+      xmlEscape(`${m.resourceKind} conversion test: ${m.resource}`)
+    }" ${counts}>`,
+    `  <testsuite name="${xmlEscape(`${m.resourceKind}/${m.resource}`)}" ${counts}>`,
+  ];
+  for (const { sample, p } of paths) {
+    const attrs = `name="${xmlEscape(`${sample}: ${p.from}→${p.to}`)}" classname="${
+      xmlEscape(`${m.config}.${m.hubVersion}`)
+    }" time="${seconds(p.timingMicros)}"`;
+    const body = xmlEscape(issueLines(p.issues ?? []));
+    if (p.result === "fail") {
+      lines.push(`    <testcase ${attrs}>`);
+      lines.push(`      <failure message="unacknowledged loss">${body}</failure>`);
+      lines.push(`    </testcase>`);
+    } else if (p.result === "error") {
+      lines.push(`    <testcase ${attrs}>`);
+      lines.push(`      <error message="conversion error">${body}</error>`);
+      lines.push(`    </testcase>`);
+    } else if (p.result === "loss") {
+      lines.push(`    <testcase ${attrs}>`);
+      lines.push(`      <system-out>${body}</system-out>`);
+      lines.push(`    </testcase>`);
+    } else {
+      lines.push(`    <testcase ${attrs}></testcase>`);
+    }
+  }
+  lines.push(`  </testsuite>`, `</testsuites>`);
+  return lines.join("\n") + "\n";
+}

@@ -1,0 +1,46 @@
+/**
+ * convctl entry point: pick the command, parse its flags, run it, exit with its code.
+ * Tool and usage errors print `error: <message>` on stderr and exit 2 (cli.md §1.2).
+ */
+import {
+  CliError,
+  commandHelp,
+  COMMANDS,
+  type Io,
+  parseFlags,
+  PLANNED_COMMANDS,
+  processIo,
+  topLevelHelp,
+} from "../cli/mod.ts";
+
+export async function convctl(args: readonly string[], io: Io): Promise<number> {
+  const [name, ...rest] = args;
+  if (name === undefined || name === "help" || name === "-h" || name === "--help") {
+    const topic = name === "help" ? COMMANDS.get(rest[0] ?? "") : undefined;
+    io.out(topic !== undefined ? commandHelp(topic.spec) : topLevelHelp());
+    return 0;
+  }
+  try {
+    const command = COMMANDS.get(name);
+    if (command === undefined) {
+      if (PLANNED_COMMANDS.has(name)) {
+        throw new CliError(`command "${name}" is not implemented yet in this build`);
+      }
+      throw new CliError(`unknown command "${name}" for "convctl" (run "convctl help")`);
+    }
+    const flags = parseFlags(rest, command.spec.flags);
+    if (flags.bool("help")) {
+      io.out(commandHelp(command.spec));
+      return 0;
+    }
+    return await command.run(flags, io);
+  } catch (e) {
+    if (!(e instanceof CliError)) throw e;
+    io.err(`error: ${e.message}\n`);
+    return 2;
+  }
+}
+
+if (import.meta.main) {
+  Deno.exit(await convctl(Deno.args, processIo()));
+}

@@ -1,0 +1,155 @@
+import assert from "node:assert/strict";
+import { convctl, FIELD_RENAME, RENAME_RULE, tempFiles, widgetConfig } from "./_convctl.ts";
+
+const ENUM = {
+  config: "examples/enum-remap/config.yaml",
+  crd: "examples/enum-remap/crd.yaml",
+};
+
+/** A Crossplane v2 XRD with the same two versions as the field-rename CRD. */
+const XRD = {
+  apiVersion: "apiextensions.crossplane.io/v2",
+  kind: "CompositeResourceDefinition",
+  metadata: { name: "xwidgets.demo.example.com" },
+  spec: {
+    group: "demo.example.com",
+    scope: "Namespaced",
+    names: { kind: "XWidget", plural: "xwidgets" },
+    versions: [
+      {
+        name: "v1",
+        served: true,
+        referenceable: false,
+        schema: {
+          openAPIV3Schema: {
+            type: "object",
+            properties: {
+              spec: { type: "object", properties: { size: { type: "integer" } } },
+            },
+          },
+        },
+      },
+      {
+        name: "v2",
+        served: true,
+        referenceable: true,
+        schema: {
+          openAPIV3Schema: {
+            type: "object",
+            properties: {
+              spec: { type: "object", properties: { sizeGB: { type: "integer" } } },
+            },
+          },
+        },
+      },
+    ],
+  },
+};
+
+const XRD_CONFIG = {
+  apiVersion: "terasky.com/v1alpha1",
+  kind: "XRDConversionConfig",
+  metadata: { name: "xwidgets-conversion" },
+  spec: {
+    targetXRD: { name: "xwidgets.demo.example.com" },
+    hubVersion: "v2",
+    spokes: [{
+      version: "v1",
+      rules: [{
+        strategy: "FieldRename",
+        fieldRename: { hubPath: "spec.sizeGB", spokePath: "spec.size" },
+      }],
+    }],
+  },
+};
+
+Deno.test("analyze: json report of a lossy-but-acknowledged spoke", async () => {
+  const r = await convctl("analyze", "-c", ENUM.config, "--crd", ENUM.crd, "-o", "json");
+  assert.equal(r.code, 0);
+  assert.equal(r.stderr, "");
+  assert.deepEqual(JSON.parse(r.stdout), {
+    resourceKind: "CRD",
+    resource: "databases.demo.example.com",
+    config: "databases-conversion",
+    hubVersion: "v1",
+    lossless: false,
+    spokes: [{
+      version: "v1alpha1",
+      losslessHubToSpoke: true,
+      losslessSpokeToHub: false,
+      rulesEvaluated: 3,
+    }],
+  });
+});
+
+Deno.test("analyze: spoke errors are reported but exit 0", async () => {
+  const dir = await tempFiles({ "config.yaml": widgetConfig([]) });
+  const r = await convctl(
+    "analyze",
+    "-c",
+    `${dir}/config.yaml`,
+    "--crd",
+    FIELD_RENAME.crd,
+    "-o",
+    "json",
+  );
+  assert.equal(r.code, 0);
+  const spoke = JSON.parse(r.stdout).spokes[0];
+  assert.equal(spoke.losslessHubToSpoke, false);
+  assert.equal(spoke.rulesEvaluated, 0);
+  assert.deepEqual(spoke.errors.map((e: string) => e.split(":")[0]), [
+    "[uncovered-field] spec.storageGB",
+    "[uncovered-field] spec.storageSize",
+  ]);
+  assert.equal(spoke.warnings, undefined);
+});
+
+Deno.test("analyze: table output", async () => {
+  const r = await convctl("analyze", "-c", ENUM.config, "--crd", ENUM.crd);
+  assert.equal(r.code, 0);
+  const lines = r.stdout.split("\n");
+  assert.equal(lines[0], "CRD Conversion Analysis");
+  assert.equal(
+    lines[1],
+    "target: databases.demo.example.com  config: databases-conversion  hub: v1  lossless: false",
+  );
+  assert.match(r.stdout, /^SPOKE +HUB→SPOKE +SPOKE→HUB +RULES +ISSUES$/m);
+  assert.match(r.stdout, /^v1alpha1 +lossless +LOSSY +3 +0$/m);
+});
+
+Deno.test("analyze: a hub that is not the storage version exits 2", async () => {
+  const dir = await tempFiles({
+    "config.yaml": widgetConfig([RENAME_RULE], { hubVersion: "v1", spokes: [{ version: "v2" }] }),
+  });
+  const r = await convctl("analyze", "-c", `${dir}/config.yaml`, "--crd", FIELD_RENAME.crd);
+  assert.equal(r.code, 2);
+  assert.match(r.stderr, /^error: \[hub-version\] hub version "v1" is not the storage version/);
+});
+
+Deno.test("analyze: needs a schema flag", async () => {
+  const r = await convctl("analyze", "-c", FIELD_RENAME.config);
+  assert.equal(r.code, 2);
+  assert.equal(r.stderr, "error: one of the flags --xrd, --crd is required\n");
+});
+
+Deno.test("analyze: an XRDConversionConfig takes -x and reports kind XRD", async () => {
+  const dir = await tempFiles({ "xrd.yaml": XRD, "config.yaml": XRD_CONFIG });
+  const r = await convctl(
+    "analyze",
+    "-c",
+    `${dir}/config.yaml`,
+    "-x",
+    `${dir}/xrd.yaml`,
+    "-o",
+    "json",
+  );
+  assert.equal(r.code, 0, r.stderr);
+  const out = JSON.parse(r.stdout);
+  assert.equal(out.resourceKind, "XRD");
+  assert.equal(out.resource, "xwidgets.demo.example.com");
+  assert.equal(out.lossless, true);
+
+  const wrong = await convctl("analyze", "-c", `${dir}/config.yaml`, "--crd", `${dir}/xrd.yaml`);
+  assert.equal(wrong.code, 2);
+  assert.match(wrong.stderr, /its schema comes from -x\/--xrd \(an XRD file\), not --crd/);
+});

@@ -1,0 +1,57 @@
+import assert from "node:assert/strict";
+import { convctl } from "./_convctl.ts";
+
+Deno.test("version prints dev", async () => {
+  const r = await convctl("version");
+  assert.equal(r.code, 0);
+  assert.equal(r.stdout, "dev\n");
+  assert.equal(r.stderr, "");
+});
+
+Deno.test("no subcommand prints help and exits 0", async () => {
+  const r = await convctl();
+  assert.equal(r.code, 0);
+  assert.match(r.stdout, /^Usage:\n {2}convctl <command> \[flags\]$/m);
+  for (const command of ["validate", "analyze", "test", "convert", "suggest", "version"]) {
+    assert.match(r.stdout, new RegExp(`^ {2}${command} +\\S`, "m"));
+  }
+});
+
+Deno.test("command help lists the flags with short and long forms", async () => {
+  const r = await convctl("test", "--help");
+  assert.equal(r.code, 0);
+  assert.match(r.stdout, /^ {2}-c, --config FILE +/m);
+  assert.match(r.stdout, /^ {2}-s, --samples DIR +/m);
+  assert.match(r.stdout, /^ {2}--fail-on LEVEL +none, warn or loss \(default loss\)$/m);
+  assert.equal((await convctl("help", "convert")).stdout, (await convctl("convert", "-h")).stdout);
+});
+
+Deno.test("unknown commands, planned commands and unknown flags exit 2", async () => {
+  const unknown = await convctl("frobnicate");
+  assert.equal(unknown.code, 2);
+  assert.equal(
+    unknown.stderr,
+    'error: unknown command "frobnicate" for "convctl" (run "convctl help")\n',
+  );
+  assert.equal(unknown.stdout, "");
+
+  const planned = await convctl("rehub");
+  assert.equal(planned.code, 2);
+  assert.equal(planned.stderr, 'error: command "rehub" is not implemented yet in this build\n');
+
+  const flag = await convctl("version", "--verbose");
+  assert.equal(flag.code, 2);
+  assert.equal(flag.stderr, "error: unknown flag: --verbose\n");
+
+  const shorthand = await convctl("validate", "-z");
+  assert.equal(shorthand.code, 2);
+  assert.equal(shorthand.stderr, 'error: unknown shorthand flag: "z" in -z\n');
+
+  const missing = await convctl("validate", "-c");
+  assert.equal(missing.code, 2);
+  assert.equal(missing.stderr, 'error: flag needs an argument: "c" in -c\n');
+
+  const extra = await convctl("version", "now");
+  assert.equal(extra.code, 2);
+  assert.equal(extra.stderr, 'error: unexpected argument "now" for "convctl version"\n');
+});

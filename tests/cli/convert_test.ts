@@ -1,0 +1,176 @@
+import assert from "node:assert/strict";
+import { convctl, FIELD_RENAME, tempFiles, widgetConfig } from "./_convctl.ts";
+
+const base = ["convert", "-c", FIELD_RENAME.config, "--crd", FIELD_RENAME.crd];
+
+Deno.test("convert: -o json prints the converted object with apiVersion stamped", async () => {
+  const r = await convctl(
+    ...base,
+    "--sample",
+    `${FIELD_RENAME.samples}/widget-v1.yaml`,
+    "--to",
+    "v2",
+    "-o",
+    "json",
+  );
+  assert.equal(r.code, 0, r.stderr);
+  assert.equal(r.stderr, "");
+  assert.deepEqual(JSON.parse(r.stdout), {
+    apiVersion: "demo.example.com/v2",
+    kind: "Widget",
+    metadata: { name: "small-widget", namespace: "default" },
+    spec: { region: "eu-west-1", storageGB: 20 },
+    status: { phase: "Ready" },
+  });
+  // Keys are sorted, 2-space indented.
+  assert.ok(r.stdout.startsWith('{\n  "apiVersion": "demo.example.com/v2",\n  "kind": "Widget",'));
+});
+
+Deno.test("convert: YAML by default, keys sorted", async () => {
+  const r = await convctl(
+    ...base,
+    "--sample",
+    `${FIELD_RENAME.samples}/widget-v2.yaml`,
+    "--to",
+    "v1",
+  );
+  assert.equal(r.code, 0, r.stderr);
+  assert.equal(
+    r.stdout,
+    [
+      "apiVersion: demo.example.com/v1",
+      "kind: Widget",
+      "metadata:",
+      "  labels:",
+      "    team: storage",
+      "  name: big-widget",
+      "  namespace: default",
+      "spec:",
+      "  region: us-east-2",
+      "  storageSize: 500",
+      "",
+    ].join("\n"),
+  );
+});
+
+Deno.test("convert: same version only restamps; --from overrides the sample's version", async () => {
+  const dir = await tempFiles({
+    "bare.yaml": { kind: "Widget", metadata: { name: "w" }, spec: { storageSize: 5 } },
+  });
+  const noVersion = await convctl(...base, "--sample", `${dir}/bare.yaml`, "--to", "v2");
+  assert.equal(noVersion.code, 2);
+  assert.match(noVersion.stderr, /has no apiVersion; pass --from/);
+
+  const r = await convctl(
+    ...base,
+    "--sample",
+    `${dir}/bare.yaml`,
+    "--from",
+    "v1",
+    "--to",
+    "v2",
+    "-o",
+    "json",
+  );
+  assert.equal(r.code, 0, r.stderr);
+  assert.deepEqual(JSON.parse(r.stdout).spec, { storageGB: 5 });
+
+  const same = await convctl(
+    ...base,
+    "--sample",
+    `${dir}/bare.yaml`,
+    "--from",
+    "v1",
+    "--to",
+    "v1",
+    "-o",
+    "json",
+  );
+  assert.deepEqual(JSON.parse(same.stdout), {
+    apiVersion: "demo.example.com/v1",
+    kind: "Widget",
+    metadata: { name: "w" },
+    spec: { storageSize: 5 },
+  });
+});
+
+Deno.test("convert: an unknown target version fails with no compiled plan (exit 2)", async () => {
+  const r = await convctl(
+    ...base,
+    "--sample",
+    `${FIELD_RENAME.samples}/widget-v1.yaml`,
+    "--to",
+    "v9",
+  );
+  assert.equal(r.code, 2);
+  assert.match(r.stderr, /^error: conversion failed: no compiled plan for version "v9"\n$/);
+});
+
+Deno.test("convert: output format, document count and a clean analysis are checked", async () => {
+  const badOutput = await convctl(
+    ...base,
+    "--sample",
+    `${FIELD_RENAME.samples}/widget-v1.yaml`,
+    "--to",
+    "v2",
+    "-o",
+    "table",
+  );
+  assert.equal(badOutput.code, 2);
+  assert.equal(
+    badOutput.stderr,
+    'error: invalid value "table" for --output: must be one of yaml, json\n',
+  );
+
+  const dir = await tempFiles({
+    "two.yaml": "kind: Widget\n---\nkind: Widget\n",
+    "config.yaml": widgetConfig([]),
+  });
+  const two = await convctl(...base, "--sample", `${dir}/two.yaml`, "--to", "v2");
+  assert.equal(two.code, 2);
+  assert.match(two.stderr, /must contain exactly one document \(found 2\)/);
+
+  const invalid = await convctl(
+    "convert",
+    "-c",
+    `${dir}/config.yaml`,
+    "--crd",
+    FIELD_RENAME.crd,
+    "--sample",
+    `${FIELD_RENAME.samples}/widget-v1.yaml`,
+    "--to",
+    "v2",
+  );
+  assert.equal(invalid.code, 2);
+  assert.match(
+    invalid.stderr,
+    /^error: configuration is invalid against the CRD schema, cannot convert:\n {2}\[spoke v1\] \[uncovered-field\]/,
+  );
+});
+
+Deno.test("convert: YAML 1.1 scalars — unquoted `on` is a boolean", async () => {
+  const dir = await tempFiles({
+    "quoted.yaml":
+      'apiVersion: demo.example.com/v1alpha1\nkind: Database\nspec:\n  highAvailability: "on"\n',
+    "unquoted.yaml":
+      "apiVersion: demo.example.com/v1alpha1\nkind: Database\nspec:\n  highAvailability: on\n",
+  });
+  const enumBase = [
+    "convert",
+    "-c",
+    "examples/enum-remap/config.yaml",
+    "--crd",
+    "examples/enum-remap/crd.yaml",
+    "--to",
+    "v1",
+    "-o",
+    "json",
+  ];
+  const quoted = await convctl(...enumBase, "--sample", `${dir}/quoted.yaml`);
+  assert.equal(quoted.code, 0, quoted.stderr);
+  assert.deepEqual(JSON.parse(quoted.stdout).spec, { highAvailability: true });
+  // `on` reads as the boolean true, which is not a v1alpha1 value in the EnumRemap table.
+  const unquoted = await convctl(...enumBase, "--sample", `${dir}/unquoted.yaml`);
+  assert.equal(unquoted.code, 2);
+  assert.match(unquoted.stderr, /^error: conversion failed: .*spec\.highAvailability/);
+});
