@@ -13,7 +13,7 @@ what="${1:-all}"
 
 targets=()
 case "$what" in
-  unit) targets=(tests/engine tests/cli tests/api tests/repo) ;;
+  unit) targets=(tests/engine tests/cli tests/api tests/assign tests/repo) ;;
   e2e) targets=(tests/e2e tests/support) ;;
   all) targets=(tests) ;;
   *) echo "usage: hack/test.sh [all|unit|e2e]" >&2; exit 2 ;;
@@ -35,7 +35,8 @@ out="$(mktemp)"
 trap 'rm -f "$out"' EXIT
 deno test --allow-all --parallel "${existing[@]}" 2>&1 | tee "$out"
 rc=${PIPESTATUS[0]}
-line="$(grep -E '^(ok|FAILED) \| ' "$out" | tail -n 1)"
+# Strip colour codes before reading deno's summary line.
+line="$(sed -E 's/\x1b\[[0-9;]*m//g' "$out" | grep -E '^(ok|FAILED) \| ' | tail -n 1)"
 passed="$(sed -nE 's/.*\| ([0-9]+) passed.*/\1/p' <<<"$line")"
 failed="$(sed -nE 's/.*\| ([0-9]+) failed.*/\1/p' <<<"$line")"
 if [ -z "$line" ] && [ "$rc" -ne 0 ]; then failed=1; fi

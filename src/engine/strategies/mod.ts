@@ -5,13 +5,22 @@ import type { OpLinker, StrategyDefinition } from "../strategy.ts";
 import type { StrategyName } from "../types.ts";
 import { CORE_OPS } from "./_core_ops.ts";
 import { fromAnnotation, fromLabel, toAnnotation, toLabel } from "./annotations.ts";
+import { arrayToMapByKey, mapToArrayByKey } from "./array_map.ts";
+import { cel } from "./cel.ts";
 import { enumRemap } from "./enum_remap.ts";
 import { fieldsToMap, mapToFields } from "./fields_map.ts";
 import { forEach } from "./for_each.ts";
+import { jsonPatch } from "./json_patch.ts";
+import { listJoin, listSplit } from "./list_join.ts";
+import { mapKeyRename } from "./map_key_rename.ts";
+import { numericScale } from "./numeric_scale.ts";
 import { constant, defaultValue, deleteField } from "./presence.ts";
+import { fieldsToScalar, scalarToFields } from "./regex_fields.ts";
 import { fieldRename } from "./rename.ts";
 import { objectToScalar, scalarToObject } from "./scalar_object.ts";
 import { objectToSingletonArray, singletonArrayToObject } from "./singleton.ts";
+import { typeCoerce } from "./type_coerce.ts";
+import { duration, quantity } from "./units.ts";
 
 // deno-lint-ignore no-explicit-any -- each definition has its own params type
 type AnyStrategy = StrategyDefinition<any>;
@@ -32,7 +41,20 @@ const STRATEGIES: readonly AnyStrategy[] = [
   defaultValue,
   constant,
   deleteField,
+  jsonPatch,
   forEach,
+  typeCoerce,
+  scalarToFields,
+  fieldsToScalar,
+  arrayToMapByKey,
+  mapToArrayByKey,
+  numericScale,
+  listJoin,
+  listSplit,
+  quantity,
+  duration,
+  mapKeyRename,
+  cel,
 ];
 
 const BY_NAME = new Map<string, AnyStrategy>(STRATEGIES.map((s) => [s.name, s]));

@@ -1,0 +1,426 @@
+/**
+ * Conversion benchmarks (`deno task bench`).
+ *
+ * - one representative object per implemented strategy, each direction, converted through a
+ *   linked plan (`convertWithPlan`) — ungrouped, so deno prints no ranking of unrelated cases;
+ * - group "100 fields": an object with 100 scalar spec fields (90 identity-covered, 10 renamed)
+ *   through `convertObject`, against the floor of engine.md's performance note — bare
+ *   `JSON.parse` + `JSON.stringify` of the same payload (the baseline, so deno prints the ratio) —
+ *   and the whole handler path (parse + convert + stringify).
+ *
+ * A strategy added later registers here with one more `STRATEGY_CASES` entry.
+ */
+import { analyze } from "./analyze.ts";
+import {
+  convertObject,
+  convertWithPlan,
+  createRouter,
+  type LinkedPlan,
+  linkPlan,
+} from "./convert.ts";
+import { schemaSourceFromCRD } from "./source.ts";
+import type {
+  AnalysisResult,
+  ConversionRuleSpec,
+  Direction,
+  JsonObject,
+  JsonValue,
+  SchemaNode,
+} from "./types.ts";
+
+const GROUP = "bench.example.com";
+const HUB = "v2";
+const SPOKE = "v1";
+
+const str: SchemaNode = { type: "string" };
+const int: SchemaNode = { type: "integer" };
+const bool: SchemaNode = { type: "boolean" };
+const obj = (properties: Record<string, SchemaNode>): SchemaNode => ({
+  type: "object",
+  properties,
+});
+const arr = (items: SchemaNode, maxItems?: number): SchemaNode => ({
+  type: "array",
+  items,
+  ...(maxItems === undefined ? {} : { maxItems }),
+});
+const root = (spec: Record<string, SchemaNode>): SchemaNode =>
+  obj({ metadata: { type: "object" }, spec: obj(spec), status: obj({ phase: str }) });
+
+function analyzePair(
+  hub: SchemaNode,
+  spoke: SchemaNode,
+  rules: ConversionRuleSpec[],
+): AnalysisResult {
+  const crd = {
+    metadata: { name: `gadgets.${GROUP}` },
+    spec: {
+      group: GROUP,
+      names: { kind: "Gadget", plural: "gadgets" },
+      versions: [
+        { name: HUB, served: true, storage: true, schema: { openAPIV3Schema: hub } },
+        { name: SPOKE, served: true, storage: false, schema: { openAPIV3Schema: spoke } },
+      ],
+    },
+  } as unknown as JsonObject;
+  const result = analyze(schemaSourceFromCRD(crd), {
+    hubVersion: HUB,
+    spokes: [{ version: SPOKE, rules }],
+  });
+  const errors = [...result.hardErrors, ...result.spokes.flatMap((s) => s.errors)];
+  if (errors.length > 0) {
+    throw new Error(`bench config invalid: ${errors.map((e) => e.message).join("; ")}`);
+  }
+  return result;
+}
+
+function metadata(extra: JsonObject = {}): JsonObject {
+  return {
+    name: "gadget-1",
+    namespace: "default",
+    uid: "0d7d5c4e-3f7b-4c2a-9d7e-2b1f8f6f1a11",
+    resourceVersion: "12345",
+    generation: 3,
+    labels: { app: "demo", tier: "backend" },
+    annotations: { "demo.example.com/owner": "team-a" },
+    ...extra,
+  };
+}
+
+const object = (spec: JsonObject, meta: JsonObject = {}): JsonObject => ({
+  kind: "Gadget",
+  metadata: metadata(meta),
+  spec,
+  status: { phase: "Ready" },
+});
+
+interface StrategyCase {
+  name: string;
+  hub: Record<string, SchemaNode>;
+  spoke: Record<string, SchemaNode>;
+  rules: ConversionRuleSpec[];
+  /** A representative input per direction (hub object for hub→spoke, spoke object back). */
+  hubObject: JsonObject;
+  spokeObject: JsonObject;
+}
+
+const zone = obj({ name: str, weight: int });
+const ack = { acknowledgeLossy: true };
+
+const STRATEGY_CASES: StrategyCase[] = [
+  {
+    name: "FieldRename",
+    hub: { storageGB: str, size: int },
+    spoke: { storageSize: str, size: int },
+    rules: [{
+      strategy: "FieldRename",
+      fieldRename: { hubPath: "spec.storageGB", spokePath: "spec.storageSize" },
+    }],
+    hubObject: object({ storageGB: "100", size: 3 }),
+    spokeObject: object({ storageSize: "100", size: 3 }),
+  },
+  {
+    name: "ScalarToObject",
+    hub: { replicaCount: int },
+    spoke: { replicas: obj({ count: int, mode: str }) },
+    rules: [{
+      strategy: "ScalarToObject",
+      scalarToObject: {
+        hubPath: "spec.replicaCount",
+        spokePath: "spec.replicas",
+        key: "count",
+        defaultsForOtherKeys: { mode: "auto" },
+      },
+      ...ack,
+    }],
+    hubObject: object({ replicaCount: 3 }),
+    spokeObject: object({ replicas: { count: 3, mode: "manual" } }),
+  },
+  {
+    name: "ObjectToScalar",
+    hub: { network: obj({ cidr: str }) },
+    spoke: { networkCIDR: str },
+    rules: [{
+      strategy: "ObjectToScalar",
+      objectToScalar: { hubPath: "spec.network", spokePath: "spec.networkCIDR", key: "cidr" },
+    }],
+    hubObject: object({ network: { cidr: "10.0.0.0/16" } }),
+    spokeObject: object({ networkCIDR: "10.0.0.0/16" }),
+  },
+  {
+    name: "SingletonArrayToObject",
+    hub: { zones: arr(zone, 1) },
+    spoke: { zone },
+    rules: [{
+      strategy: "SingletonArrayToObject",
+      singletonArrayToObject: { hubPath: "spec.zones", spokePath: "spec.zone" },
+    }],
+    hubObject: object({ zones: [{ name: "a", weight: 1 }] }),
+    spokeObject: object({ zone: { name: "a", weight: 1 } }),
+  },
+  {
+    name: "ObjectToSingletonArray",
+    hub: { primaryRegion: zone },
+    spoke: { regions: arr(zone, 1) },
+    rules: [{
+      strategy: "ObjectToSingletonArray",
+      objectToSingletonArray: { hubPath: "spec.primaryRegion", spokePath: "spec.regions" },
+    }],
+    hubObject: object({ primaryRegion: { name: "eu", weight: 2 } }),
+    spokeObject: object({ regions: [{ name: "eu", weight: 2 }] }),
+  },
+  {
+    name: "FieldsToMap",
+    hub: { cpuLimit: str, memoryLimit: str },
+    spoke: { limits: { type: "object", additionalProperties: str } },
+    rules: [{
+      strategy: "FieldsToMap",
+      fieldsToMap: {
+        hubPaths: ["spec.cpuLimit", "spec.memoryLimit"],
+        spokeMapPath: "spec.limits",
+        keyNames: { "spec.cpuLimit": "cpu", "spec.memoryLimit": "memory" },
+      },
+    }],
+    hubObject: object({ cpuLimit: "4", memoryLimit: "8Gi" }),
+    spokeObject: object({ limits: { cpu: "4", memory: "8Gi" } }),
+  },
+  {
+    name: "MapToFields",
+    hub: { tags: { type: "object", additionalProperties: str } },
+    spoke: { env: str, team: str },
+    rules: [{
+      strategy: "MapToFields",
+      mapToFields: { hubMapPath: "spec.tags", spokePaths: ["spec.env", "spec.team"] },
+    }],
+    hubObject: object({ tags: { env: "dev", team: "a" } }),
+    spokeObject: object({ env: "dev", team: "a" }),
+  },
+  {
+    name: "ToAnnotation",
+    hub: { description: str, note: obj({ text: str, level: int }) },
+    spoke: {},
+    rules: [
+      {
+        strategy: "ToAnnotation",
+        toAnnotation: { hubPath: "spec.description", key: "d", restoreOnReverse: true },
+      },
+      {
+        strategy: "ToAnnotation",
+        toAnnotation: { hubPath: "spec.note", key: "n", restoreOnReverse: true },
+      },
+    ],
+    hubObject: object({ description: "a <b> & c", note: { text: "hi", level: 2 } }),
+    spokeObject: object({}, {
+      annotations: { d: '"a \\u003cb\\u003e \\u0026 c"', n: '{"level":2,"text":"hi"}' },
+    }),
+  },
+  {
+    name: "ToLabel",
+    hub: { tier: str },
+    spoke: {},
+    rules: [{
+      strategy: "ToLabel",
+      toLabel: {
+        hubPath: "spec.tier",
+        key: "demo.example.com/tier",
+        serialization: "String",
+        restoreOnReverse: true,
+      },
+    }],
+    hubObject: object({ tier: "gold" }),
+    spokeObject: object({}, { labels: { app: "demo", "demo.example.com/tier": "gold" } }),
+  },
+  {
+    name: "FromAnnotation",
+    hub: {},
+    spoke: { operatorNote: str },
+    rules: [{
+      strategy: "FromAnnotation",
+      fromAnnotation: { spokePath: "spec.operatorNote", key: "note", stashOnReverse: true },
+    }],
+    hubObject: object({}, { annotations: { note: '"handle with care"' } }),
+    spokeObject: object({ operatorNote: "handle with care" }),
+  },
+  {
+    name: "FromLabel",
+    hub: {},
+    spoke: { operatorTier: str },
+    rules: [{
+      strategy: "FromLabel",
+      fromLabel: { spokePath: "spec.operatorTier", key: "operator-tier", stashOnReverse: true },
+    }],
+    hubObject: object({}, { labels: { app: "demo", "operator-tier": "silver" } }),
+    spokeObject: object({ operatorTier: "silver" }),
+  },
+  {
+    name: "EnumRemap",
+    hub: { size: str },
+    spoke: { size: str },
+    rules: [{
+      strategy: "EnumRemap",
+      enumRemap: {
+        path: "spec.size",
+        mapping: [{ hub: "Small", spoke: "S" }, { hub: "Medium", spoke: "M" }, {
+          hub: "Large",
+          spoke: "L",
+        }],
+      },
+    }],
+    hubObject: object({ size: "Large" }),
+    spokeObject: object({ size: "L" }),
+  },
+  {
+    name: "DefaultValue",
+    hub: { name: str },
+    spoke: { name: str, zone: str },
+    rules: [{
+      strategy: "DefaultValue",
+      defaultValue: { path: "spec.zone", existsOn: "Spoke", default: "a" },
+      ...ack,
+    }],
+    hubObject: object({ name: "n" }),
+    spokeObject: object({ name: "n", zone: "b" }),
+  },
+  {
+    name: "Constant",
+    hub: { name: str, apiLevel: int },
+    spoke: { name: str },
+    rules: [{
+      strategy: "Constant",
+      constant: { path: "spec.apiLevel", existsOn: "Hub", value: 2 },
+      ...ack,
+    }],
+    hubObject: object({ name: "n", apiLevel: 2 }),
+    spokeObject: object({ name: "n" }),
+  },
+  {
+    name: "Delete",
+    hub: { name: str },
+    spoke: { name: str, debugMode: bool },
+    rules: [{ strategy: "Delete", delete: { path: "spec.debugMode", existsOn: "Spoke" }, ...ack }],
+    hubObject: object({ name: "n" }),
+    spokeObject: object({ name: "n", debugMode: true }),
+  },
+  {
+    name: "ForEach",
+    hub: { volumes: arr(obj({ name: str, sizeGB: int, type: str })) },
+    spoke: { volumes: arr(obj({ name: str, size: int, type: str })) },
+    rules: [{
+      strategy: "ForEach",
+      forEach: {
+        hubItemsPath: "spec.volumes",
+        spokeItemsPath: "spec.volumes",
+        rules: [
+          { strategy: "FieldRename", fieldRename: { hubPath: "sizeGB", spokePath: "size" } },
+          {
+            strategy: "EnumRemap",
+            enumRemap: {
+              path: "type",
+              mapping: [{ hub: "ssd", spoke: "fast" }, { hub: "hdd", spoke: "slow" }],
+            },
+          },
+        ],
+      },
+    }],
+    hubObject: object({
+      volumes: [1, 2, 3, 4].map((i) => ({
+        name: `v${i}`,
+        sizeGB: i * 10,
+        type: i % 2 ? "ssd" : "hdd",
+      })),
+    }),
+    spokeObject: object({
+      volumes: [1, 2, 3, 4].map((i) => ({
+        name: `v${i}`,
+        size: i * 10,
+        type: i % 2 ? "fast" : "slow",
+      })),
+    }),
+  },
+];
+
+const LABEL: Record<Direction, string> = { hubToSpoke: "hub→spoke", spokeToHub: "spoke→hub" };
+
+for (const c of STRATEGY_CASES) {
+  const plan: LinkedPlan = linkPlan(
+    analyzePair(root(c.hub), root(c.spoke), c.rules).spokes[0].plan!,
+  );
+  for (const direction of ["hubToSpoke", "spokeToHub"] as const) {
+    const input = direction === "hubToSpoke" ? c.hubObject : c.spokeObject;
+    Deno.bench({
+      name: `${c.name} ${LABEL[direction]}`,
+      fn: () => {
+        convertWithPlan(plan, direction, input);
+      },
+    });
+  }
+}
+
+// --- 100 scalar fields: convertObject against the JSON floor -------------------------------------
+
+const FIELDS = 100;
+const RENAMED = 10;
+const kindOf = (i: number): SchemaNode => [str, int, bool][i % 3];
+const valueOf = (i: number): JsonValue =>
+  [`value-${i}-${"x".repeat(i % 7)}`, i * 37, i % 2 === 0][i % 3];
+const hubName = (i: number) => (i < RENAMED ? `hubField${i}` : `field${i}`);
+const spokeName = (i: number) => (i < RENAMED ? `spokeField${i}` : `field${i}`);
+
+const wideHub: Record<string, SchemaNode> = {};
+const wideSpoke: Record<string, SchemaNode> = {};
+const wideSpec: JsonObject = {};
+for (let i = 0; i < FIELDS; i++) {
+  wideHub[hubName(i)] = kindOf(i);
+  wideSpoke[spokeName(i)] = kindOf(i);
+  wideSpec[hubName(i)] = valueOf(i);
+}
+const wideRouter = createRouter(
+  analyzePair(
+    root(wideHub),
+    root(wideSpoke),
+    Array.from({ length: RENAMED }, (_, i) => ({
+      strategy: "FieldRename",
+      fieldRename: { hubPath: `spec.${hubName(i)}`, spokePath: `spec.${spokeName(i)}` },
+    })),
+  ),
+);
+const wideObject: JsonObject = {
+  apiVersion: `${GROUP}/${HUB}`,
+  ...object(wideSpec, {
+    managedFields: [{
+      manager: "kubectl",
+      operation: "Update",
+      apiVersion: `${GROUP}/${HUB}`,
+      time: "2026-01-01T00:00:00Z",
+      fieldsType: "FieldsV1",
+      fieldsV1: { "f:spec": {} },
+    }],
+  }),
+};
+const widePayload = JSON.stringify(wideObject);
+const spokeAPIVersion = `${GROUP}/${SPOKE}`;
+
+Deno.bench({
+  name: "floor: JSON.parse + JSON.stringify (100 fields)",
+  group: "100 fields",
+  baseline: true,
+  fn: () => {
+    JSON.stringify(JSON.parse(widePayload));
+  },
+});
+
+Deno.bench({
+  name: "convertObject hub→spoke (100 fields, 10 renames)",
+  group: "100 fields",
+  fn: () => {
+    convertObject(wideRouter, wideObject, spokeAPIVersion);
+  },
+});
+
+Deno.bench({
+  name: "parse + convertObject + stringify (100 fields)",
+  group: "100 fields",
+  fn: () => {
+    JSON.stringify(convertObject(wideRouter, JSON.parse(widePayload), spokeAPIVersion));
+  },
+});

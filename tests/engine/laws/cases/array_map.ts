@@ -1,0 +1,54 @@
+/** Law cases: ArrayToMapByKey, MapToArrayByKey. */
+import { arr, int, map, obj, root, str } from "../../_helpers.ts";
+import { registerLawCase } from "../registry.ts";
+
+const family = "array_map";
+const ORDER = "map→array sorts by key (engine.md §6.19), so an array that was not sorted comes " +
+  "back reordered although the array→map leg itself loses nothing";
+
+const port = obj({
+  port: int({ minimum: 1, maximum: 65535 }),
+  protocol: str({ enum: ["TCP", "UDP"] }),
+});
+const namedPorts = arr(
+  obj({
+    name: str({ minLength: 1 }),
+    port: port.properties!.port,
+    protocol: port.properties!.protocol,
+  }, {
+    required: ["name"],
+  }),
+  { "x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["name"] },
+);
+
+registerLawCase({
+  family,
+  name: "ArrayToMapByKey: named ports become a map keyed by name",
+  strategy: "ArrayToMapByKey",
+  hub: root({ ports: namedPorts }, { requireSpec: true }),
+  spoke: root({ ports: map(port) }, { requireSpec: true }),
+  rules: [{
+    strategy: "ArrayToMapByKey",
+    arrayToMapByKey: { hubPath: "spec.ports", spokePath: "spec.ports", keyField: "name" },
+    acknowledgeLossy: true,
+    reason: "order is not kept",
+  }],
+  lossless: { hubToSpoke: true, spokeToHub: false },
+  roundTripExemptions: [{ direction: "hubToSpoke", reason: ORDER }],
+});
+
+registerLawCase({
+  family,
+  name: "MapToArrayByKey: a map keyed by name becomes named ports",
+  strategy: "MapToArrayByKey",
+  hub: root({ ports: map(port) }, { requireSpec: true }),
+  spoke: root({ portList: namedPorts }, { requireSpec: true }),
+  rules: [{
+    strategy: "MapToArrayByKey",
+    mapToArrayByKey: { hubPath: "spec.ports", spokePath: "spec.portList", keyField: "name" },
+    acknowledgeLossy: true,
+    reason: "order is not kept",
+  }],
+  lossless: { hubToSpoke: false, spokeToHub: true },
+  roundTripExemptions: [{ direction: "spokeToHub", reason: ORDER }],
+});

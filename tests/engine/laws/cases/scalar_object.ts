@@ -1,0 +1,75 @@
+/** Law cases: ScalarToObject, ObjectToScalar. */
+import { bool, int, obj, root, str } from "../../_helpers.ts";
+import { registerLawCase } from "../registry.ts";
+
+const family = "scalar_object";
+
+registerLawCase({
+  family,
+  name: "ScalarToObject: the object declares only the key",
+  strategy: "ScalarToObject",
+  hub: root({ replicaCount: int({ nullable: true }), name: str() }, { requireSpec: true }),
+  spoke: root({ replicas: obj({ count: int({ nullable: true }) }), name: str() }, {
+    requireSpec: true,
+  }),
+  rules: [{
+    strategy: "ScalarToObject",
+    scalarToObject: { hubPath: "spec.replicaCount", spokePath: "spec.replicas", key: "count" },
+  }],
+  lossless: { hubToSpoke: true, spokeToHub: true },
+});
+
+registerLawCase({
+  family,
+  name: "ScalarToObject: other declared keys get defaults and are lost on the way back",
+  strategy: "ScalarToObject",
+  hub: root({ replicaCount: int() }, { requireSpec: true }),
+  spoke: root({ replicas: obj({ count: int(), mode: str({ enum: ["auto", "manual"] }) }) }, {
+    requireSpec: true,
+  }),
+  rules: [{
+    strategy: "ScalarToObject",
+    scalarToObject: {
+      hubPath: "spec.replicaCount",
+      spokePath: "spec.replicas",
+      key: "count",
+      defaultsForOtherKeys: { mode: "auto" },
+    },
+    acknowledgeLossy: true,
+    reason: "mode only exists on v1",
+  }],
+  lossless: { hubToSpoke: true, spokeToHub: false },
+});
+
+registerLawCase({
+  family,
+  name: "ObjectToScalar: the object declares only the key",
+  strategy: "ObjectToScalar",
+  hub: root({ network: obj({ cidr: str() }) }, { requireSpec: true }),
+  spoke: root({ networkCIDR: str() }, { requireSpec: true }),
+  rules: [{
+    strategy: "ObjectToScalar",
+    objectToScalar: { hubPath: "spec.network", spokePath: "spec.networkCIDR", key: "cidr" },
+  }],
+  lossless: { hubToSpoke: true, spokeToHub: true },
+});
+
+registerLawCase({
+  family,
+  name: "ObjectToScalar: another hub property is dropped on the way to the spoke",
+  strategy: "ObjectToScalar",
+  hub: root({ network: obj({ cidr: str(), ipv6: bool() }) }, { requireSpec: true }),
+  spoke: root({ networkCIDR: str() }, { requireSpec: true }),
+  rules: [{
+    strategy: "ObjectToScalar",
+    objectToScalar: {
+      hubPath: "spec.network",
+      spokePath: "spec.networkCIDR",
+      key: "cidr",
+      defaultsForOtherKeys: { ipv6: false },
+    },
+    acknowledgeLossy: true,
+    reason: "v1 has no IPv6 switch",
+  }],
+  lossless: { hubToSpoke: false, spokeToHub: true },
+});

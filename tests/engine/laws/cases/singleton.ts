@@ -1,0 +1,65 @@
+/** Law cases: SingletonArrayToObject, ObjectToSingletonArray. */
+import { arr, int, obj, root, str } from "../../_helpers.ts";
+import { registerLawCase } from "../registry.ts";
+
+const family = "singleton";
+const zone = obj({ name: str(), weight: int() });
+const EMPTY_ARRAY = "an empty array writes nothing on the other side (engine.md §6.4, scenario 9)";
+
+registerLawCase({
+  family,
+  name: "SingletonArrayToObject: maxItems 1",
+  strategy: "SingletonArrayToObject",
+  hub: root({ zones: arr(zone, { maxItems: 1 }) }, { requireSpec: true }),
+  spoke: root({ zone }, { requireSpec: true }),
+  rules: [{
+    strategy: "SingletonArrayToObject",
+    singletonArrayToObject: { hubPath: "spec.zones", spokePath: "spec.zone" },
+  }],
+  lossless: { hubToSpoke: true, spokeToHub: true },
+  vanishing: { hubToSpoke: [{ path: "spec.zones", reason: EMPTY_ARRAY }] },
+});
+
+registerLawCase({
+  family,
+  name: "SingletonArrayToObject: no maxItems, later elements are lost",
+  strategy: "SingletonArrayToObject",
+  hub: root({ zones: arr(zone) }, { requireSpec: true }),
+  spoke: root({ zone }, { requireSpec: true }),
+  rules: [{
+    strategy: "SingletonArrayToObject",
+    singletonArrayToObject: { hubPath: "spec.zones", spokePath: "spec.zone" },
+    acknowledgeLossy: true,
+    reason: "v1 supports one zone",
+  }],
+  lossless: { hubToSpoke: false, spokeToHub: true },
+});
+
+registerLawCase({
+  family,
+  name: "ObjectToSingletonArray: maxItems 1",
+  strategy: "ObjectToSingletonArray",
+  hub: root({ primaryRegion: zone }, { requireSpec: true }),
+  spoke: root({ regions: arr(zone, { maxItems: 1 }) }, { requireSpec: true }),
+  rules: [{
+    strategy: "ObjectToSingletonArray",
+    objectToSingletonArray: { hubPath: "spec.primaryRegion", spokePath: "spec.regions" },
+  }],
+  lossless: { hubToSpoke: true, spokeToHub: true },
+  vanishing: { spokeToHub: [{ path: "spec.regions", reason: EMPTY_ARRAY }] },
+});
+
+registerLawCase({
+  family,
+  name: "ObjectToSingletonArray: no maxItems, later elements are lost",
+  strategy: "ObjectToSingletonArray",
+  hub: root({ primaryRegion: zone }, { requireSpec: true }),
+  spoke: root({ regions: arr(zone) }, { requireSpec: true }),
+  rules: [{
+    strategy: "ObjectToSingletonArray",
+    objectToSingletonArray: { hubPath: "spec.primaryRegion", spokePath: "spec.regions" },
+    acknowledgeLossy: true,
+    reason: "the hub keeps the primary region only",
+  }],
+  lossless: { hubToSpoke: true, spokeToHub: false },
+});
