@@ -4,6 +4,7 @@
  * has no error diagnostics.
  */
 import {
+  carryTree,
   flatten,
   isRequiredAt,
   knownTree,
@@ -333,6 +334,7 @@ function compileScope(rules: readonly EngineRule[], input: ScopeInput): ScopeOut
 
   // §4.6 leftover scan: auto-cover identical leaves, report the rest.
   const hubLeaves = flatten(input.hub);
+  const identityPaths: string[][] = [];
   const spokeLeaves = new Map<string, Leaf>(flatten(input.spoke).map((l) => [l.path, l]));
   for (const leaf of hubLeaves) {
     if (hubClaims.has(leaf.path)) continue;
@@ -348,9 +350,7 @@ function compileScope(rules: readonly EngineRule[], input: ScopeInput): ScopeOut
       twin !== undefined && !spokeClaims.has(twin.path) && twin.kind === leaf.kind &&
       twin.opaque === leaf.opaque && twin.construct === leaf.construct
     ) {
-      const segments = splitPath(leaf.path);
-      hubToSpoke.push({ op: "copy", from: segments, to: segments });
-      spokeToHub.push({ op: "copy", from: segments, to: segments });
+      identityPaths.push(splitPath(leaf.path));
       hubClaims.add(leaf.path);
       spokeClaims.add(leaf.path);
     }
@@ -381,11 +381,15 @@ function compileScope(rules: readonly EngineRule[], input: ScopeInput): ScopeOut
     if (!spokeClaims.has(leaf.path)) uncovered("spoke", leaf);
   }
 
-  const tree = mergeKnownTrees(knownTree(input.hub), knownTree(input.spoke));
-  // metadata is carried by convert() itself; passthrough must not re-copy what rules removed.
-  if (input.depth === 0) tree.metadata = null;
-  hubToSpoke.push({ op: "passthrough", tree });
-  spokeToHub.push({ op: "passthrough", tree });
+  // Identity copies and the passthrough of undeclared nested keys run as one walk (§5.7).
+  const tree = carryTree(
+    mergeKnownTrees(knownTree(input.hub), knownTree(input.spoke)),
+    identityPaths,
+  );
+  // metadata is carried by convert() itself; copying it again would undo the metadata strategies.
+  if (input.depth === 0) tree.metadata = "skip";
+  hubToSpoke.push({ op: "carry", tree });
+  spokeToHub.push({ op: "carry", tree });
 
   return { ruleResults, diagnostics, lossless, hubToSpoke, spokeToHub };
 }

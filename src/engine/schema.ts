@@ -178,6 +178,35 @@ export function mergeKnownTrees(a: KnownTree, b: KnownTree): KnownTree {
   return out;
 }
 
+/**
+ * The tree the `carry` op walks (§4.6 identity copies + §5.7 passthrough in one pass): a declared
+ * structured object is a subtree; `"copy"` copies the input's value as is (an auto-covered leaf);
+ * `"skip"` leaves the key to the rules (claimed, uncovered or terminal). Keys absent from the tree
+ * are undeclared: dropped at the root, copied below it.
+ */
+export type CarryTree = { [key: string]: CarryTree | "copy" | "skip" };
+
+export function carryTree(known: KnownTree, identityPaths: readonly string[][]): CarryTree {
+  const convert = (k: KnownTree): CarryTree => {
+    const out: CarryTree = {};
+    for (const [key, child] of Object.entries(k)) {
+      defineKey(out, key, child === null ? "skip" : convert(child));
+    }
+    return out;
+  };
+  const tree = convert(known);
+  for (const segments of identityPaths) {
+    let node = tree;
+    for (let i = 0; i < segments.length - 1; i++) {
+      const next = node[segments[i]];
+      if (typeof next !== "object") break; // unreachable: an identity leaf's ancestors are structured
+      node = next;
+    }
+    defineKey(node, segments[segments.length - 1], "copy");
+  }
+  return tree;
+}
+
 /** Sets an own property even for the key `__proto__`. */
 function defineKey<T>(obj: Record<string, T>, key: string, value: T): void {
   if (key === "__proto__") {

@@ -2,10 +2,20 @@
  * Ops shared by every plan: identity copy (auto-coverage, FieldRename), the `when` gate and the
  * passthrough of undeclared nested keys (engine.md §4.5, §4.6, §5.7).
  */
-import type { KnownTree } from "../schema.ts";
+import type { CarryTree } from "../schema.ts";
 import type { OpLinker } from "../strategy.ts";
 import type { JsonObject, JsonValue } from "../types.ts";
-import { ABSENT, deepCopy, getPath, isMap, jsonEqual, setPath } from "../value.ts";
+import {
+  ABSENT,
+  ConversionError,
+  deepCopy,
+  getPath,
+  isMap,
+  jsonEqual,
+  setKey,
+  setPath,
+  typeName,
+} from "../value.ts";
 
 /** Copy the value at `from` (input) to `to` (output); absent source writes nothing. */
 export const linkCopy: OpLinker = (op) => {
@@ -29,42 +39,53 @@ export const linkWhen: OpLinker = (op, link) => {
 };
 
 /**
- * Copies keys the merged known tree does not declare: skipped at the root, deep-copied below it.
- * Known terminals are skipped; known structured nodes are walked when the input holds a map.
+ * Walks the input along the carry tree: `"copy"` leaves and undeclared keys below the root are
+ * deep-copied to the same path; declared objects are descended when the input holds a map there.
+ * Output maps are created only when something is written under them (§5.7 "empty containers").
  */
-export const linkPassthrough: OpLinker = (op) => {
-  const tree = op.tree as KnownTree;
-  return (input, output) => {
-    for (const key in tree) {
-      const child = tree[key];
-      if (child === null || !Object.hasOwn(input, key)) continue;
-      const v = input[key];
-      if (isMap(v)) walk(v, child, output, [key]);
-    }
-  };
+export const linkCarry: OpLinker = (op) => {
+  const tree = op.tree as CarryTree;
+  return (input, output) => carry(input, tree, output, true);
 };
 
-function walk(input: JsonObject, tree: KnownTree, output: JsonObject, at: string[]): void {
+function carry(input: JsonObject, tree: CarryTree, out: JsonObject, root: boolean): void {
   for (const key in input) {
     if (!Object.hasOwn(input, key)) continue;
-    if (!Object.hasOwn(tree, key)) {
-      at.push(key);
-      setPath(output, at, deepCopy(input[key]));
-      at.pop();
-      continue;
-    }
-    const child = tree[key];
+    const node = Object.hasOwn(tree, key) ? tree[key] : undefined;
+    if (node === "skip") continue;
     const v = input[key];
-    if (child !== null && isMap(v)) {
-      at.push(key);
-      walk(v, child, output, at);
-      at.pop();
+    if (node === undefined) {
+      if (!root) setKey(out, key, deepCopy(v));
+    } else if (node === "copy") {
+      setKey(out, key, deepCopy(v));
+    } else if (isMap(v)) {
+      carryInto(v, node, out, key);
     }
+  }
+}
+
+/** Descends into `out[key]`, creating it only if the walk below writes something. */
+function carryInto(input: JsonObject, tree: CarryTree, parent: JsonObject, key: string): void {
+  const existing = Object.hasOwn(parent, key) ? parent[key] : undefined;
+  if (existing !== undefined) {
+    if (!isMap(existing)) {
+      throw new ConversionError(
+        `cannot write under ${key}: it is a ${typeName(existing)}, not a map`,
+      );
+    }
+    carry(input, tree, existing, false);
+    return;
+  }
+  const fresh: JsonObject = {};
+  carry(input, tree, fresh, false);
+  for (const _ in fresh) {
+    setKey(parent, key, fresh);
+    return;
   }
 }
 
 export const CORE_OPS: Record<string, OpLinker> = {
   copy: linkCopy,
   when: linkWhen,
-  passthrough: linkPassthrough,
+  carry: linkCarry,
 };
