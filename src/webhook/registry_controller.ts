@@ -1,0 +1,186 @@
+/**
+ * The registry controller's reconcile (runtime.md §8.4) and the initial sync built on it (§8.3).
+ * It decides, per config, whether this replica serves the config's target (the shared resolver
+ * of src/assign), compiles it (possibly in a Worker) and installs the result in the registry.
+ * Business failures (missing target, invalid rules, analysis errors) are recorded in the registry
+ * and are not errors; only failed reads are, so they are retried.
+ */
+import { resolveServer, type ServerInfo } from "../assign/resolve.ts";
+import type { JsonObject } from "../engine/mod.ts";
+import type { ConfigObject } from "./compile.ts";
+import { targetOf } from "./compile.ts";
+import type { Compiler } from "./compile_pool.ts";
+import type { CompileResult, ConfigKind } from "./compiled.ts";
+
+/** A config as read from the cache, with what the reconcile needs beyond compile. */
+export interface CachedConfig extends ConfigObject {
+  metadata: ConfigObject["metadata"] & { deletionTimestamp?: string };
+}
+
+/** Reads of the replica's informer caches. Throwing means an infrastructure failure. */
+export interface ClusterView {
+  getConfig(kind: ConfigKind, name: string): CachedConfig | undefined;
+  listConfigs(kind: ConfigKind): CachedConfig[];
+  listServers(): ServerInfo[];
+  /** The live CRD/XRD manifest, or undefined when it does not exist. */
+  getTarget(kind: ConfigKind, name: string): JsonObject | undefined;
+}
+
+/** The registry operations the controller uses. */
+export interface RegistryWriter {
+  install(result: CompileResult, now: Date): void;
+  remove(target: string): void;
+  has(target: string): boolean;
+}
+
+export interface RegistryControllerOptions {
+  /** This replica's ConversionWebhookServer name. */
+  serverName: string;
+  view: ClusterView;
+  registry: RegistryWriter;
+  compile: Compiler;
+  /** How long a target that moved away keeps being served after it stops pointing here. */
+  drainMs?: number;
+  now?: () => number;
+  /** Called after every install (metrics, Lease notification). */
+  onInstalled?: (result: CompileResult) => void;
+  /** Called after a removal. */
+  onRemoved?: (target: string) => void;
+}
+
+export interface ReconcileResult {
+  requeueAfter?: number;
+}
+
+/** The Service name the manager gives a server's webhook Deployment. */
+export function serviceNameOf(server: string): string {
+  return `${server}-webhook-server`;
+}
+
+function pointedServiceName(target: JsonObject): string | undefined {
+  const spec = target.spec as JsonObject | undefined;
+  const conversion = spec?.conversion as JsonObject | undefined;
+  const webhook = conversion?.webhook as JsonObject | undefined;
+  const clientConfig = webhook?.clientConfig as JsonObject | undefined;
+  const service = clientConfig?.service as JsonObject | undefined;
+  return typeof service?.name === "string" ? service.name : undefined;
+}
+
+export class RegistryController {
+  private readonly remembered = new Map<string, string>();
+  private readonly drains = new Map<string, number>();
+  private readonly drainMs: number;
+  private readonly now: () => number;
+
+  constructor(private readonly opts: RegistryControllerOptions) {
+    this.drainMs = opts.drainMs ?? 30_000;
+    this.now = opts.now ?? Date.now;
+  }
+
+  private remove(target: string): void {
+    if (!this.opts.registry.has(target)) return;
+    this.opts.registry.remove(target);
+    this.opts.onRemoved?.(target);
+  }
+
+  private install(result: CompileResult): void {
+    this.opts.registry.install(result, new Date(this.now()));
+    this.opts.onInstalled?.(result);
+  }
+
+  /** One reconcile of config `kind/name` (runtime.md §8.4). */
+  async reconcile(kind: ConfigKind, name: string): Promise<ReconcileResult> {
+    const { view, serverName } = this.opts;
+    const key = `${kind}/${name}`;
+    const config = view.getConfig(kind, name);
+    if (config === undefined || config.metadata.deletionTimestamp !== undefined) {
+      const target = this.remembered.get(key);
+      this.remembered.delete(key);
+      this.drains.delete(key);
+      if (target !== undefined) this.remove(target);
+      return {};
+    }
+    const targetName = targetOf(kind, config);
+    const previous = this.remembered.get(key);
+    if (previous !== undefined && previous !== targetName) this.remove(previous);
+    this.remembered.set(key, targetName);
+
+    const resolution = resolveServer(
+      { target: targetName, webhookServerRef: config.spec.webhookServerRef },
+      view.listServers(),
+    );
+    const mine = resolution.ok && resolution.server === serverName;
+    const target = view.getTarget(kind, targetName);
+    if (target === undefined) {
+      this.drains.delete(key);
+      if (!mine) this.remove(targetName);
+      else this.install(await this.opts.compile(kind, config, undefined));
+      return {};
+    }
+    if (!mine && pointedServiceName(target) !== serviceNameOf(serverName)) {
+      if (!this.opts.registry.has(targetName)) {
+        this.drains.delete(key);
+        return {};
+      }
+      // Held but no longer ours: keep serving the current plan for the drain period, since
+      // the apiserver keeps calling this Service for a while after the target is repointed.
+      const deadline = this.drains.get(key) ?? this.now() + this.drainMs;
+      this.drains.set(key, deadline);
+      const remaining = deadline - this.now();
+      if (remaining <= 0) {
+        this.drains.delete(key);
+        this.remove(targetName);
+        return {};
+      }
+      return { requeueAfter: remaining };
+    }
+    this.drains.delete(key);
+    this.install(await this.opts.compile(kind, config, target));
+    return {};
+  }
+}
+
+export interface InitialSyncResult {
+  /** Configs processed. */
+  targets: number;
+  elapsedMs: number;
+}
+
+/**
+ * One initial-sync pass over every config of the enabled kinds, `concurrency` at a time (the
+ * compile pool does the CPU work). Business failures land in the registry; infrastructure
+ * errors are collected over the whole pass and thrown together so the caller retries the pass.
+ */
+export async function initialSyncPass(
+  controller: RegistryController,
+  view: ClusterView,
+  kinds: readonly ConfigKind[],
+  concurrency: number,
+): Promise<InitialSyncResult> {
+  const started = performance.now();
+  const work: [ConfigKind, string][] = [];
+  for (const kind of kinds) {
+    for (const config of view.listConfigs(kind)) work.push([kind, config.metadata.name]);
+  }
+  const errors: Error[] = [];
+  let next = 0;
+  const runner = async () => {
+    while (next < work.length) {
+      const [kind, name] = work[next++];
+      try {
+        await controller.reconcile(kind, name);
+      } catch (e) {
+        errors.push(new Error(`${kind}/${name}: ${e instanceof Error ? e.message : String(e)}`));
+      }
+    }
+  };
+  const lanes = Math.max(1, Math.min(concurrency, work.length));
+  await Promise.all(Array.from({ length: lanes }, runner));
+  if (errors.length > 0) {
+    throw new AggregateError(
+      errors,
+      `initial sync: ${errors.length} of ${work.length} configs failed`,
+    );
+  }
+  return { targets: work.length, elapsedMs: performance.now() - started };
+}
