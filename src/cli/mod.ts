@@ -6,6 +6,7 @@
 import { type CommandSpec, type ParsedFlags } from "./args.ts";
 import { analyzeCommand, runAnalyze } from "./analyze.ts";
 import { convertCommand, runConvert } from "./convert.ts";
+import { fuzzCommand, runFuzzCommand } from "./fuzz.ts";
 import type { Io } from "./output.ts";
 import { runSuggest, suggestCommand } from "./suggest.ts";
 import { runTest, testCommand } from "./test.ts";
@@ -26,6 +27,7 @@ export const COMMANDS: ReadonlyMap<string, Command> = new Map([
   ["test", { spec: testCommand, run: runTest }],
   ["convert", { spec: convertCommand, run: runConvert }],
   ["suggest", { spec: suggestCommand, run: runSuggest }],
+  ["fuzz", { spec: fuzzCommand, run: runFuzzCommand }],
   ["version", { spec: versionCommand, run: runVersion }],
 ]);
 
