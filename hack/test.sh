@@ -13,8 +13,8 @@ what="${1:-all}"
 
 targets=()
 case "$what" in
-  unit) targets=(tests/engine tests/cli tests/api tests/assign tests/repo) ;;
-  e2e) targets=(tests/e2e tests/support) ;;
+  unit) targets=(tests/engine tests/cli tests/api tests/assign tests/repo tests/obs tests/kube/unit tests/webhook) ;;
+  e2e) targets=(tests/e2e tests/support tests/kube) ;;
   all) targets=(tests) ;;
   *) echo "usage: hack/test.sh [all|unit|e2e]" >&2; exit 2 ;;
 esac

@@ -1,0 +1,13 @@
+/**
+ * The small controller framework (replacing controller-runtime; runtime.md §1 "[Deno] framework
+ * obligations"): connection + REST client, informer cache, rate-limited delaying workqueue,
+ * reconciler runner with controller-runtime's metric families, and wake-cause accounting.
+ * Stages compose like kube-rs's: client → informer (watcher + store) → queue → controller.
+ * No conversion knowledge lives here; this folder imports only `obs`.
+ */
+export * from "./clock.ts";
+export * from "./client.ts";
+export * from "./informer.ts";
+export * from "./workqueue.ts";
+export * from "./wake.ts";
+export * from "./controller.ts";
