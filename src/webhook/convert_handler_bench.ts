@@ -1,0 +1,61 @@
+/**
+ * The conversion hot path against its floor (notes/performance-floor.md), `deno task bench`.
+ *
+ * One group per payload — 1, 10 and 100 synthetic Widgets of ~2 KB and ~10 KB (an 8 KB
+ * last-applied annotation), v1 → v2 (a rename plus 40 identity-copied fields):
+ * - `floor`: bare `JSON.parse` + `JSON.stringify` of the same review text (the baseline, so deno
+ *   prints the ratio);
+ * - `floor (bytes)`: the same from and to bytes (decode + parse + stringify + encode), what any
+ *   handler must do;
+ * - `handler`: `convertReviewBytes` (nesting scan, parse, lookup, convert, stringify, encode),
+ *   with the real metric set recording into a prom-client registry;
+ * - `handler, no metrics`: the same without metrics, to show what they cost;
+ * - `handler, v2 → v2`: the same payload at the desired version, so the engine only restamps
+ *   `apiVersion` — the handler's own overhead without the conversion itself.
+ */
+import { Registry } from "prom-client";
+import { SYNTHETIC_TARGET, syntheticCompiled, syntheticReview } from "./_synthetic.ts";
+import { convertContext, convertReviewBytes } from "./convert_handler.ts";
+import { WebhookMetrics } from "./metrics.ts";
+import { SILENT } from "./_log.ts";
+import { PlanRegistry } from "./registry.ts";
+
+const registry = new PlanRegistry();
+registry.install(syntheticCompiled(), new Date());
+const withMetrics = convertContext({
+  registry,
+  metrics: new WebhookMetrics(new Registry()),
+  logger: SILENT,
+});
+const bare = convertContext({ registry, logger: SILENT });
+const encoder = new TextEncoder();
+const decoder = new TextDecoder();
+
+for (const [size, annotationBytes] of [["2KB", 0], ["10KB", 8000]] as const) {
+  for (const n of [1, 10, 100]) {
+    const text = JSON.stringify(syntheticReview(n, { annotationBytes }));
+    const bytes = encoder.encode(text);
+    const same = encoder.encode(
+      JSON.stringify(syntheticReview(n, { annotationBytes, from: ["v2"] })),
+    );
+    const group = `${n} × ${size} (${(bytes.length / 1024).toFixed(0)} KiB)`;
+    const check = convertReviewBytes(bare, SYNTHETIC_TARGET, bytes);
+    if (check.result !== "success") throw new Error(`bench payload not converted: ${check.result}`);
+
+    Deno.bench({ name: `floor ${group}`, group, baseline: true }, () => {
+      JSON.stringify(JSON.parse(text));
+    });
+    Deno.bench({ name: `floor (bytes) ${group}`, group }, () => {
+      encoder.encode(JSON.stringify(JSON.parse(decoder.decode(bytes))));
+    });
+    Deno.bench({ name: `handler ${group}`, group }, () => {
+      convertReviewBytes(withMetrics, SYNTHETIC_TARGET, bytes);
+    });
+    Deno.bench({ name: `handler, no metrics ${group}`, group }, () => {
+      convertReviewBytes(bare, SYNTHETIC_TARGET, bytes);
+    });
+    Deno.bench({ name: `handler, v2 → v2 ${group}`, group }, () => {
+      convertReviewBytes(withMetrics, SYNTHETIC_TARGET, same);
+    });
+  }
+}

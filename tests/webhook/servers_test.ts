@@ -1,0 +1,565 @@
+/**
+ * The two listeners: plain routes and readiness, one `/metrics` scrape, the TLS certificate
+ * reload (new handshakes see the new serial, nothing is refused, a bad pair keeps the old one),
+ * the HTTP limits, and graceful shutdown under a shared deadline.
+ */
+import assert from "node:assert/strict";
+import tls from "node:tls";
+import { createMetricsRegistry, metricsResponse } from "../../src/obs/metrics.ts";
+import { syntheticCompiled } from "../../src/webhook/_synthetic.ts";
+import { createNodeConvertListener } from "../../src/webhook/convert_handler.ts";
+import { WEBHOOK_METRIC_NAMES, WebhookMetrics } from "../../src/webhook/metrics.ts";
+import { PlanRegistry } from "../../src/webhook/registry.ts";
+import {
+  ConversionServer,
+  type ConversionServerOptions,
+  createPlainListener,
+  type NodeListener,
+  parseBindAddress,
+  Readiness,
+  shutdownAll,
+  startPlainServer,
+} from "../../src/webhook/servers.ts";
+import { captureLog, review, sampleValue, testCerts, widget, writePair } from "./_helpers.ts";
+
+const T = "widgets.bench.example.com";
+
+// --- helpers --------------------------------------------------------------------------------------
+
+/** Completes a TLS handshake and returns the server certificate's serial (hex, upper case). */
+function handshakeSerial(port: number, ca: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const socket = tls.connect({ host: "127.0.0.1", port, ca, servername: "localhost" }, () => {
+      const serial = socket.getPeerCertificate().serialNumber;
+      socket.end();
+      resolve(String(serial).toUpperCase());
+    });
+    socket.once("error", (e) => {
+      socket.destroy();
+      reject(e);
+    });
+  });
+}
+
+/** The serial `openssl`-issued test certificates carry, as `X509Certificate` prints it. */
+async function serialOf(pem: string): Promise<string> {
+  const { X509Certificate } = await import("node:crypto");
+  return new X509Certificate(pem).serialNumber.toUpperCase();
+}
+
+async function tempDir(): Promise<string> {
+  return await Deno.makeTempDir({ prefix: "dco-webhook-srv-" });
+}
+
+async function startTls(
+  dir: string,
+  extra: Partial<ConversionServerOptions> = {},
+): Promise<ConversionServer> {
+  const registry = new PlanRegistry();
+  registry.install(syntheticCompiled(), new Date());
+  return await ConversionServer.start({
+    address: "127.0.0.1:0",
+    certDir: dir,
+    reloadIntervalMs: 0,
+    listener: createNodeConvertListener({ registry, logger: captureLog() }),
+    logger: captureLog(),
+    ...extra,
+  });
+}
+
+/** Opens a raw TLS connection (for the limit tests). */
+async function rawTls(port: number, ca: string): Promise<Deno.TlsConn> {
+  const tcp = await Deno.connect({ hostname: "127.0.0.1", port });
+  return await Deno.startTls(tcp, { hostname: "localhost", caCerts: [ca] });
+}
+
+/** Reads until the server closes the connection; returns what arrived. */
+async function readUntilClosed(conn: Deno.Conn): Promise<string> {
+  const buf = new Uint8Array(16 * 1024);
+  let out = "";
+  try {
+    for (;;) {
+      const n = await conn.read(buf);
+      if (n === null) break;
+      out += new TextDecoder().decode(buf.subarray(0, n));
+    }
+  } catch {
+    // a reset or an unclean TLS close also means "closed"
+  } finally {
+    try {
+      conn.close();
+    } catch {
+      // already closed
+    }
+  }
+  return out;
+}
+
+const enc = new TextEncoder();
+
+// --- addresses ------------------------------------------------------------------------------------
+
+Deno.test("parseBindAddress takes Go-style addresses", () => {
+  assert.deepEqual(parseBindAddress(":9443"), { hostname: "", port: 9443 });
+  assert.deepEqual(parseBindAddress("127.0.0.1:8443"), { hostname: "127.0.0.1", port: 8443 });
+  assert.deepEqual(parseBindAddress("[::1]:0"), { hostname: "::1", port: 0 });
+  assert.deepEqual(parseBindAddress("localhost:80"), { hostname: "localhost", port: 80 });
+  for (const bad of ["9443", "::1:9443", "host:", "host:99999", ""]) {
+    assert.throws(() => parseBindAddress(bad), /invalid bind address/, bad);
+  }
+});
+
+Deno.test("an empty host listens on every interface (dual stack)", async () => {
+  const server = await startPlainServer({
+    address: ":0",
+    listener: createPlainListener({
+      readiness: { ready: true },
+      registry: new PlanRegistry(),
+    }),
+  });
+  try {
+    const res = await fetch(`http://127.0.0.1:${server.addr.port}/healthz`);
+    assert.equal(await res.text(), "ok\n");
+  } finally {
+    await server.shutdown();
+  }
+});
+
+// --- the plain listener ---------------------------------------------------------------------------
+
+Deno.test("plain listener: healthz, readyz driven by the readiness flag, debug, 404/405", async () => {
+  const plans = new PlanRegistry();
+  plans.install(syntheticCompiled(), new Date("2026-03-01T10:00:00Z"));
+  const promRegistry = createMetricsRegistry({ runtime: false }).registry;
+  const metrics = new WebhookMetrics(promRegistry);
+  const readiness = new Readiness((r) => metrics.setReady(r));
+  const server = await startPlainServer({
+    address: "127.0.0.1:0",
+    listener: createPlainListener({ readiness, registry: plans, metrics: promRegistry }),
+  });
+  const base = `http://127.0.0.1:${server.addr.port}`;
+  try {
+    let res = await fetch(`${base}/healthz`);
+    assert.equal(res.status, 200);
+    assert.equal(await res.text(), "ok\n");
+    res = await fetch(`${base}/readyz`);
+    assert.equal(res.status, 503);
+    assert.equal(await res.text(), "registry not yet fully synced\n");
+    assert.equal(
+      sampleValue(await (await fetch(`${base}/metrics`)).text(), "dco_webhook_ready"),
+      0,
+    );
+
+    readiness.set(true);
+    res = await fetch(`${base}/readyz`);
+    assert.equal(res.status, 200);
+    assert.equal(await res.text(), "ok\n");
+    assert.equal(
+      sampleValue(await (await fetch(`${base}/metrics`)).text(), "dco_webhook_ready"),
+      1,
+    );
+
+    readiness.set(false); // e.g. draining
+    assert.equal((await fetch(`${base}/readyz`)).status, 503);
+    await (await fetch(`${base}/readyz`)).body?.cancel();
+
+    res = await fetch(`${base}/debug/registry`);
+    assert.equal(res.headers.get("content-type"), "application/json");
+    const rows = await res.json();
+    assert.equal(rows.length, 1);
+    assert.equal(rows[0].xrd, T);
+    assert.equal(rows[0].ready, true);
+    assert.equal(rows[0].compiledAt, "2026-03-01T10:00:00Z");
+
+    res = await fetch(`${base}/nope`);
+    assert.equal(res.status, 404);
+    await res.body?.cancel();
+    res = await fetch(`${base}/healthz`, { method: "POST" });
+    assert.equal(res.status, 405);
+    await res.body?.cancel();
+    res = await fetch(`${base}/healthz`, { method: "HEAD" });
+    assert.equal(res.status, 200);
+    assert.equal(await res.text(), "");
+  } finally {
+    await server.shutdown();
+  }
+});
+
+Deno.test("plain listener: /metrics without a gatherer is 503", async () => {
+  const server = await startPlainServer({
+    address: "127.0.0.1:0",
+    listener: createPlainListener({ readiness: { ready: true }, registry: new PlanRegistry() }),
+  });
+  try {
+    const res = await fetch(`http://127.0.0.1:${server.addr.port}/metrics`);
+    assert.equal(res.status, 503);
+    assert.equal(await res.text(), "metrics gatherer not configured\n");
+  } finally {
+    await server.shutdown();
+  }
+});
+
+Deno.test("one /metrics scrape: every webhook family plus runtime, no duplicate family", async () => {
+  using reg = createMetricsRegistry({ lagSampleIntervalMs: 50 });
+  const metrics = new WebhookMetrics(reg.registry);
+  const plans = new PlanRegistry();
+  plans.onChange((c) => metrics.observeChange(c));
+  const readiness = new Readiness((r) => metrics.setReady(r));
+  const certs = await testCerts();
+  const dir = await tempDir();
+  await writePair(dir, certs.first);
+  plans.install(syntheticCompiled(), new Date());
+  metrics.refreshRegistryGauges(plans.snapshot());
+  metrics.setInitialSync(0.5, 1);
+  readiness.set(true);
+  const tlsServer = await ConversionServer.start({
+    address: "127.0.0.1:0",
+    certDir: dir,
+    reloadIntervalMs: 0,
+    listener: createNodeConvertListener({ registry: plans, metrics, logger: captureLog() }),
+    logger: captureLog(),
+  });
+  const plain = await startPlainServer({
+    address: "127.0.0.1:0",
+    listener: createPlainListener({
+      readiness,
+      registry: plans,
+      metrics: () => metricsResponse(reg.registry),
+    }),
+  });
+  const client = Deno.createHttpClient({ caCerts: [certs.ca] });
+  try {
+    const res = await fetch(`https://127.0.0.1:${tlsServer.addr.port}/convert/${T}`, {
+      method: "POST",
+      body: JSON.stringify(review("m", "v2", [widget("v1", 0), widget("v1alpha1", 1)])),
+      client,
+    });
+    assert.equal((await res.json()).response.result.status, "Success");
+    const scrape = await fetch(`http://127.0.0.1:${plain.addr.port}/metrics`);
+    assert.equal(scrape.status, 200);
+    assert.match(scrape.headers.get("content-type") ?? "", /^text\/plain; version=0\.0\.4/);
+    const text = await scrape.text();
+    const typeLines = [...text.matchAll(/^# TYPE (\S+) /gm)].map((m) => m[1]);
+    assert.equal(new Set(typeLines).size, typeLines.length, "no duplicate family");
+    for (const name of WEBHOOK_METRIC_NAMES) assert.ok(typeLines.includes(name), name);
+    assert.ok(typeLines.includes("process_resident_memory_bytes"));
+    assert.equal(sampleValue(text, "dco_webhook_registry_reload_total", { result: "success" }), 1);
+    assert.equal(sampleValue(text, "dco_webhook_conversion_panics_total", { target: T }), 0);
+  } finally {
+    client.close();
+    await shutdownAll([tlsServer, plain], 5000);
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+// --- TLS and certificate reload -------------------------------------------------------------------
+
+Deno.test("reload swaps the certificate for new handshakes without refusing any connection", async () => {
+  const certs = await testCerts();
+  const dir = await tempDir();
+  await writePair(dir, certs.first);
+  const server = await startTls(dir);
+  const port = server.addr.port;
+  const firstSerial = await serialOf(certs.first.cert);
+  const secondSerial = await serialOf(certs.second.cert);
+  assert.notEqual(firstSerial, secondSerial);
+  try {
+    assert.equal(await handshakeSerial(port, certs.ca), firstSerial);
+    assert.equal(server.stats.serial, firstSerial);
+
+    // Handshakes keep coming while the files change and the reload runs.
+    let stop = false;
+    const seen: string[] = [];
+    const errors: Error[] = [];
+    const hammer = async () => {
+      while (!stop) {
+        try {
+          seen.push(await handshakeSerial(port, certs.ca));
+        } catch (e) {
+          errors.push(e as Error);
+        }
+      }
+    };
+    const loops = [hammer(), hammer(), hammer()];
+    while (seen.length < 10) await new Promise((r) => setTimeout(r, 5));
+    await writePair(dir, certs.second);
+    assert.equal(await server.reloadNow(), "reloaded");
+    const after = seen.length;
+    while (seen.length < after + 10) await new Promise((r) => setTimeout(r, 5));
+    stop = true;
+    await Promise.all(loops);
+
+    assert.deepEqual(errors, [], "no handshake failed or was refused");
+    assert.equal(await handshakeSerial(port, certs.ca), secondSerial);
+    assert.ok(seen.slice(after + 3).every((s) => s === secondSerial), "new handshakes: new cert");
+    assert.equal(server.stats.reloads, 1);
+    assert.equal(await server.reloadNow(), "unchanged");
+  } finally {
+    await server.shutdown();
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("a bad or half-written pair keeps the last good one", async () => {
+  const certs = await testCerts();
+  const dir = await tempDir();
+  await writePair(dir, certs.first);
+  const log = captureLog();
+  const server = await startTls(dir, { logger: log });
+  const port = server.addr.port;
+  const firstSerial = await serialOf(certs.first.cert);
+  try {
+    await Deno.writeTextFile(`${dir}/tls.crt`, "-----BEGIN CERTIFICATE-----\nnot a cert\n");
+    assert.equal(await server.reloadNow(), "failed");
+    assert.equal(await handshakeSerial(port, certs.ca), firstSerial);
+
+    // cert-manager writes the certificate before the key: a mismatched pair for a moment.
+    await Deno.writeTextFile(`${dir}/tls.crt`, certs.second.cert);
+    assert.equal(await server.reloadNow(), "failed");
+    assert.match(server.stats.lastError, /does not match/);
+    assert.equal(await handshakeSerial(port, certs.ca), firstSerial);
+
+    await Deno.remove(`${dir}/tls.key`);
+    assert.equal(await server.reloadNow(), "failed");
+    assert.equal(await handshakeSerial(port, certs.ca), firstSerial);
+
+    await Deno.writeTextFile(`${dir}/tls.key`, certs.second.key);
+    assert.equal(await server.reloadNow(), "reloaded");
+    assert.equal(await handshakeSerial(port, certs.ca), await serialOf(certs.second.cert));
+    assert.equal(server.stats.failures, 3);
+    assert.equal(server.stats.reloads, 1);
+    assert.ok(server.stats.lastErrorAt instanceof Date);
+    assert.equal(
+      log.lines.filter((l) => l.msg.startsWith("reloading the TLS certificate failed")).length,
+      3,
+    );
+  } finally {
+    await server.shutdown();
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("before the first good pair handshakes fail; the poll then loads it", async () => {
+  const certs = await testCerts();
+  const dir = await tempDir();
+  const server = await startTls(dir, { reloadIntervalMs: 20 });
+  const port = server.addr.port;
+  try {
+    assert.equal(server.hasCertificate, false);
+    await assert.rejects(handshakeSerial(port, certs.ca));
+    await writePair(dir, certs.first);
+    // The poll (not a manual reload) picks the pair up.
+    for (let i = 0; i < 500 && !server.hasCertificate; i++) {
+      await new Promise((r) => setTimeout(r, 10));
+    }
+    assert.equal(server.hasCertificate, true);
+    assert.equal(await handshakeSerial(port, certs.ca), await serialOf(certs.first.cert));
+    assert.equal(server.stats.reloads, 0, "the first load is not a reload");
+  } finally {
+    await server.shutdown();
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("TLS offers HTTP/1.1 only and at least TLS 1.2", async () => {
+  const certs = await testCerts();
+  const dir = await tempDir();
+  await writePair(dir, certs.first);
+  const server = await startTls(dir);
+  try {
+    const tcp = await Deno.connect({ hostname: "127.0.0.1", port: server.addr.port });
+    const conn = await Deno.startTls(tcp, {
+      hostname: "localhost",
+      caCerts: [certs.ca],
+      alpnProtocols: ["h2", "http/1.1"],
+    });
+    const info = await conn.handshake();
+    assert.notEqual(info.alpnProtocol, "h2");
+    conn.close();
+    const attempt = (version: string) =>
+      new Deno.Command("openssl", {
+        args: ["s_client", "-connect", `127.0.0.1:${server.addr.port}`, version],
+        stdin: "null",
+        stdout: "null",
+        stderr: "null",
+      }).output();
+    assert.equal((await attempt("-tls1_1")).success, false, "TLS 1.1 is refused");
+    assert.equal((await attempt("-tls1_2")).success, true);
+  } finally {
+    await server.shutdown();
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+// --- limits ---------------------------------------------------------------------------------------
+
+Deno.test("limits: slow headers, a slow body and an idle connection are closed", async () => {
+  const certs = await testCerts();
+  const dir = await tempDir();
+  await writePair(dir, certs.first);
+  const server = await startTls(dir, {
+    limits: { headerTimeoutMs: 200, requestTimeoutMs: 300, idleTimeoutMs: 200 },
+  });
+  const port = server.addr.port;
+  try {
+    // Slow-loris: headers never finish.
+    let conn = await rawTls(port, certs.ca);
+    await conn.write(enc.encode(`POST /convert/${T} HTTP/1.1\r\nhost: x\r\n`));
+    assert.equal(await readUntilClosed(conn), "", "closed without an answer");
+
+    // Headers complete, body never does.
+    conn = await rawTls(port, certs.ca);
+    await conn.write(enc.encode(
+      `POST /convert/${T} HTTP/1.1\r\nhost: x\r\ncontent-length: 1000\r\n\r\n{"apiVersion"`,
+    ));
+    assert.equal(await readUntilClosed(conn), "");
+
+    // An answered request, then silence: the keep-alive connection is closed.
+    conn = await rawTls(port, certs.ca);
+    const body = JSON.stringify(review("idle", "v2", []));
+    await conn.write(enc.encode(
+      `POST /convert/${T} HTTP/1.1\r\nhost: x\r\ncontent-length: ${body.length}\r\n\r\n${body}`,
+    ));
+    const answered = await readUntilClosed(conn);
+    assert.match(answered, /^HTTP\/1\.1 200 OK/);
+    assert.match(answered, /"uid":"idle"/);
+  } finally {
+    await server.shutdown();
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("limits: a busy keep-alive connection outlives the header timeout", async () => {
+  const certs = await testCerts();
+  const dir = await tempDir();
+  await writePair(dir, certs.first);
+  const server = await startTls(dir, {
+    limits: { headerTimeoutMs: 150, requestTimeoutMs: 300, idleTimeoutMs: 300 },
+  });
+  try {
+    const conn = await rawTls(server.addr.port, certs.ca);
+    const body = JSON.stringify(review("ka", "v2", [widget("v1", 0)]));
+    const msg = enc.encode(
+      `POST /convert/${T} HTTP/1.1\r\nhost: x\r\ncontent-length: ${body.length}\r\n\r\n${body}`,
+    );
+    const buf = new Uint8Array(64 * 1024);
+    // Requests keep coming for several header timeouts on the same connection.
+    const until = performance.now() + 800;
+    let answered = 0;
+    while (performance.now() < until) {
+      await conn.write(msg);
+      const n = await conn.read(buf);
+      assert.ok(n !== null, `connection closed after ${answered} answers`);
+      assert.match(new TextDecoder().decode(buf.subarray(0, n)), /^HTTP\/1\.1 200 OK/);
+      answered++;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    conn.close();
+    // A client that never starts the handshake is dropped.
+    const silent = await Deno.connect({ hostname: "127.0.0.1", port: server.addr.port });
+    assert.equal(await readUntilClosed(silent), "");
+  } finally {
+    await server.shutdown();
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("limits: headers over the cap are 431, on both listeners", async () => {
+  const certs = await testCerts();
+  const dir = await tempDir();
+  await writePair(dir, certs.first);
+  const limits = { maxHeaderBytes: 4096 };
+  const server = await startTls(dir, { limits });
+  const plain = await startPlainServer({
+    address: "127.0.0.1:0",
+    listener: createPlainListener({ readiness: { ready: true }, registry: new PlanRegistry() }),
+    limits: { ...limits, headerTimeoutMs: 200 },
+  });
+  try {
+    const conn = await rawTls(server.addr.port, certs.ca);
+    await conn.write(
+      enc.encode(`POST /convert/${T} HTTP/1.1\r\nx-big: ${"a".repeat(8000)}\r\n\r\n`),
+    );
+    assert.match(await readUntilClosed(conn), /^HTTP\/1\.1 431/);
+
+    const res = await fetch(`http://127.0.0.1:${plain.addr.port}/healthz`, {
+      headers: { "x-big": "a".repeat(8000) },
+    });
+    assert.equal(res.status, 431);
+    await res.body?.cancel();
+    // The plain listener has the slow-header limit too.
+    const tcp = await Deno.connect({ hostname: "127.0.0.1", port: plain.addr.port });
+    await tcp.write(enc.encode("GET /healthz HTTP/1.1\r\n"));
+    assert.equal(await readUntilClosed(tcp), "");
+  } finally {
+    await shutdownAll([server, plain], 5000);
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+// --- shutdown -------------------------------------------------------------------------------------
+
+function heldListener(): { listener: NodeListener; release(): void; arrived: Promise<void> } {
+  let release!: () => void;
+  let arrived!: () => void;
+  const gate = new Promise<void>((r) => (release = r));
+  const seen = new Promise<void>((r) => (arrived = r));
+  return {
+    listener: (req, res) => {
+      req.resume();
+      arrived();
+      gate.then(() => res.end("done"));
+    },
+    release,
+    arrived: seen,
+  };
+}
+
+Deno.test("graceful shutdown lets the in-flight request finish and stops accepting", async () => {
+  const certs = await testCerts();
+  const dir = await tempDir();
+  await writePair(dir, certs.first);
+  const held = heldListener();
+  const server = await startTls(dir, { listener: held.listener });
+  const client = Deno.createHttpClient({ caCerts: [certs.ca] });
+  try {
+    const inflight = fetch(`https://127.0.0.1:${server.addr.port}/convert/${T}`, {
+      method: "POST",
+      body: "{}",
+      client,
+    });
+    await held.arrived;
+    const done = shutdownAll([server], 10_000);
+    await assert.rejects(handshakeSerial(server.addr.port, certs.ca), "no new connections");
+    held.release();
+    const res = await inflight;
+    assert.equal(await res.text(), "done");
+    assert.equal(await done, true);
+  } finally {
+    client.close();
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("the shared shutdown deadline force-closes what is still running", async () => {
+  const certs = await testCerts();
+  const dir = await tempDir();
+  await writePair(dir, certs.first);
+  const held = heldListener();
+  const server = await startTls(dir, { listener: held.listener });
+  const client = Deno.createHttpClient({ caCerts: [certs.ca] });
+  try {
+    const inflight = fetch(`https://127.0.0.1:${server.addr.port}/convert/${T}`, {
+      method: "POST",
+      body: "{}",
+      client,
+    }).then((r) => r.text());
+    await held.arrived;
+    assert.equal(await shutdownAll([server], 100), false);
+    await assert.rejects(inflight, "the held request was cut off");
+  } finally {
+    held.release();
+    client.close();
+    await Deno.remove(dir, { recursive: true });
+  }
+});
