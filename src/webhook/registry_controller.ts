@@ -46,6 +46,8 @@ export interface RegistryControllerOptions {
   onInstalled?: (result: CompileResult) => void;
   /** Called after a removal. */
   onRemoved?: (target: string) => void;
+  /** Debug-level decision log (which branch a reconcile took, and why). */
+  logger?: { debug(msg: string, fields?: Record<string, unknown>): void };
 }
 
 export interface ReconcileResult {
@@ -111,6 +113,13 @@ export class RegistryController {
     );
     const mine = resolution.ok && resolution.server === serverName;
     const target = view.getTarget(kind, targetName);
+    this.opts.logger?.debug("reconcile", {
+      key,
+      target: targetName,
+      mine,
+      assignment: resolution.ok ? resolution.server : resolution.error,
+      targetFound: target !== undefined,
+    });
     if (target === undefined) {
       this.drains.delete(key);
       if (!mine) this.remove(targetName);

@@ -374,17 +374,41 @@ abstract class BaseControlPlane implements ControlPlane {
     return this.kubeConfig.makeApiClient(cls);
   }
 
+  /**
+   * Server-side apply through kubectl: the object goes to the apiserver as written. (client-node's
+   * typed serializer would drop JSON names it does not know, e.g. `x-kubernetes-*` in a CRD.)
+   */
   async apply<T extends k8s.KubernetesObject>(obj: T): Promise<T> {
-    const res = await this.#objects.patch(
-      obj,
-      undefined,
-      undefined,
-      FIELD_MANAGER,
-      true,
-      k8s.PatchStrategy.ServerSideApply,
-    );
+    const { kubectl } = await resolveAssets();
+    const child = new Deno.Command(kubectl, {
+      args: [
+        "--kubeconfig",
+        this.kubeconfigPath,
+        "apply",
+        "--server-side",
+        "--force-conflicts",
+        `--field-manager=${FIELD_MANAGER}`,
+        "-o",
+        "json",
+        "-f",
+        "-",
+      ],
+      stdin: "piped",
+      stdout: "piped",
+      stderr: "piped",
+    }).spawn();
+    const writer = child.stdin.getWriter();
+    await writer.write(new TextEncoder().encode(JSON.stringify(obj)));
+    await writer.close();
+    const out = await child.output();
+    const dec = new TextDecoder();
+    if (!out.success) {
+      throw new Error(
+        `apply ${obj.kind} ${obj.metadata?.name}: ${dec.decode(out.stderr).trim()}`,
+      );
+    }
     this.track(obj);
-    return res as T;
+    return JSON.parse(dec.decode(out.stdout)) as T;
   }
 
   protected track(obj: k8s.KubernetesObject): void {

@@ -1,0 +1,357 @@
+/**
+ * The webhook-server role as a real process, under exactly its Deno permission flags, serving a
+ * CRD's conversions through a real kube-apiserver: objects written at v1 are read, listed and
+ * watched at v2; editing the config changes the next read; a config made invalid keeps the old
+ * plan serving and shows the error in /debug/registry and the metrics; an identity without RBAC
+ * makes the process exit non-zero instead of hanging.
+ */
+import assert from "node:assert/strict";
+import type * as k8s from "@kubernetes/client-node";
+import { b64, createCA } from "../support/certs.ts";
+import {
+  type ControlPlane,
+  freePort,
+  resolveAssets,
+  waitFor,
+  withControlPlane,
+} from "../support/control_plane.ts";
+import { DCO_CRDS } from "../support/dco_crds.ts";
+
+const GROUP = "ws.dco.test";
+const PLURAL = "gadgets";
+const TARGET = `${PLURAL}.${GROUP}`;
+const REPO = new URL("../../", import.meta.url).pathname;
+const ENTRY = `${REPO}src/main/webhook_server.ts`;
+// From source, the compile Worker loads its imports from src/ (a bundle reads one worker.js).
+const SOURCES = `${REPO}src`;
+
+function gadgetCRD(url: string, caPEM: string) {
+  const schema = (sizeField: string) => ({
+    openAPIV3Schema: {
+      type: "object",
+      properties: {
+        spec: {
+          type: "object",
+          properties: { [sizeField]: { type: "integer" }, color: { type: "string" } },
+        },
+      },
+    },
+  });
+  return {
+    apiVersion: "apiextensions.k8s.io/v1",
+    kind: "CustomResourceDefinition",
+    metadata: { name: TARGET },
+    spec: {
+      group: GROUP,
+      scope: "Namespaced",
+      names: { plural: PLURAL, singular: "gadget", kind: "Gadget", listKind: "GadgetList" },
+      versions: [
+        { name: "v1", served: true, storage: true, schema: schema("size") },
+        { name: "v2", served: true, storage: false, schema: schema("capacity") },
+      ],
+      conversion: {
+        strategy: "Webhook",
+        webhook: {
+          conversionReviewVersions: ["v1"],
+          clientConfig: { url: `${url}/convert/${TARGET}`, caBundle: b64(caPEM) },
+        },
+      },
+    },
+  };
+}
+
+function config(spokePath: string, remapColors = false) {
+  const rules: Record<string, unknown>[] = [{
+    strategy: "FieldRename",
+    fieldRename: { hubPath: "spec.size", spokePath },
+  }];
+  if (remapColors) {
+    rules.push({
+      strategy: "EnumRemap",
+      enumRemap: {
+        path: "spec.color",
+        mapping: [{ hub: "red", spoke: "crimson" }, { hub: "blue", spoke: "navy" }],
+      },
+    });
+  }
+  return {
+    apiVersion: "terasky.com/v1alpha1",
+    kind: "CRDConversionConfig",
+    metadata: { name: "gadgets" },
+    spec: {
+      targetCRD: { name: TARGET },
+      hubVersion: "v1",
+      spokes: [{ version: "v2", rules }],
+    },
+  };
+}
+
+interface RoleProcess extends AsyncDisposable {
+  readonly child: Deno.ChildProcess;
+  readonly metricsURL: string;
+  output(): string;
+}
+
+/** Starts the role with exactly its documented permission flags. */
+function startRole(
+  cp: ControlPlane,
+  opts: { certDir: string; kubeconfig: string; conversionPort: number; name?: string },
+): RoleProcess {
+  const metricsPort = freePort();
+  const child = new Deno.Command(Deno.execPath(), {
+    args: [
+      "run",
+      "--allow-net",
+      "--allow-env",
+      `--allow-read=${opts.certDir},${opts.kubeconfig},${SOURCES}`,
+      ENTRY,
+      `--webhook-server-name=${opts.name ?? "dco"}`,
+      `--tls-cert-dir=${opts.certDir}`,
+      `--conversion-bind-address=127.0.0.1:${opts.conversionPort}`,
+      `--metrics-bind-address=127.0.0.1:${metricsPort}`,
+      `--kubeconfig=${opts.kubeconfig}`,
+      "--enable-xrd-support=false",
+      "--initial-sync-workers=2",
+      "--zap-log-level=debug",
+    ],
+    stdout: "piped",
+    stderr: "piped",
+    env: { NO_COLOR: "1", RUST_BACKTRACE: "0" },
+  }).spawn();
+  let log = "";
+  const decoder = new TextDecoder();
+  const drain = async (s: ReadableStream<Uint8Array>) => {
+    for await (const chunk of s) log += decoder.decode(chunk);
+  };
+  const drained = Promise.all([drain(child.stdout), drain(child.stderr)]);
+  void cp;
+  return {
+    child,
+    metricsURL: `http://127.0.0.1:${metricsPort}`,
+    output: () => log,
+    async [Symbol.asyncDispose]() {
+      try {
+        child.kill("SIGTERM");
+      } catch {
+        // already exited
+      }
+      await child.status;
+      await drained;
+    },
+  };
+}
+
+async function get(url: string): Promise<{ status: number; text: string }> {
+  try {
+    const res = await fetch(url);
+    return { status: res.status, text: await res.text() };
+  } catch {
+    return { status: 0, text: "" };
+  }
+}
+
+type Gadget = { apiVersion: string; metadata: { name: string }; spec: Record<string, unknown> };
+
+Deno.test({
+  name: "webhook-server process serves conversions through a real kube-apiserver",
+  sanitizeResources: false,
+  sanitizeOps: false,
+  fn: withControlPlane(async (cp: ControlPlane, t) => {
+    for (const crd of DCO_CRDS) await cp.apply(crd);
+    for (const crd of DCO_CRDS) await cp.waitForCRD(crd.metadata!.name!);
+
+    const certDir = await cp.makeTempDir("ws-tls");
+    const ca = await createCA(certDir, "dco-ws-ca");
+    const serving = await ca.issue({
+      commonName: "dco-webhook",
+      hosts: ["127.0.0.1", "localhost"],
+    });
+    await Deno.writeTextFile(`${certDir}/tls.crt`, serving.cert);
+    await Deno.writeTextFile(`${certDir}/tls.key`, serving.key);
+
+    const port = freePort();
+    await cp.apply({
+      apiVersion: "terasky.com/v1alpha1",
+      kind: "ConversionWebhookServer",
+      metadata: { name: "dco" },
+      spec: { default: true },
+    } as k8s.KubernetesObject);
+    await cp.apply(gadgetCRD(`https://127.0.0.1:${port}`, ca.cert) as k8s.KubernetesObject);
+    await cp.waitForCRD(TARGET);
+    await cp.apply(config("spec.capacity") as k8s.KubernetesObject);
+    const ns = await cp.createNamespace("ws");
+
+    await using role = startRole(cp, {
+      certDir,
+      kubeconfig: cp.kubeconfigPath,
+      conversionPort: port,
+    });
+    const ready = () => get(`${role.metricsURL}/readyz`);
+
+    await t.step("health answers before readiness; ready after the initial sync", async () => {
+      await waitFor(
+        "plain listener",
+        async () => (await get(`${role.metricsURL}/healthz`)).status === 200,
+      );
+      await waitFor("readiness", async () => (await ready()).status === 200, { timeoutMs: 60_000 });
+      assert.equal((await ready()).text.trim(), "ok");
+      const metrics = (await get(`${role.metricsURL}/metrics`)).text;
+      assert.match(metrics, /^dco_webhook_ready 1$/m);
+      assert.match(metrics, /^dco_webhook_initial_sync_targets 1$/m);
+      assert.match(metrics, /^process_resident_memory_bytes \d+/m);
+      assert.match(role.output(), /registry synced, marking replica ready/);
+    });
+
+    const kubectl = async (...args: string[]) => {
+      const r = await cp.kubectl(...args);
+      assert.equal(
+        r.code,
+        0,
+        `kubectl ${args.join(" ")}: ${r.stderr}\n${role.output().slice(-3000)}`,
+      );
+      return r.stdout;
+    };
+    const getAt = async (version: string, name: string): Promise<Gadget> =>
+      JSON.parse(
+        await kubectl("get", `${PLURAL}.${version}.${GROUP}`, name, "-n", ns, "-o", "json"),
+      );
+
+    await t.step("objects written at v1 are read, listed and watched at v2", async () => {
+      const watcher = new Deno.Command((await resolveAssets()).kubectl, {
+        args: [
+          `--kubeconfig=${cp.kubeconfigPath}`,
+          "get",
+          `${PLURAL}.v2.${GROUP}`,
+          "-n",
+          ns,
+          "--watch",
+          "-o",
+          "json",
+        ],
+        stdout: "piped",
+        stderr: "null",
+      }).spawn();
+      let watched = "";
+      const reading = (async () => {
+        for await (const chunk of watcher.stdout) watched += new TextDecoder().decode(chunk);
+      })();
+      await cp.apply({
+        apiVersion: `${GROUP}/v1`,
+        kind: "Gadget",
+        metadata: { name: "g1", namespace: ns },
+        spec: { size: 7, color: "red" },
+      } as k8s.KubernetesObject);
+      const v2 = await getAt("v2", "g1");
+      assert.equal(v2.apiVersion, `${GROUP}/v2`);
+      assert.deepEqual(v2.spec, { capacity: 7, color: "red" });
+      const list = JSON.parse(
+        await kubectl("get", `${PLURAL}.v2.${GROUP}`, "-n", ns, "-o", "json"),
+      );
+      assert.deepEqual(list.items.map((i: Gadget) => i.spec), [{ capacity: 7, color: "red" }]);
+      await waitFor("watch event at v2", () => Promise.resolve(/"capacity": 7/.test(watched)));
+      assert.match(watched, new RegExp(`"apiVersion": "${GROUP}/v2"`));
+      watcher.kill("SIGTERM");
+      await watcher.status;
+      await reading;
+      // A write at v2 is converted to the v1 storage version.
+      await cp.apply({
+        apiVersion: `${GROUP}/v2`,
+        kind: "Gadget",
+        metadata: { name: "g2", namespace: ns },
+        spec: { capacity: 3, color: "blue" },
+      } as k8s.KubernetesObject);
+      assert.deepEqual((await getAt("v1", "g2")).spec, { size: 3, color: "blue" });
+      const metrics = (await get(`${role.metricsURL}/metrics`)).text;
+      assert.match(
+        metrics,
+        /dco_webhook_conversion_review_requests_total\{target="gadgets\.ws\.dco\.test",result="success"\} [1-9]/,
+      );
+    });
+
+    await t.step("editing the config changes the next read", async () => {
+      await cp.apply(config("spec.capacity", true) as k8s.KubernetesObject);
+      await waitFor(
+        "recompiled plan",
+        async () => (await getAt("v2", "g1")).spec.color === "crimson",
+        {
+          timeoutMs: 30_000,
+        },
+      );
+      assert.deepEqual((await getAt("v2", "g1")).spec, { capacity: 7, color: "crimson" });
+      assert.deepEqual((await getAt("v2", "g2")).spec, { capacity: 3, color: "navy" });
+    });
+
+    await t.step(
+      "an invalid config keeps the old plan serving and surfaces the error",
+      async () => {
+        await cp.apply(config("spec.doesNotExist") as k8s.KubernetesObject);
+        await waitFor("registry error", async () => {
+          const rows = JSON.parse((await get(`${role.metricsURL}/debug/registry`)).text || "[]");
+          return rows.some((r: { lastError: string }) => /doesNotExist/.test(r.lastError ?? ""));
+        }, { timeoutMs: 30_000 });
+        const rows = JSON.parse((await get(`${role.metricsURL}/debug/registry`)).text);
+        assert.equal(rows.length, 1);
+        assert.equal(rows[0].ready, true, "the old plan is still loaded");
+        assert.deepEqual((await getAt("v2", "g1")).spec, { capacity: 7, color: "crimson" });
+        assert.equal((await ready()).status, 200, "a bad config never de-readies the replica");
+        const metrics = (await get(`${role.metricsURL}/metrics`)).text;
+        assert.match(
+          metrics,
+          /dco_webhook_registry_compile_errors_total\{target="gadgets\.ws\.dco\.test",reason="ValidationErrors"\} [1-9]/,
+        );
+        // Fixing it again recompiles.
+        await cp.apply(config("spec.capacity") as k8s.KubernetesObject);
+        await waitFor("error cleared", async () => {
+          const r = JSON.parse((await get(`${role.metricsURL}/debug/registry`)).text || "[]");
+          return r.length === 1 && !r[0].lastError;
+        }, { timeoutMs: 30_000 });
+      },
+    );
+
+    await t.step("SIGTERM turns /readyz off and exits cleanly", async () => {
+      role.child.kill("SIGTERM");
+      const status = await role.child.status;
+      assert.equal(status.code, 0, role.output());
+    });
+  }),
+});
+
+Deno.test({
+  name: "webhook-server exits non-zero when its caches cannot sync (no RBAC)",
+  sanitizeResources: false,
+  sanitizeOps: false,
+  fn: withControlPlane(async (cp: ControlPlane) => {
+    for (const crd of DCO_CRDS) await cp.apply(crd);
+    const certDir = await cp.makeTempDir("ws-tls");
+    const ca = await createCA(certDir, "dco-ws-ca");
+    const serving = await ca.issue({ commonName: "dco-webhook", hosts: ["127.0.0.1"] });
+    await Deno.writeTextFile(`${certDir}/tls.crt`, serving.cert);
+    await Deno.writeTextFile(`${certDir}/tls.key`, serving.key);
+    // A ServiceAccount with no permissions, through a token kubeconfig.
+    const ns = await cp.createNamespace("norbac");
+    await cp.kubectl("create", "serviceaccount", "nobody", "-n", ns);
+    const token = (await cp.kubectl("create", "token", "nobody", "-n", ns)).stdout.trim();
+    assert.ok(token.length > 20, "got a token");
+    const caData = cp.kubeConfig.getCurrentCluster()!.caData!;
+    const kubeconfig = `${certDir}/nobody.kubeconfig`;
+    await Deno.writeTextFile(
+      kubeconfig,
+      JSON.stringify({
+        apiVersion: "v1",
+        kind: "Config",
+        clusters: [{
+          name: "c",
+          cluster: { server: cp.server, "certificate-authority-data": caData },
+        }],
+        users: [{ name: "nobody", user: { token } }],
+        contexts: [{ name: "c", context: { cluster: "c", user: "nobody" } }],
+        "current-context": "c",
+      }),
+    );
+    await using role = startRole(cp, { certDir, kubeconfig, conversionPort: freePort() });
+    const status = await role.child.status;
+    assert.notEqual(status.code, 0, "exits non-zero instead of hanging");
+    assert.match(role.output(), /informer cache failed to sync/);
+    assert.match(role.output(), /forbidden|403/i);
+  }),
+});
