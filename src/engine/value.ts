@@ -103,8 +103,11 @@ export function deepCopy(v: JsonValue): JsonValue {
     return out;
   }
   const out: JsonObject = {};
-  for (const key in v) {
-    if (Object.hasOwn(v, key)) setKey(out, key, deepCopy(v[key]));
+  const keys = Object.keys(v);
+  for (let i = 0; i < keys.length; i++) {
+    const key = keys[i];
+    if (key === "__proto__") setKey(out, key, deepCopy(v[key]));
+    else out[key] = deepCopy(v[key]);
   }
   return out;
 }

@@ -44,14 +44,27 @@ export const linkWhen: OpLinker = (op, link) => {
  * Output maps are created only when something is written under them (§5.7 "empty containers").
  */
 export const linkCarry: OpLinker = (op) => {
-  const tree = op.tree as CarryTree;
+  const tree = linkTree(op.tree as CarryTree);
   return (input, output) => carry(input, tree, output, true);
 };
 
-function carry(input: JsonObject, tree: CarryTree, out: JsonObject, root: boolean): void {
-  for (const key in input) {
-    if (!Object.hasOwn(input, key)) continue;
-    const node = Object.hasOwn(tree, key) ? tree[key] : undefined;
+/** The carry tree as Maps: lookups on the hot path stay monomorphic and fast. */
+type LinkedTree = Map<string, LinkedTree | "copy" | "skip">;
+
+function linkTree(tree: CarryTree): LinkedTree {
+  const m: LinkedTree = new Map();
+  for (const key of Object.keys(tree)) {
+    const node = tree[key];
+    m.set(key, typeof node === "string" ? node : linkTree(node));
+  }
+  return m;
+}
+
+function carry(input: JsonObject, tree: LinkedTree, out: JsonObject, root: boolean): void {
+  const keys = Object.keys(input);
+  for (let i = 0; i < keys.length; i++) {
+    const key = keys[i];
+    const node = tree.get(key);
     if (node === "skip") continue;
     const v = input[key];
     if (node === undefined) {
@@ -65,7 +78,7 @@ function carry(input: JsonObject, tree: CarryTree, out: JsonObject, root: boolea
 }
 
 /** Descends into `out[key]`, creating it only if the walk below writes something. */
-function carryInto(input: JsonObject, tree: CarryTree, parent: JsonObject, key: string): void {
+function carryInto(input: JsonObject, tree: LinkedTree, parent: JsonObject, key: string): void {
   const existing = Object.hasOwn(parent, key) ? parent[key] : undefined;
   if (existing !== undefined) {
     if (!isMap(existing)) {
