@@ -158,7 +158,8 @@ async function main(argv: readonly string[]): Promise<void> {
   for (;;) {
     attempt++;
     try {
-      targets = (await initialSyncPass(registryController, caches, kinds, poolSize)).targets;
+      // More lanes than workers keep every worker fed while results cross back.
+      targets = (await initialSyncPass(registryController, caches, kinds, poolSize * 4)).targets;
       break;
     } catch (e) {
       log.error("initial sync failed; retrying", { attempt, error: e });
