@@ -355,3 +355,107 @@ Deno.test({
     assert.match(role.output(), /forbidden|403/i);
   }),
 });
+
+/**
+ * A TCP proxy to the apiserver that holds every connection until released: while it holds, the
+ * role's caches cannot sync and its initial sync cannot read any target.
+ */
+function blockingProxy(upstream: URL) {
+  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  let release!: () => void;
+  const released = new Promise<void>((r) => release = r);
+  const conns: Deno.Conn[] = [];
+  (async () => {
+    for await (const client of listener) {
+      conns.push(client);
+      (async () => {
+        await released;
+        const server = await Deno.connect({
+          hostname: upstream.hostname,
+          port: Number(upstream.port),
+        });
+        conns.push(server);
+        await Promise.allSettled([
+          client.readable.pipeTo(server.writable),
+          server.readable.pipeTo(client.writable),
+        ]);
+      })().catch(() => {});
+    }
+  })().catch(() => {});
+  return {
+    port: (listener.addr as Deno.NetAddr).port,
+    release,
+    close() {
+      release();
+      listener.close();
+      for (const c of conns) {
+        try {
+          c.close();
+        } catch {
+          // already closed
+        }
+      }
+    },
+  };
+}
+
+Deno.test({
+  name: "webhook-server stays unready until its caches and initial sync complete",
+  sanitizeResources: false,
+  sanitizeOps: false,
+  fn: withControlPlane(async (cp: ControlPlane) => {
+    for (const crd of DCO_CRDS) await cp.apply(crd);
+    for (const crd of DCO_CRDS) await cp.waitForCRD(crd.metadata!.name!);
+    const certDir = await cp.makeTempDir("ws-tls");
+    const ca = await createCA(certDir, "dco-ws-ca");
+    const serving = await ca.issue({ commonName: "dco-webhook", hosts: ["127.0.0.1"] });
+    await Deno.writeTextFile(`${certDir}/tls.crt`, serving.cert);
+    await Deno.writeTextFile(`${certDir}/tls.key`, serving.key);
+    const port = freePort();
+    await cp.apply({
+      apiVersion: "terasky.com/v1alpha1",
+      kind: "ConversionWebhookServer",
+      metadata: { name: "dco" },
+      spec: { default: true },
+    } as k8s.KubernetesObject);
+    await cp.apply(gadgetCRD(`https://127.0.0.1:${port}`, ca.cert) as k8s.KubernetesObject);
+    await cp.apply(config("spec.capacity") as k8s.KubernetesObject);
+
+    const proxy = blockingProxy(new URL(cp.server));
+    try {
+      const kc = JSON.parse(await Deno.readTextFile(cp.kubeconfigPath));
+      kc.clusters[0].cluster.server = `https://127.0.0.1:${proxy.port}`;
+      const kubeconfig = `${certDir}/proxied.kubeconfig`;
+      await Deno.writeTextFile(kubeconfig, JSON.stringify(kc));
+      await using role = startRole(cp, { certDir, kubeconfig, conversionPort: port });
+
+      await waitFor(
+        "plain listener",
+        async () => (await get(`${role.metricsURL}/healthz`)).status === 200,
+      );
+      // While the apiserver is unreachable, health is fine and readiness is not — for as long as
+      // it takes (there is no ready-anyway timeout).
+      for (let i = 0; i < 10; i++) {
+        const r = await get(`${role.metricsURL}/readyz`);
+        assert.equal(r.status, 503);
+        assert.equal(r.text.trim(), "registry not yet fully synced");
+        await new Promise((res) => setTimeout(res, 200));
+      }
+      assert.match((await get(`${role.metricsURL}/metrics`)).text, /^dco_webhook_ready 0$/m);
+
+      proxy.release();
+      await waitFor(
+        "readiness",
+        async () => (await get(`${role.metricsURL}/readyz`)).status === 200,
+        {
+          timeoutMs: 60_000,
+        },
+      );
+      const rows = JSON.parse((await get(`${role.metricsURL}/debug/registry`)).text);
+      assert.equal(rows.length, 1, "ready only once the assigned target is in the registry");
+      assert.equal(rows[0].ready, true);
+    } finally {
+      proxy.close();
+    }
+  }),
+});
