@@ -57,7 +57,16 @@ const EXAMPLES: Record<string, { resource: string; config: string; versions: str
 for (const [example, expected] of Object.entries(EXAMPLES)) {
   Deno.test(`fuzz: example ${example} has no finding (exit 0)`, async () => {
     const dir = `examples/${example}`;
-    const r = await fuzzJson("-c", `${dir}/config.yaml`, "--crd", `${dir}/crd.yaml`);
+    const r = await fuzzJson(
+      "-c",
+      `${dir}/config.yaml`,
+      "--crd",
+      `${dir}/crd.yaml`,
+      "--count",
+      "1000",
+      "--seed",
+      "1",
+    );
     assert.equal(r.code, 0, r.stdout + r.stderr);
     assert.equal(r.stderr, "");
     assert.deepEqual(r.report, {
@@ -67,13 +76,40 @@ for (const [example, expected] of Object.entries(EXAMPLES)) {
       hubVersion: expected.versions.includes("v2") ? "v2" : "v1",
       versions: expected.versions,
       seed: 1,
-      perVersion: 200,
-      pathsTested: 400,
+      perVersion: 1000,
+      pathsTested: 2000,
       skipped: 0,
       findings: [],
     });
   });
 }
+
+Deno.test("fuzz: finds a planted loss forced through losslessOverride, shrunk", async () => {
+  const r = await fuzzJson(
+    "-c",
+    `${FIXTURES}/override-config.yaml`,
+    "--crd",
+    `${FIXTURES}/override-crd.yaml`,
+    "--count",
+    "1000",
+    "--seed",
+    "1",
+  );
+  assert.equal(r.code, 1, r.stderr);
+  const findings = r.report.findings as Finding[];
+  assert.equal(findings.length, 1);
+  const [f] = findings;
+  assert.equal(f.class, "round-trip-loss");
+  assert.equal(`${f.from}->${f.to}`, "v2->v1");
+  assert.ok(f.directions.every((d) => d.lossless), "only declared-lossless paths are findings");
+  assert.deepEqual(f.fields, [{ field: "spec.size", detail: '"050Gi" came back as "50Gi"' }]);
+  assert.deepEqual(f.object, {
+    apiVersion: "demo.example.com/v2",
+    kind: "Volume",
+    metadata: { name: `fuzz-v2-${f.index}` },
+    spec: { size: "050Gi" },
+  });
+});
 
 Deno.test("fuzz: an XRD config", async () => {
   const r = await fuzzJson(...XRD, "-n", "50");
