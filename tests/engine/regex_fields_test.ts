@@ -95,6 +95,24 @@ Deno.test("ScalarToFields: scenario 35 — no match is a conversion error", () =
   );
 });
 
+Deno.test("ScalarToFields: a catastrophic-backtracking pattern cannot stall a conversion", () => {
+  const rule: ConversionRuleSpec = {
+    ...SIZE_RULE,
+    scalarToFields: {
+      ...(SIZE_RULE.scalarToFields as JsonObject),
+      pattern: "^(?P<value>(a+)+)(?P<unit>b)$",
+    },
+  };
+  const a = analyzeRules({ size: str }, {
+    size: { type: "object", properties: { value: str, unit: str } },
+  }, [rule]);
+  // Exponential for a backtracking engine; RE2 answers "no match" at once.
+  assert.throws(
+    () => convert(a, "hubToSpoke", { size: "a".repeat(30_000) + "!" }),
+    (e: unknown) => e instanceof ConversionError && /does not match pattern/.test(e.message),
+  );
+});
+
 Deno.test("ScalarToFields: scenario 36 — Go %v join, missing key, nothing present", () => {
   const a = sizeAnalysis();
   assert.deepEqual(specOf(convert(a, "spokeToHub", { size: { value: 2000000, unit: "Mi" } })), {
