@@ -318,7 +318,6 @@ Deno.test("CEL: inside ForEach, object is the element", () => {
 
 Deno.test("CEL: a runaway evaluation is stopped by the cost bound", () => {
   const l = Array.from({ length: 3000 }, (_, i) => i);
-  const t = performance.now();
   // 9,000,000 inner iterations: far past the bound, stopped early.
   assert.throws(
     () => evalR("size(object.l.map(a, object.l.map(b, a + b)))", { l }),
@@ -337,16 +336,13 @@ Deno.test("CEL: a runaway evaluation is stopped by the cost bound", () => {
   );
   // A string doubling 40 times.
   assert.throws(() => evalR(`size(["ab"]${".map(s, s + s)".repeat(40)}[0])`), /cost limit/);
-  assert.ok(performance.now() - t < 10_000, "the bound stops work promptly");
 });
 
 Deno.test("CEL: ordinary work on large inputs stays within the bound and linear", () => {
   const l = Array.from({ length: 50_000 }, (_, i) => i);
-  const t = performance.now();
   assert.equal((evalR("object.l.map(x, x * 2.0)", { l }) as number[]).length, 50_000);
   assert.equal((evalR("object.l.filter(x, x < 10.0)", { l }) as number[]).length, 10);
   assert.equal(evalR("object.l.exists(x, x == 49999.0)", { l }), true);
-  assert.ok(performance.now() - t < 5_000, "map/filter accumulate in linear time");
 });
 
 Deno.test("CEL: the same program evaluates independently each time", () => {
