@@ -150,6 +150,31 @@ async function get(url: string): Promise<{ status: number; text: string }> {
   }
 }
 
+/** dco's CRDs, a serving certificate for 127.0.0.1 in a cert dir, and the TLS CA. */
+async function prepare(cp: ControlPlane): Promise<{ certDir: string; caPEM: string }> {
+  for (const crd of DCO_CRDS) await cp.apply(crd);
+  for (const crd of DCO_CRDS) await cp.waitForCRD(crd.metadata!.name!);
+  const certDir = await cp.makeTempDir("ws-tls");
+  const ca = await createCA(certDir, "dco-ws-ca");
+  const serving = await ca.issue({ commonName: "dco-webhook", hosts: ["127.0.0.1", "localhost"] });
+  await Deno.writeTextFile(`${certDir}/tls.crt`, serving.cert);
+  await Deno.writeTextFile(`${certDir}/tls.key`, serving.key);
+  return { certDir, caPEM: ca.cert };
+}
+
+/** The default ConversionWebhookServer, the Gadget CRD pointing at `port`, and its config. */
+async function applyTarget(cp: ControlPlane, port: number, caPEM: string): Promise<void> {
+  await cp.apply({
+    apiVersion: "terasky.com/v1alpha1",
+    kind: "ConversionWebhookServer",
+    metadata: { name: "dco" },
+    spec: { default: true },
+  } as k8s.KubernetesObject);
+  await cp.apply(gadgetCRD(`https://127.0.0.1:${port}`, caPEM) as k8s.KubernetesObject);
+  await cp.waitForCRD(TARGET);
+  await cp.apply(config("spec.capacity") as k8s.KubernetesObject);
+}
+
 type Gadget = { apiVersion: string; metadata: { name: string }; spec: Record<string, unknown> };
 
 Deno.test({
@@ -157,28 +182,9 @@ Deno.test({
   sanitizeResources: false,
   sanitizeOps: false,
   fn: withControlPlane(async (cp: ControlPlane, t) => {
-    for (const crd of DCO_CRDS) await cp.apply(crd);
-    for (const crd of DCO_CRDS) await cp.waitForCRD(crd.metadata!.name!);
-
-    const certDir = await cp.makeTempDir("ws-tls");
-    const ca = await createCA(certDir, "dco-ws-ca");
-    const serving = await ca.issue({
-      commonName: "dco-webhook",
-      hosts: ["127.0.0.1", "localhost"],
-    });
-    await Deno.writeTextFile(`${certDir}/tls.crt`, serving.cert);
-    await Deno.writeTextFile(`${certDir}/tls.key`, serving.key);
-
+    const { certDir, caPEM } = await prepare(cp);
     const port = freePort();
-    await cp.apply({
-      apiVersion: "terasky.com/v1alpha1",
-      kind: "ConversionWebhookServer",
-      metadata: { name: "dco" },
-      spec: { default: true },
-    } as k8s.KubernetesObject);
-    await cp.apply(gadgetCRD(`https://127.0.0.1:${port}`, ca.cert) as k8s.KubernetesObject);
-    await cp.waitForCRD(TARGET);
-    await cp.apply(config("spec.capacity") as k8s.KubernetesObject);
+    await applyTarget(cp, port, caPEM);
     const ns = await cp.createNamespace("ws");
 
     await using role = startRole(cp, {
@@ -321,12 +327,7 @@ Deno.test({
   sanitizeResources: false,
   sanitizeOps: false,
   fn: withControlPlane(async (cp: ControlPlane) => {
-    for (const crd of DCO_CRDS) await cp.apply(crd);
-    const certDir = await cp.makeTempDir("ws-tls");
-    const ca = await createCA(certDir, "dco-ws-ca");
-    const serving = await ca.issue({ commonName: "dco-webhook", hosts: ["127.0.0.1"] });
-    await Deno.writeTextFile(`${certDir}/tls.crt`, serving.cert);
-    await Deno.writeTextFile(`${certDir}/tls.key`, serving.key);
+    const { certDir } = await prepare(cp);
     // A ServiceAccount with no permissions, through a token kubeconfig.
     const ns = await cp.createNamespace("norbac");
     await cp.kubectl("create", "serviceaccount", "nobody", "-n", ns);
@@ -404,22 +405,9 @@ Deno.test({
   sanitizeResources: false,
   sanitizeOps: false,
   fn: withControlPlane(async (cp: ControlPlane) => {
-    for (const crd of DCO_CRDS) await cp.apply(crd);
-    for (const crd of DCO_CRDS) await cp.waitForCRD(crd.metadata!.name!);
-    const certDir = await cp.makeTempDir("ws-tls");
-    const ca = await createCA(certDir, "dco-ws-ca");
-    const serving = await ca.issue({ commonName: "dco-webhook", hosts: ["127.0.0.1"] });
-    await Deno.writeTextFile(`${certDir}/tls.crt`, serving.cert);
-    await Deno.writeTextFile(`${certDir}/tls.key`, serving.key);
+    const { certDir, caPEM } = await prepare(cp);
     const port = freePort();
-    await cp.apply({
-      apiVersion: "terasky.com/v1alpha1",
-      kind: "ConversionWebhookServer",
-      metadata: { name: "dco" },
-      spec: { default: true },
-    } as k8s.KubernetesObject);
-    await cp.apply(gadgetCRD(`https://127.0.0.1:${port}`, ca.cert) as k8s.KubernetesObject);
-    await cp.apply(config("spec.capacity") as k8s.KubernetesObject);
+    await applyTarget(cp, port, caPEM);
 
     const proxy = blockingProxy(new URL(cp.server));
     try {
