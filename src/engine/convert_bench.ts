@@ -8,7 +8,7 @@
  *   `JSON.parse` + `JSON.stringify` of the same payload (the baseline, so deno prints the ratio) —
  *   and the whole handler path (parse + convert + stringify).
  *
- * A strategy added later registers here with one more `STRATEGY_CASES` entry.
+ * Every strategy has a `STRATEGY_CASES` entry; a new one adds one.
  */
 import { analyze } from "./analyze.ts";
 import {
@@ -35,6 +35,7 @@ const SPOKE = "v1";
 const str: SchemaNode = { type: "string" };
 const int: SchemaNode = { type: "integer" };
 const bool: SchemaNode = { type: "boolean" };
+const num: SchemaNode = { type: "number" };
 const obj = (properties: Record<string, SchemaNode>): SchemaNode => ({
   type: "object",
   properties,
@@ -336,6 +337,178 @@ const STRATEGY_CASES: StrategyCase[] = [
         type: i % 2 ? "fast" : "slow",
       })),
     }),
+  },
+  {
+    name: "TypeCoerce",
+    hub: { replicas: int },
+    spoke: { replicas: str },
+    rules: [{ strategy: "TypeCoerce", typeCoerce: { path: "spec.replicas" } }],
+    hubObject: object({ replicas: 3 }),
+    spokeObject: object({ replicas: "3" }),
+  },
+  {
+    name: "ScalarToFields",
+    hub: { size: str },
+    spoke: { sizeValue: int, sizeUnit: str },
+    rules: [{
+      strategy: "ScalarToFields",
+      scalarToFields: {
+        hubPath: "spec.size",
+        pattern: "^(?P<value>[0-9]+)(?P<unit>[A-Za-z]+)$",
+        spokeFields: { value: "spec.sizeValue", unit: "spec.sizeUnit" },
+        joinTemplate: "{{.value}}{{.unit}}",
+        losslessOverride: true,
+      },
+    }],
+    hubObject: object({ size: "50Gi" }),
+    spokeObject: object({ sizeValue: 50, sizeUnit: "Gi" }),
+  },
+  {
+    name: "FieldsToScalar",
+    hub: { contactName: str, contactEmail: str },
+    spoke: { contact: str },
+    rules: [{
+      strategy: "FieldsToScalar",
+      fieldsToScalar: {
+        hubFields: { name: "spec.contactName", email: "spec.contactEmail" },
+        pattern: "^(?P<name>[^<]+) <(?P<email>[^>]+)>$",
+        spokePath: "spec.contact",
+        joinTemplate: "{{.name}} <{{.email}}>",
+        losslessOverride: true,
+      },
+    }],
+    hubObject: object({ contactName: "Jane Doe", contactEmail: "jane@example.com" }),
+    spokeObject: object({ contact: "Jane Doe <jane@example.com>" }),
+  },
+  {
+    name: "ArrayToMapByKey",
+    hub: { ports: arr(obj({ name: str, port: int })) },
+    spoke: { portsByName: { type: "object", additionalProperties: obj({ port: int }) } },
+    rules: [{
+      strategy: "ArrayToMapByKey",
+      arrayToMapByKey: { hubPath: "spec.ports", spokePath: "spec.portsByName", keyField: "name" },
+      ...ack,
+    }],
+    hubObject: object({ ports: [{ name: "http", port: 80 }, { name: "https", port: 443 }] }),
+    spokeObject: object({ portsByName: { http: { port: 80 }, https: { port: 443 } } }),
+  },
+  {
+    name: "MapToArrayByKey",
+    hub: { tiers: { type: "object", additionalProperties: obj({ size: int }) } },
+    spoke: { tierList: arr(obj({ name: str, size: int })) },
+    rules: [{
+      strategy: "MapToArrayByKey",
+      mapToArrayByKey: { hubPath: "spec.tiers", spokePath: "spec.tierList", keyField: "name" },
+      ...ack,
+    }],
+    hubObject: object({ tiers: { gold: { size: 3 }, silver: { size: 1 } } }),
+    spokeObject: object({ tierList: [{ name: "gold", size: 3 }, { name: "silver", size: 1 }] }),
+  },
+  {
+    name: "NumericScale",
+    hub: { memoryMiB: int },
+    spoke: { memoryGiB: num },
+    rules: [{
+      strategy: "NumericScale",
+      numericScale: { hubPath: "spec.memoryMiB", spokePath: "spec.memoryGiB", factor: 1024 },
+      ...ack,
+    }],
+    hubObject: object({ memoryMiB: 4096 }),
+    spokeObject: object({ memoryGiB: 4 }),
+  },
+  {
+    name: "ListJoin",
+    hub: { ports: arr(int) },
+    spoke: { portList: str },
+    rules: [{
+      strategy: "ListJoin",
+      listJoin: { hubPath: "spec.ports", spokePath: "spec.portList", separator: ";" },
+    }],
+    hubObject: object({ ports: [80, 443, 8080] }),
+    spokeObject: object({ portList: "80;443;8080" }),
+  },
+  {
+    name: "ListSplit",
+    hub: { hosts: str },
+    spoke: { hostList: arr(str) },
+    rules: [{
+      strategy: "ListSplit",
+      listSplit: { hubPath: "spec.hosts", spokePath: "spec.hostList", separator: "," },
+    }],
+    hubObject: object({ hosts: "a.example.com,b.example.com" }),
+    spokeObject: object({ hostList: ["a.example.com", "b.example.com"] }),
+  },
+  {
+    name: "Quantity",
+    hub: { memory: str },
+    spoke: { memoryMillis: int },
+    rules: [{
+      strategy: "Quantity",
+      quantity: { hubPath: "spec.memory", spokePath: "spec.memoryMillis" },
+      ...ack,
+    }],
+    hubObject: object({ memory: "1536Mi" }),
+    spokeObject: object({ memoryMillis: 1610612736000 }),
+  },
+  {
+    name: "Duration",
+    hub: { timeout: str },
+    spoke: { timeoutSeconds: int },
+    rules: [{
+      strategy: "Duration",
+      duration: { hubPath: "spec.timeout", spokePath: "spec.timeoutSeconds" },
+      ...ack,
+    }],
+    hubObject: object({ timeout: "1h30m0s" }),
+    spokeObject: object({ timeoutSeconds: 5400 }),
+  },
+  {
+    name: "MapKeyRename",
+    hub: { selector: { type: "object", additionalProperties: str } },
+    spoke: { matchLabels: { type: "object", additionalProperties: str } },
+    rules: [{
+      strategy: "MapKeyRename",
+      mapKeyRename: {
+        hubPath: "spec.selector",
+        spokePath: "spec.matchLabels",
+        renames: { app: "application", tier: "level" },
+      },
+    }],
+    hubObject: object({ selector: { app: "web", tier: "gold", region: "eu" } }),
+    spokeObject: object({ matchLabels: { application: "web", level: "gold", region: "eu" } }),
+  },
+  {
+    name: "JSONPatch",
+    hub: { legacyFlag: bool },
+    spoke: { legacyFlagV2: bool },
+    rules: [{
+      strategy: "JSONPatch",
+      jsonPatch: {
+        hubToSpoke: [{ op: "move", from: "/spec/legacyFlag", path: "/spec/legacyFlagV2" }],
+        spokeToHub: [{ op: "move", from: "/spec/legacyFlagV2", path: "/spec/legacyFlag" }],
+        losslessOverride: true,
+      },
+    }],
+    hubObject: object({ legacyFlag: true }),
+    spokeObject: object({ legacyFlagV2: true }),
+  },
+  {
+    name: "CEL",
+    hub: { packed: int },
+    spoke: { bitHigh: int, bitLow: int },
+    rules: [{
+      strategy: "CEL",
+      cel: {
+        hubPaths: ["spec.packed"],
+        spokePaths: ["spec.bitHigh", "spec.bitLow"],
+        hubToSpoke:
+          '{"spec.bitHigh": int(object.spec.packed) / 256, "spec.bitLow": int(object.spec.packed) % 256}',
+        spokeToHub: '{"spec.packed": int(object.spec.bitHigh) * 256 + int(object.spec.bitLow)}',
+      },
+      ...ack,
+    }],
+    hubObject: object({ packed: 1025 }),
+    spokeObject: object({ bitHigh: 4, bitLow: 1 }),
   },
 ];
 
