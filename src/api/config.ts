@@ -488,3 +488,120 @@ export function parseConfig(obj: unknown): ParseResult {
   if (!result.success) return { ok: false, errors: formatIssues(result.error.issues) };
   return { ok: true, config: result.data };
 }
+
+// ---------------------------------------------------------------------------------------------
+// Typed status shapes for the CRDs (api.md §0, §1.2–§1.4, §2)
+//
+// `configStatus` above stays loose for decoding; these are the schemas the generated CRDs carry
+// (hence what the apiserver validates and prunes status writes against).
+
+/** Condition types written on the config kinds (api.md §1.4). */
+export const CONFIG_CONDITION_TYPES = [
+  "Validated",
+  "XRDHealthy",
+  "CRDHealthy",
+  "WebhookServerReady",
+  "Applied",
+  "Stale",
+  "DeletionBlocked",
+  "HandoverReady",
+  "ConversionPropagated",
+  "PackageManaged",
+] as const;
+
+/** The reasons of the `HandoverReady` condition [P15]; the first two are successes. */
+export const HANDOVER_REASONS = [
+  "HandoverReady",
+  "HandoverUnverified",
+  "HandoverPending",
+  "HandoverAwaitingReports",
+  "HandoverUnknown",
+] as const;
+
+/**
+ * A standard `metav1.Condition` (api.md §0). The list it lives in is a list-map keyed by `type`.
+ * `lastTransitionTime` is only restamped when `status` flips.
+ */
+export const ConditionSchema = z.object({
+  type: z.string().min(1).max(316),
+  status: z.enum(["True", "False", "Unknown"]),
+  observedGeneration: z.int().min(0).optional(),
+  lastTransitionTime: z.string().meta({ format: "date-time" }),
+  reason: z.string().max(1024),
+  message: z.string().max(32768),
+});
+export type Condition = z.infer<typeof ConditionSchema>;
+
+/** `conditions[]`, a list-map keyed by `type`. */
+export const conditionList = z.array(ConditionSchema).meta({
+  "x-kubernetes-list-type": "map",
+  "x-kubernetes-list-map-keys": ["type"],
+});
+
+const losslessPair = z.object({ hubToSpoke: z.boolean(), spokeToHub: z.boolean() });
+const stringList = z.array(z.string());
+
+const ruleResult = z.object({
+  index: z.int32(),
+  strategy: z.string(),
+  hubPaths: stringList.optional(),
+  spokePaths: stringList.optional(),
+  lossless: losslessPair.optional(),
+  errors: stringList.optional(),
+  warnings: stringList.optional(),
+});
+
+/** Per spoke: always the last analysis attempt, even a failed one (api.md §1.2). */
+export const SpokeStatusSchema = z.object({
+  version: z.string(),
+  lossless: losslessPair.optional(),
+  fieldsUncoveredHub: stringList.optional(),
+  fieldsUncoveredSpoke: stringList.optional(),
+  ruleResults: z.array(ruleResult).optional(),
+  errors: stringList.optional(),
+  warnings: stringList.optional(),
+});
+
+/** [P11] One CRD Crossplane renders from the target XRD (XRD kind only). */
+export const GeneratedCRDStatusSchema = z.object({
+  name: z.string(),
+  role: z.enum(["composite", "claim"]).optional(),
+  propagated: z.boolean().optional(),
+  observedCABundleHash: z.string().optional(),
+  observedAt: z.string().meta({ format: "date-time" }).optional(),
+  message: z.string().optional(),
+});
+
+const commonStatus = {
+  observedGeneration: z.int().optional(),
+  schemaHash: z.string().optional(),
+  phase: z.enum(CONFIG_PHASES).optional(),
+  conditions: conditionList.optional(),
+  assignedWebhookServer: z.string().optional(),
+  webhookPath: z.string().optional(),
+  webhookURL: z.string().optional(),
+  overallLossless: z.boolean().optional(),
+  spokeStatuses: z.array(SpokeStatusSchema).optional(),
+  lastAppliedPlanHash: z.string().optional(),
+  message: z.string().optional(),
+};
+
+/** `status` of an XRDConversionConfig as the CRD declares it (api.md §1.2). */
+export const XRDConversionConfigStatusSchema = z.object({
+  ...commonStatus,
+  observedXRDGeneration: z.int().optional(),
+  webhookPort: z.int32().optional(),
+  generatedCRDs: z.array(GeneratedCRDStatusSchema).meta({
+    "x-kubernetes-list-type": "map",
+    "x-kubernetes-list-map-keys": ["name"],
+  }).optional(),
+});
+
+/** `status` of a CRDConversionConfig as the CRD declares it (api.md §2). */
+export const CRDConversionConfigStatusSchema = z.object({
+  ...commonStatus,
+  observedCRDGeneration: z.int().optional(),
+});
+
+export type XRDConversionConfigStatus = z.infer<typeof XRDConversionConfigStatusSchema>;
+export type CRDConversionConfigStatus = z.infer<typeof CRDConversionConfigStatusSchema>;
