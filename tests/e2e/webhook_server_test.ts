@@ -168,7 +168,8 @@ async function applyTarget(cp: ControlPlane, port: number, caPEM: string): Promi
     apiVersion: "terasky.com/v1alpha1",
     kind: "ConversionWebhookServer",
     metadata: { name: "dco" },
-    spec: { default: true },
+    // The manager's certificate settings; the test serves its own certificate.
+    spec: { default: true, certificate: { issuerRef: { name: "dco-selfsigned" } } },
   } as k8s.KubernetesObject);
   await cp.apply(gadgetCRD(`https://127.0.0.1:${port}`, caPEM) as k8s.KubernetesObject);
   await cp.waitForCRD(TARGET);

@@ -1,39 +1,17 @@
 /**
- * Minimal CustomResourceDefinitions for dco's own kinds (`terasky.com/v1alpha1`), so e2e tests of
- * the webhook server can create configs and servers in the test apiserver. The manager's issue
- * generates the full structural CRDs from the zod schemas; these keep `spec`/`status` open.
+ * dco's own CustomResourceDefinitions (`terasky.com/v1alpha1`) as the chart ships them
+ * (generated from the zod schemas by `deno task gen:crds`), for e2e tests that create configs and
+ * servers in the test apiserver.
  */
 import type * as k8s from "@kubernetes/client-node";
+import { parse } from "yaml";
 
-function crd(kind: string, plural: string, shortName: string): k8s.V1CustomResourceDefinition {
-  const open = { type: "object", "x-kubernetes-preserve-unknown-fields": true };
-  return {
-    apiVersion: "apiextensions.k8s.io/v1",
-    kind: "CustomResourceDefinition",
-    metadata: { name: `${plural}.terasky.com` },
-    spec: {
-      group: "terasky.com",
-      scope: "Cluster",
-      names: {
-        kind,
-        plural,
-        singular: kind.toLowerCase(),
-        listKind: `${kind}List`,
-        shortNames: [shortName],
-      },
-      versions: [{
-        name: "v1alpha1",
-        served: true,
-        storage: true,
-        subresources: { status: {} },
-        schema: { openAPIV3Schema: { type: "object", properties: { spec: open, status: open } } },
-      }],
-    },
-  };
-}
+const CRD_DIR = new URL("../../charts/declarative-conversion-operator/crds/", import.meta.url);
 
 export const DCO_CRDS: readonly k8s.V1CustomResourceDefinition[] = [
-  crd("CRDConversionConfig", "crdconversionconfigs", "ccc"),
-  crd("XRDConversionConfig", "xrdconversionconfigs", "xcc"),
-  crd("ConversionWebhookServer", "conversionwebhookservers", "cws"),
-];
+  "terasky.com_crdconversionconfigs.yaml",
+  "terasky.com_xrdconversionconfigs.yaml",
+  "terasky.com_conversionwebhookservers.yaml",
+].map((file) =>
+  parse(Deno.readTextFileSync(new URL(file, CRD_DIR))) as k8s.V1CustomResourceDefinition
+);
