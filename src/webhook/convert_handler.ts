@@ -365,7 +365,7 @@ export function convertReviewBytes(
     flushTallies(ctx, target, state);
   }
   ctx.metrics?.observeReview(
-    target,
+    metricTarget(ctx, target),
     outcome.direction,
     outcome.result,
     (ctx.clock() - startedAt) / 1000,
@@ -400,6 +400,16 @@ function badRequest(message: string): ReviewOutcome {
     direction: "unknown",
     uid: "",
   };
+}
+
+/**
+ * The `target` label: the path's target only when the registry knows it. Anyone who can reach the
+ * port chooses the path, so unknown targets share one series instead of creating new ones.
+ */
+export const UNREGISTERED_TARGET_LABEL = "(unregistered)";
+
+function metricTarget(ctx: ConvertContext, target: string): string {
+  return ctx.registry.get(target) === undefined ? UNREGISTERED_TARGET_LABEL : target;
 }
 
 function failure(state: CoreState, result: ReviewResult, message: string): ReviewOutcome {
@@ -620,7 +630,12 @@ export async function answerConvert(
     read = await readBodyLimited(req.body, ctx.maxRequestBytes, req.declaredLength);
   } catch (e) {
     // The client went away or the stream broke mid-body: nobody reads this answer.
-    ctx.metrics?.observeReview(target, "unknown", "bad_request", (ctx.clock() - startedAt) / 1000);
+    ctx.metrics?.observeReview(
+      metricTarget(ctx, target),
+      "unknown",
+      "bad_request",
+      (ctx.clock() - startedAt) / 1000,
+    );
     return {
       status: 400,
       contentType: TEXT_TYPE,
@@ -631,7 +646,12 @@ export async function answerConvert(
   try {
     if (!read.ok) {
       const uid = recoverUid(read.head);
-      ctx.metrics?.observeReview(target, "unknown", "too_large", (ctx.clock() - startedAt) / 1000);
+      ctx.metrics?.observeReview(
+        metricTarget(ctx, target),
+        "unknown",
+        "too_large",
+        (ctx.clock() - startedAt) / 1000,
+      );
       return {
         status: 200,
         contentType: JSON_TYPE,
@@ -658,7 +678,12 @@ export async function answerConvert(
       uid: "",
       error: e,
     });
-    ctx.metrics?.observeReview(target, "unknown", "panic", (ctx.clock() - startedAt) / 1000);
+    ctx.metrics?.observeReview(
+      metricTarget(ctx, target),
+      "unknown",
+      "panic",
+      (ctx.clock() - startedAt) / 1000,
+    );
     return {
       status: 200,
       contentType: JSON_TYPE,

@@ -174,11 +174,13 @@ Deno.test("an unknown target is a not_registered Failure with the registry-miss 
   const text = await f.promRegistry.metrics();
   assert.equal(
     sampleValue(text, "dco_webhook_conversion_review_requests_total", {
-      target: "gadgets.example.com",
+      target: "(unregistered)",
       result: "not_registered",
     }),
     1,
+    "an unknown path must not create a series of its own",
   );
+  assert.doesNotMatch(text, /target="gadgets\.example\.com"/);
   await f.assertServing();
 });
 
@@ -400,7 +402,7 @@ Deno.test("direction label: exact for one direction, mixed for several, per-obje
   assert.equal(reviews("mixed"), 1);
   assert.equal(
     sampleValue(text, "dco_webhook_conversion_review_duration_seconds_count", {
-      target: "nothing.example.com",
+      target: "(unregistered)",
       direction: "unknown",
       result: "not_registered",
     }),
