@@ -95,14 +95,19 @@ async function main(argv: readonly string[]): Promise<void> {
     compile: pool.compile,
     logger: createLogger("webhook-server.registry"),
   });
-  const controller = new Controller({
-    name: "webhookserver-registry",
-    registry: metricsRegistry.registry,
-    reconcile: (key) => {
-      const slash = key.indexOf("/");
-      return registryController.reconcile(key.slice(0, slash) as ConfigKind, key.slice(slash + 1));
-    },
-  });
+  // One controller per enabled kind, named as the reference's (dashboards select on them).
+  const controllers = new Map<ConfigKind, Controller>(kinds.map((kind) => [
+    kind,
+    new Controller({
+      name: `webhookserver-registry-${kind}`,
+      registry: metricsRegistry.registry,
+      reconcile: (key) => registryController.reconcile(kind, key.slice(key.indexOf("/") + 1)),
+    }),
+  ]));
+  const routeByKind = {
+    add: (key: string) =>
+      controllers.get(key.slice(0, key.indexOf("/")) as ConfigKind)?.queue.add(key),
+  };
 
   // Step 4: the TLS pair must be readable now.
   try {
@@ -134,7 +139,7 @@ async function main(argv: readonly string[]): Promise<void> {
   const stopAll = async (code: number): Promise<never> => {
     readiness.set(false);
     await shutdownAll(servers, flags.shutdownTimeoutMs);
-    await controller.stop();
+    await Promise.all([...controllers.values()].map((c) => c.stop()));
     await caches.stop();
     pool.close();
     metricsRegistry.stop();
@@ -192,8 +197,8 @@ async function main(argv: readonly string[]): Promise<void> {
       error: e,
     });
   }
-  caches.connect(controller.queue);
-  controller.start();
+  caches.connect(routeByKind);
+  for (const c of controllers.values()) c.start();
   metrics.setInitialSync(elapsedMs / 1000, targets);
   readiness.set(true);
   log.info("registry synced, marking replica ready", {

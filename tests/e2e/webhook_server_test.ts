@@ -206,6 +206,14 @@ Deno.test({
       assert.match(metrics, /^dco_webhook_ready 1$/m);
       assert.match(metrics, /^dco_webhook_initial_sync_targets 1$/m);
       assert.match(metrics, /^process_resident_memory_bytes \d+/m);
+      assert.match(
+        metrics,
+        /^workqueue_adds_total\{name="webhookserver-registry-crd",controller="webhookserver-registry-crd"\} \d+/m,
+      );
+      assert.match(
+        metrics,
+        /^dco_operator_wake_total\{controller="webhookserver-registry-crd",cause="watch"\} \d+/m,
+      );
       assert.match(role.output(), /registry synced, marking replica ready/);
     });
 
