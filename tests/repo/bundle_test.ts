@@ -1,0 +1,88 @@
+/**
+ * The per-role artifacts of hack/bundle.sh (used where `deno compile` cannot fetch `denort`) run
+ * on their own, outside the repo, under their roles' permission flags; the bundled compile Worker
+ * compiles a config by itself.
+ */
+import assert from "node:assert/strict";
+
+const REPO = new URL("../../", import.meta.url).pathname;
+
+async function run(cmd: string, args: string[], cwd = REPO) {
+  const out = await new Deno.Command(cmd, {
+    args,
+    cwd,
+    stdout: "piped",
+    stderr: "piped",
+    env: { NO_COLOR: "1", RUST_BACKTRACE: "0" },
+  }).output();
+  const dec = new TextDecoder();
+  return { code: out.code, stdout: dec.decode(out.stdout), stderr: dec.decode(out.stderr) };
+}
+
+Deno.test({
+  name: "bundled roles run outside the repo under their permission flags",
+  sanitizeResources: false,
+  fn: async (t) => {
+    const dist = await Deno.makeTempDir({ prefix: "dco-dist-" });
+    try {
+      const built = await run("bash", ["hack/bundle.sh", dist]);
+      assert.equal(built.code, 0, built.stderr);
+      const cwd = await Deno.makeTempDir({ prefix: "dco-run-" });
+      const example = `${REPO}examples/field-rename`;
+
+      await t.step("convctl.js validates an example with read/env only", async () => {
+        const r = await run(Deno.execPath(), [
+          "run",
+          "--allow-read",
+          "--allow-env",
+          `${dist}/convctl.js`,
+          "validate",
+          "-c",
+          `${example}/config.yaml`,
+          "--crd",
+          `${example}/crd.yaml`,
+        ], cwd);
+        assert.equal(r.code, 0, r.stderr);
+        assert.match(r.stdout, /schema validated: true/);
+      });
+
+      await t.step(
+        "webhook_server.js starts and validates its flags with net/env only",
+        async () => {
+          const r = await run(Deno.execPath(), [
+            "run",
+            "--allow-net",
+            "--allow-env",
+            `${dist}/webhook_server.js`,
+          ], cwd);
+          assert.equal(r.code, 1);
+          assert.match(r.stderr, /--webhook-server-name is required/);
+        },
+      );
+
+      await t.step("the bundled compile Worker compiles a config", async () => {
+        // A driver outside the repo posts one job to the bundled worker (deno run, as in a Pod).
+        const driver = `${cwd}/driver.js`;
+        await Deno.writeTextFile(
+          driver,
+          `import { parse } from "npm:yaml@2.9.1";
+const config = parse(Deno.readTextFileSync(${JSON.stringify(`${example}/config.yaml`)}));
+const crd = parse(Deno.readTextFileSync(${JSON.stringify(`${example}/crd.yaml`)}));
+const w = new Worker(new URL("file://${dist}/compile_worker.js"), { type: "module" });
+w.onmessage = (e) => { console.log(JSON.stringify(e.data)); w.terminate(); };
+w.postMessage({ id: 7, kind: "crd", config, target: crd });
+`,
+        );
+        const r = await run(Deno.execPath(), ["run", "--allow-read", "--allow-env", driver], cwd);
+        assert.equal(r.code, 0, r.stderr);
+        const reply = JSON.parse(r.stdout) as { id: number; result: { ok: boolean; plans: [] } };
+        assert.equal(reply.id, 7);
+        assert.equal(reply.result.ok, true);
+        assert.equal(reply.result.plans.length, 1);
+      });
+      await Deno.remove(cwd, { recursive: true });
+    } finally {
+      await Deno.remove(dist, { recursive: true });
+    }
+  },
+});
