@@ -1,0 +1,411 @@
+/**
+ * The manager role (runtime.md §2): reconciles the config kinds and ConversionWebhookServers and
+ * serves the validating admission webhooks. It never talks to webhook-server pods.
+ *
+ * Startup: flags (invalid ⇒ exit 1) → client → caches (per feature flag) with their event wiring
+ * → the plain listeners (/metrics, /healthz, /readyz) before any sync → cache sync (a terminal
+ * cache failure ⇒ exit 1) → admission on TLS when `--webhook-cert-dir` holds `tls.crt`/`tls.key`
+ * (else disabled, logged) → ready → controllers, directly or once elected (`--leader-elect`; a
+ * lost lease exits 1, like controller-runtime).
+ *
+ * First slice (issue #6), documented in docs/manager.md "Running the manager": the CWS controller
+ * renders its children in `ExistingSecret` certificate mode only (no cert-manager Certificate; the
+ * Secret `<cws>-webhook-server-tls` is provided by someone else), applies Service and Deployment
+ * (and HPA/PDB when set, without deleting removed ones), and writes replicas/readyReplicas/
+ * endpoint and the readiness conditions. Not yet: CWS finalizer/safe delete, DefaultConflict,
+ * assignedConfigs, Leases, the Crossplane discovery check and the XRD conversion guard.
+ *
+ * Permissions: `--allow-net --allow-env --allow-read=<cert dir>,<service-account dir>`.
+ */
+import { type ConfigKind, CRD_CONFIG_KIND, XRD_CONFIG_KIND } from "../api/mod.ts";
+import { resolveServer } from "../assign/resolve.ts";
+import {
+  applyObject,
+  Controller,
+  enqueueFor,
+  isNotFound,
+  KubeClient,
+  type KubeObject,
+  LeaderElector,
+  MANAGER_LEASE_NAME,
+  Pacer,
+  patchStatus,
+  SERVICE_ACCOUNT_DIR,
+  setCondition,
+  type StatusCondition,
+  TerminalError,
+} from "../kube/mod.ts";
+import { createNodeAdmissionListener } from "../manager/admission_http.ts";
+import { reconcileConfig, REQUEUE_APPLIED_MS } from "../manager/config_reconcile.ts";
+import {
+  admissionContext,
+  configReconcileDeps,
+  createManagerCaches,
+  decodeServer,
+  DEPLOYMENTS,
+  type DepsOptions,
+  rawServerInfo,
+  rawTargetOf,
+  SECRETS,
+  SERVER_RESOURCE,
+  SERVICES,
+  targetLabelOf,
+} from "../manager/deps.ts";
+import {
+  ManagerFlagError,
+  type ManagerFlags,
+  parseManagerFlags,
+  resolveOperatorNamespace,
+} from "../manager/flags.ts";
+import { ManagerMetrics } from "../manager/deps.ts";
+import {
+  type Observed,
+  serverChildren,
+  type ServerChildSettings,
+  serverReadiness,
+  ServerSpecError,
+  tlsSecretName,
+} from "../manager/server_children.ts";
+import { configureLogging, createLogger } from "../obs/log.ts";
+import { createMetricsRegistry, metricsResponse } from "../obs/metrics.ts";
+import {
+  ConversionServer,
+  createPlainListener,
+  Readiness,
+  type ServerHandle,
+  shutdownAll,
+  startPlainServer,
+} from "../webhook/servers.ts";
+
+const log = createLogger("manager");
+const SHUTDOWN_TIMEOUT_MS = 30_000;
+const CERT_RELOAD_INTERVAL_MS = 30_000;
+
+function exit(code: number, msg: string, fields?: Record<string, unknown>): never {
+  log.error(msg, fields);
+  Deno.exit(code);
+}
+
+/** Controller names (runtime §2.2). */
+const CONTROLLER_OF: Record<ConfigKind, string> = {
+  [CRD_CONFIG_KIND]: "crdconversionconfig",
+  [XRD_CONFIG_KIND]: "xrdconversionconfig",
+};
+
+async function serviceAccountNamespace(): Promise<string | undefined> {
+  try {
+    return (await Deno.readTextFile(`${SERVICE_ACCOUNT_DIR}/namespace`)).trim();
+  } catch {
+    return undefined; // not in a pod (or not readable)
+  }
+}
+
+async function hasKeyPair(dir: string): Promise<boolean> {
+  try {
+    const [crt, key] = await Promise.all([
+      Deno.stat(`${dir}/tls.crt`),
+      Deno.stat(`${dir}/tls.key`),
+    ]);
+    return crt.isFile && key.isFile;
+  } catch {
+    return false;
+  }
+}
+
+/** The owner CWS name of a child (its controller owner reference), if any. */
+function ownerServer(obj: KubeObject): string | undefined {
+  const refs = obj.metadata?.ownerReferences as
+    | Array<{ kind?: string; name?: string; controller?: boolean }>
+    | undefined;
+  return refs?.find((r) => r.kind === "ConversionWebhookServer" && r.controller)?.name;
+}
+
+/**
+ * The CWS reconcile (runtime §6.1, first slice): apply the children, then status from what the
+ * applies returned plus the TLS Secret read through.
+ */
+async function reconcileServer(
+  o: DepsOptions,
+  settings: ServerChildSettings,
+  name: string,
+): Promise<{ requeueAfter?: number }> {
+  const { client } = o;
+  const raw = o.caches.servers.get(name);
+  if (raw === undefined) return {};
+  if (raw.metadata?.deletionTimestamp) return {}; // children are garbage-collected
+  const cws = decodeServer(raw);
+  if (cws === undefined) {
+    throw new TerminalError(`ConversionWebhookServer ${JSON.stringify(name)} does not decode`);
+  }
+  let children;
+  try {
+    children = serverChildren(cws, settings);
+  } catch (e) {
+    if (e instanceof ServerSpecError) throw new TerminalError(e.message, { cause: e });
+    throw e;
+  }
+  const ns = children.namespace;
+  let service: Observed;
+  let deployment: Observed;
+  try {
+    service = await applyObject(client, SERVICES(ns), children.service);
+    deployment = await applyObject(client, DEPLOYMENTS(ns), children.deployment);
+    if (children.hpa) {
+      await applyObject(client, {
+        group: "autoscaling",
+        version: "v2",
+        plural: "horizontalpodautoscalers",
+        namespace: ns,
+      }, children.hpa);
+    }
+    if (children.pdb) {
+      await applyObject(client, {
+        group: "policy",
+        version: "v1",
+        plural: "poddisruptionbudgets",
+        namespace: ns,
+      }, children.pdb);
+    }
+  } catch (e) {
+    throw new Error(`applying the children of ConversionWebhookServer ${name}`, { cause: e });
+  }
+  let secret: Observed;
+  try {
+    secret = await client.get(SECRETS(ns), tlsSecretName(name));
+  } catch (e) {
+    secret = isNotFound(e) ? undefined : e as Error;
+  }
+  const readiness = serverReadiness(deployment, service, secret);
+  const generation = cws.metadata?.generation ?? 0;
+  const before = (raw as { status?: Record<string, unknown> }).status;
+  let conditions = (before?.conditions ?? []) as StatusCondition[];
+  const now = Date.now();
+  for (const c of readiness.conditions) {
+    conditions = setCondition(conditions, { ...c, observedGeneration: generation }, now);
+  }
+  const after: Record<string, unknown> = {
+    ...before,
+    observedGeneration: generation,
+    replicas: readiness.replicas,
+    readyReplicas: readiness.readyReplicas,
+    conditions,
+  };
+  if (readiness.endpoint !== undefined) after.endpoint = readiness.endpoint;
+  await patchStatus(client, SERVER_RESOURCE, name, { status: before }, { status: after });
+  return { requeueAfter: REQUEUE_APPLIED_MS };
+}
+
+async function main(argv: readonly string[]): Promise<void> {
+  let flags: ManagerFlags;
+  try {
+    const { rest } = configureLogging(argv);
+    flags = parseManagerFlags(rest);
+  } catch (e) {
+    if (e instanceof ManagerFlagError || e instanceof Error) {
+      exit(1, `invalid flags: ${e.message}`);
+    }
+    throw e;
+  }
+  const shutdown = new AbortController();
+  for (const signal of ["SIGTERM", "SIGINT"] as const) {
+    Deno.addSignalListener(signal, () => shutdown.abort(new Error(`received ${signal}`)));
+  }
+  const operatorNamespace = resolveOperatorNamespace(
+    flags.operatorNamespace,
+    Deno.env.get("POD_NAMESPACE"),
+    await serviceAccountNamespace(),
+  );
+  if (flags.enableXrdSupport && flags.enableXrdConversionGuard) {
+    log.info("the XRD conversion guard is not part of this build; ignoring the flag");
+  }
+
+  let client: KubeClient;
+  try {
+    client = await KubeClient.fromEnvironment({ kubeconfig: flags.kubeconfig || undefined });
+  } catch (e) {
+    exit(1, "cannot load Kubernetes client configuration", { error: e });
+  }
+  const kinds: ConfigKind[] = [];
+  if (flags.enableCrdSupport) kinds.push(CRD_CONFIG_KIND);
+  if (flags.enableXrdSupport) kinds.push(XRD_CONFIG_KIND);
+
+  // Caches, metrics, controllers and their wiring (keys buffer in the queues until start).
+  const metricsRegistry = createMetricsRegistry();
+  const registry = metricsRegistry.registry;
+  const managerMetrics = new ManagerMetrics(registry);
+  const caches = createManagerCaches({ client, kinds, logger: createLogger("manager.cache") });
+  const deps: DepsOptions = { client, caches, operatorNamespace, metrics: managerMetrics };
+  const settings: ServerChildSettings = {
+    operatorNamespace,
+    defaultImage: flags.defaultWebhookServerImage,
+    enableXrdSupport: flags.enableXrdSupport,
+    enableCrdSupport: flags.enableCrdSupport,
+    certMode: "ExistingSecret",
+  };
+  const workers = flags.maxConcurrentReconciles;
+  const controllers: Controller[] = [];
+  const pacers: Pacer[] = [];
+  for (const kind of kinds) {
+    const configCache = caches.configs.get(kind)!;
+    const kindLabel = kind === XRD_CONFIG_KIND ? "xrd" : "crd";
+    const controller = new Controller({
+      name: CONTROLLER_OF[kind],
+      registry,
+      workers,
+      logger: createLogger(`manager.${CONTROLLER_OF[kind]}`),
+      reconcile: (key) => {
+        const target = targetLabelOf(configCache.get(key));
+        const hooks = managerMetrics.hooksFor(kindLabel, target);
+        return reconcileConfig(kind, key, configReconcileDeps(deps, hooks));
+      },
+    });
+    enqueueFor(configCache, controller.queue);
+    enqueueFor(
+      caches.targets.get(kind)!,
+      controller.queue,
+      (t) => configCache.indexKeys("target", t.metadata?.name ?? ""),
+    );
+    // CWS → the configs assigned to it (now, or last applied to it), paced at 50/s (§6.5).
+    const pacer = new Pacer(controller.queue);
+    pacers.push(pacer);
+    enqueueFor(caches.servers, pacer, (cws) => {
+      const server = cws.metadata?.name ?? "";
+      const infos = caches.servers.list().map(rawServerInfo);
+      const keys: string[] = [];
+      for (const cfg of configCache.list()) {
+        const spec = (cfg as { spec?: { webhookServerRef?: { name?: string } | null } }).spec;
+        const assigned = (cfg as { status?: { assignedWebhookServer?: string } }).status
+          ?.assignedWebhookServer;
+        const r = resolveServer(
+          { target: rawTargetOf(cfg) ?? "", webhookServerRef: spec?.webhookServerRef },
+          infos,
+        );
+        if ((r.ok && r.server === server) || assigned === server) {
+          keys.push(cfg.metadata?.name ?? "");
+        }
+      }
+      return keys.sort();
+    });
+    controllers.push(controller);
+  }
+  const serverController = new Controller({
+    name: "conversionwebhookserver",
+    registry,
+    workers,
+    logger: createLogger("manager.conversionwebhookserver"),
+    reconcile: (key) => reconcileServer(deps, settings, key),
+  });
+  enqueueFor(caches.servers, serverController.queue);
+  enqueueFor(caches.deployments, serverController.queue, ownerServer);
+  enqueueFor(caches.services, serverController.queue, ownerServer);
+  controllers.push(serverController);
+
+  // The plain listeners before any sync.
+  const readiness = new Readiness();
+  const plain = createPlainListener({
+    readiness,
+    registry: { snapshot: () => [] },
+    metrics: () => metricsResponse(registry),
+  });
+  const servers: ServerHandle[] = [];
+  for (const address of new Set([flags.metricsBindAddress, flags.healthProbeBindAddress])) {
+    try {
+      servers.push(await startPlainServer({ address, listener: plain }));
+    } catch (e) {
+      exit(1, "cannot start the metrics/health listener", { address, error: e });
+    }
+  }
+  let elector: LeaderElector | undefined;
+  const stopAll = async (code: number): Promise<never> => {
+    readiness.set(false);
+    for (const p of pacers) p.stop();
+    await elector?.stop();
+    await Promise.all(controllers.map((c) => c.stop()));
+    await shutdownAll(servers, SHUTDOWN_TIMEOUT_MS);
+    await caches.stop();
+    metricsRegistry.stop();
+    client.close();
+    Deno.exit(code);
+  };
+
+  caches.start();
+  log.info("informer caches scoped", { scope: caches.description });
+  try {
+    await caches.waitForSync(shutdown.signal);
+  } catch (e) {
+    if (shutdown.signal.aborted) await stopAll(0);
+    log.error("informer cache failed to sync; exiting", { error: e });
+    await stopAll(1);
+  }
+
+  // Admission on TLS, when the pair is there.
+  if (await hasKeyPair(flags.webhookCertDir)) {
+    try {
+      servers.push(
+        await ConversionServer.start({
+          address: flags.webhookBindAddress,
+          certDir: flags.webhookCertDir,
+          reloadIntervalMs: CERT_RELOAD_INTERVAL_MS,
+          listener: createNodeAdmissionListener({
+            ctx: admissionContext(deps, {
+              xrd: flags.enableXrdSupport,
+              crd: flags.enableCrdSupport,
+            }),
+            onError: (error, path) => log.error("admission decision failed", { path, error }),
+          }),
+        }),
+      );
+      log.info("admission webhooks serving", { address: flags.webhookBindAddress });
+    } catch (e) {
+      exit(1, "cannot start the admission listener", {
+        address: flags.webhookBindAddress,
+        error: e,
+      });
+    }
+  } else {
+    log.info("admission webhooks disabled: no tls.crt/tls.key in the webhook cert dir", {
+      dir: flags.webhookCertDir,
+    });
+  }
+  readiness.set(true);
+
+  const startControllers = () => {
+    for (const c of controllers) c.start();
+    log.info("controllers started", {
+      controllers: controllers.map((c) => c.name),
+      operatorNamespace,
+      workers,
+    });
+  };
+  if (flags.leaderElect) {
+    const identity = `${Deno.env.get("POD_NAME") || "manager"}_${crypto.randomUUID()}`;
+    elector = new LeaderElector({
+      client,
+      namespace: flags.leaderElectionNamespace || operatorNamespace,
+      name: MANAGER_LEASE_NAME,
+      identity,
+      onStartedLeading: startControllers,
+      onStoppedLeading: () => {
+        if (!shutdown.signal.aborted) {
+          log.error("leader election lost; exiting");
+          shutdown.abort(new Error("leader election lost"));
+        }
+      },
+    });
+    elector.start();
+  } else {
+    startControllers();
+  }
+
+  await new Promise<void>((resolve) => {
+    if (shutdown.signal.aborted) resolve();
+    shutdown.signal.addEventListener("abort", () => resolve());
+  });
+  const reason = String(shutdown.signal.reason);
+  log.info("shutting down", { reason });
+  await stopAll(reason.includes("leader election lost") ? 1 : 0);
+}
+
+if (import.meta.main) {
+  await main(Deno.args);
+}

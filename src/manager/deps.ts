@@ -1,0 +1,417 @@
+/**
+ * The manager's cluster side: its informer caches (runtime.md §2.1 [P14] scoping) and the
+ * adapters that back the pure decisions with them — {@link ConfigReconcileDeps} for the config
+ * reconcile and {@link AdmissionContext} for admission — plus the `dco_manager_*` metric hooks.
+ *
+ * Reads come from the caches (a stale read is corrected by the write's optimistic lock or the next
+ * event), except the one Secret per server, which is read through (Secrets are never cached).
+ * Writes go to the apiserver: SSA of targets (dco's field manager, force), merge patches of
+ * `/status`, and a merge patch of `metadata.finalizers` carrying `resourceVersion` (so it fails
+ * with a conflict on a stale read, like an update, without writing the decoded spec's defaults).
+ */
+import { Counter, Histogram, type Registry } from "prom-client";
+import {
+  type ConfigKind,
+  type ConversionConfig,
+  type ConversionWebhookServer,
+  ConversionWebhookServerSchema,
+  CRD_CONFIG_KIND,
+  parseConfig,
+  targetNameOf,
+  XRD_CONFIG_KIND,
+} from "../api/mod.ts";
+import type { ServerInfo } from "../assign/resolve.ts";
+import type { JsonObject } from "../engine/mod.ts";
+import {
+  applyObject,
+  Informer,
+  isNotFound,
+  type KubeClient,
+  type KubeObject,
+  patchStatus,
+  type ResourceRef,
+  TerminalError,
+} from "../kube/mod.ts";
+import type { Logger } from "../obs/log.ts";
+import type { AdmissionContext, ConfigSummary } from "./admission.ts";
+import type {
+  ConfigKindLabel,
+  ConfigReconcileDeps,
+  ConfigReconcileMetrics,
+} from "./config_reconcile.ts";
+import type { TargetKind } from "./conversion_patch.ts";
+import { LABEL_MANAGED_BY, MANAGED_BY, tlsSecretName } from "./server_children.ts";
+
+// ---------------------------------------------------------------------------------------------
+// Resources
+
+const GROUP = "terasky.com";
+const VERSION = "v1alpha1";
+
+export const CONFIG_RESOURCES: Readonly<Record<ConfigKind, ResourceRef>> = {
+  [CRD_CONFIG_KIND]: { group: GROUP, version: VERSION, plural: "crdconversionconfigs" },
+  [XRD_CONFIG_KIND]: { group: GROUP, version: VERSION, plural: "xrdconversionconfigs" },
+};
+export const SERVER_RESOURCE: ResourceRef = {
+  group: GROUP,
+  version: VERSION,
+  plural: "conversionwebhookservers",
+};
+export const CRD_RESOURCE: ResourceRef = {
+  group: "apiextensions.k8s.io",
+  version: "v1",
+  plural: "customresourcedefinitions",
+};
+export function xrdResource(version = "v2"): ResourceRef {
+  return { group: "apiextensions.crossplane.io", version, plural: "compositeresourcedefinitions" };
+}
+/** The target resource of a config kind. */
+export const TARGET_RESOURCES: Readonly<Record<ConfigKind, ResourceRef>> = {
+  [CRD_CONFIG_KIND]: CRD_RESOURCE,
+  [XRD_CONFIG_KIND]: xrdResource(),
+};
+export const DEPLOYMENTS = (namespace?: string): ResourceRef => ({
+  group: "apps",
+  version: "v1",
+  plural: "deployments",
+  namespace,
+});
+export const SERVICES = (namespace?: string): ResourceRef => ({
+  group: "",
+  version: "v1",
+  plural: "services",
+  namespace,
+});
+export const SECRETS = (namespace: string): ResourceRef => ({
+  group: "",
+  version: "v1",
+  plural: "secrets",
+  namespace,
+});
+
+/** The selector every cached child type carries ([P14]); Secrets are never cached. */
+export const OWNED_SELECTOR = `${LABEL_MANAGED_BY}=${MANAGED_BY}`;
+
+/** Name of the config informers' index on the target name. */
+export const TARGET_INDEX = "target";
+
+// ---------------------------------------------------------------------------------------------
+// Caches
+
+export interface ManagerCaches {
+  /** Config informers of the enabled kinds. */
+  readonly configs: ReadonlyMap<ConfigKind, Informer>;
+  /** Target informers (CRDs for CRD configs, XRDs for XRD configs) of the enabled kinds. */
+  readonly targets: ReadonlyMap<ConfigKind, Informer>;
+  readonly servers: Informer;
+  readonly deployments: Informer;
+  readonly services: Informer;
+  readonly informers: readonly Informer[];
+  /** One line describing the scoping (logged at startup). */
+  readonly description: string;
+  start(): void;
+  /** Resolves when every cache synced; rejects with the cause of a terminal failure. */
+  waitForSync(signal?: AbortSignal): Promise<void>;
+  stop(): Promise<void>;
+}
+
+/** The bare target name of a config object as stored (no decoding). */
+export function rawTargetOf(obj: KubeObject): string | undefined {
+  const spec = (obj as { spec?: Record<string, { name?: unknown } | undefined> }).spec;
+  const name = spec?.targetCRD?.name ?? spec?.targetXRD?.name;
+  return typeof name === "string" && name !== "" ? name : undefined;
+}
+
+/** Caches of the manager: config kinds and their targets per feature flag, CWS, owned children. */
+export function createManagerCaches(opts: {
+  client: KubeClient;
+  kinds: readonly ConfigKind[];
+  logger: Logger;
+}): ManagerCaches {
+  const { client, logger } = opts;
+  const configs = new Map<ConfigKind, Informer>();
+  const targets = new Map<ConfigKind, Informer>();
+  for (const kind of opts.kinds) {
+    const cfg = new Informer({ client, resource: CONFIG_RESOURCES[kind], logger });
+    cfg.addIndex(TARGET_INDEX, rawTargetOf);
+    configs.set(kind, cfg);
+    targets.set(kind, new Informer({ client, resource: TARGET_RESOURCES[kind], logger }));
+  }
+  const servers = new Informer({ client, resource: SERVER_RESOURCE, logger });
+  const deployments = new Informer({
+    client,
+    resource: DEPLOYMENTS(),
+    labelSelector: OWNED_SELECTOR,
+    logger,
+  });
+  const services = new Informer({
+    client,
+    resource: SERVICES(),
+    labelSelector: OWNED_SELECTOR,
+    logger,
+  });
+  const informers = [...configs.values(), ...targets.values(), servers, deployments, services];
+  const kinds = [...configs.keys()].join(", ") || "none";
+  return {
+    configs,
+    targets,
+    servers,
+    deployments,
+    services,
+    informers,
+    description: `cluster-wide: ConversionWebhookServers, configs (${kinds}) and their targets; ` +
+      `Deployments and Services only with ${OWNED_SELECTOR}; Secrets never cached`,
+    start() {
+      for (const i of informers) i.start();
+    },
+    async waitForSync(signal) {
+      await Promise.all(informers.map((i) => i.waitForSync(signal)));
+    },
+    async stop() {
+      await Promise.all(informers.map((i) => i.stop()));
+    },
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Decoding cached objects
+
+/** The strictly decoded config (TerminalError when the stored object does not decode). */
+export function decodeConfig(obj: KubeObject): ConversionConfig {
+  const r = parseConfig(obj);
+  if (!r.ok) {
+    throw new TerminalError(
+      `stored ${obj.kind} ${JSON.stringify(obj.metadata?.name)} does not decode: ${
+        r.errors.join("; ")
+      }`,
+    );
+  }
+  return r.config;
+}
+
+/** The decoded server, or undefined when it does not decode. */
+export function decodeServer(obj: KubeObject): ConversionWebhookServer | undefined {
+  const r = ConversionWebhookServerSchema.safeParse(obj);
+  return r.success ? r.data : undefined;
+}
+
+/** The resolver's view of a stored server (loose: a server that fails to decode still counts). */
+export function rawServerInfo(obj: KubeObject): ServerInfo {
+  const spec = (obj as { spec?: { default?: boolean; sharding?: ServerInfo["sharding"] } }).spec;
+  return {
+    name: obj.metadata?.name ?? "",
+    default: spec?.default === true,
+    ...(spec?.sharding === undefined ? {} : { sharding: spec.sharding }),
+  };
+}
+
+function rawConfigSummary(kind: ConfigKind, obj: KubeObject): ConfigSummary {
+  const o = obj as {
+    spec?: { webhookServerRef?: { name?: string } | null };
+    status?: { webhookURL?: unknown };
+  };
+  const url = o.status?.webhookURL;
+  return {
+    kind,
+    name: obj.metadata?.name ?? "",
+    target: rawTargetOf(obj) ?? "",
+    ...(o.spec?.webhookServerRef === undefined
+      ? {}
+      : { webhookServerRef: o.spec.webhookServerRef }),
+    ...(typeof url === "string" ? { webhookURL: url } : {}),
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Metrics (operations.md `dco_manager_*`)
+
+export class ManagerMetrics {
+  readonly analyzeFailures: Counter<"config_kind" | "target" | "reason">;
+  readonly phaseTransitions: Counter<
+    "config_kind" | "target" | "from_phase" | "to_phase" | "reason"
+  >;
+  readonly applyDuration: Histogram<"config_kind" | "target" | "result">;
+
+  constructor(registry: Registry) {
+    const registers = [registry];
+    this.analyzeFailures = new Counter({
+      name: "dco_manager_analyze_failures_total",
+      help: "Validation failures during config reconcile.",
+      labelNames: ["config_kind", "target", "reason"],
+      registers,
+    });
+    this.phaseTransitions = new Counter({
+      name: "dco_manager_phase_transitions_total",
+      help: "Recorded config phase transitions.",
+      labelNames: ["config_kind", "target", "from_phase", "to_phase", "reason"],
+      registers,
+    });
+    this.applyDuration = new Histogram({
+      name: "dco_manager_apply_duration_seconds",
+      help: "Server-side apply latency of target conversion patches.",
+      labelNames: ["config_kind", "target", "result"],
+      buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
+      registers,
+    });
+  }
+
+  /** The reconcile's hooks, with `config_kind`/`target` of the apply histogram bound. */
+  hooksFor(kind: ConfigKindLabel, target: string): ConfigReconcileMetrics {
+    return {
+      analyzeFailure: (l) =>
+        this.analyzeFailures.inc({ config_kind: l.configKind, target: l.target, reason: l.reason }),
+      phaseTransition: (l) =>
+        this.phaseTransitions.inc({
+          config_kind: l.configKind,
+          target: l.target,
+          from_phase: l.fromPhase,
+          to_phase: l.toPhase,
+          reason: l.reason,
+        }),
+      applyDuration: (result, seconds) =>
+        this.applyDuration.observe({ config_kind: kind, target, result }, seconds),
+    };
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Adapters
+
+export interface DepsOptions {
+  client: KubeClient;
+  caches: ManagerCaches;
+  operatorNamespace: string;
+  metrics?: ManagerMetrics;
+  now?: () => number;
+}
+
+function configKindOfTarget(kind: TargetKind): ConfigKind {
+  return kind === "XRD" ? XRD_CONFIG_KIND : CRD_CONFIG_KIND;
+}
+
+/** A target from its cache, else (feature off for that kind) a live GET. */
+async function getTarget(
+  o: DepsOptions,
+  configKind: ConfigKind,
+  name: string,
+): Promise<JsonObject | undefined> {
+  const cache = o.caches.targets.get(configKind);
+  if (cache !== undefined) {
+    const obj = cache.get(name);
+    return obj === undefined ? undefined : structuredClone(obj) as unknown as JsonObject;
+  }
+  try {
+    return await o.client.get(TARGET_RESOURCES[configKind], name) as unknown as JsonObject;
+  } catch (e) {
+    if (isNotFound(e)) return undefined;
+    throw e;
+  }
+}
+
+function decodeBase64(s: string): string {
+  const bin = atob(s);
+  const bytes = new Uint8Array(bin.length);
+  for (let i = 0; i < bin.length; i++) bytes[i] = bin.charCodeAt(i);
+  return new TextDecoder().decode(bytes);
+}
+
+/** `ca.crt` if non-empty, else `tls.crt`, of `<server>-webhook-server-tls` (read through). */
+export async function readCABundle(
+  client: KubeClient,
+  serverName: string,
+  namespace: string,
+): Promise<string | undefined> {
+  let secret: KubeObject;
+  try {
+    secret = await client.get(SECRETS(namespace), tlsSecretName(serverName));
+  } catch (e) {
+    if (isNotFound(e)) return undefined;
+    throw e;
+  }
+  const data = (secret as { data?: Record<string, string> }).data ?? {};
+  for (const key of ["ca.crt", "tls.crt"]) {
+    const v = data[key];
+    if (typeof v === "string" && v !== "") return decodeBase64(v);
+  }
+  return undefined;
+}
+
+/** {@link ConfigReconcileDeps} backed by the caches and the client. */
+export function configReconcileDeps(
+  o: DepsOptions,
+  metrics?: ConfigReconcileMetrics,
+): ConfigReconcileDeps {
+  const { client, caches } = o;
+  return {
+    getConfig(kind, name) {
+      const obj = caches.configs.get(kind)?.get(name);
+      return Promise.resolve(obj === undefined ? undefined : decodeConfig(obj));
+    },
+    getTarget: (kind, name) => getTarget(o, configKindOfTarget(kind), name),
+    listServers() {
+      const out: ConversionWebhookServer[] = [];
+      for (const obj of caches.servers.list()) {
+        const s = decodeServer(obj);
+        if (s !== undefined) out.push(s);
+      }
+      return Promise.resolve(out);
+    },
+    getServer(name) {
+      const obj = caches.servers.get(name);
+      return Promise.resolve(obj === undefined ? undefined : decodeServer(obj));
+    },
+    readCABundle: (server, namespace) => readCABundle(client, server, namespace),
+    async applyTarget(obj) {
+      const apiVersion = typeof obj.apiVersion === "string" ? obj.apiVersion : "";
+      const ref = obj.kind === "CustomResourceDefinition"
+        ? CRD_RESOURCE
+        : xrdResource(apiVersion.split("/")[1] || "v2");
+      await applyObject(client, ref, obj as unknown as KubeObject);
+    },
+    async patchStatus(kind, name, before, after) {
+      await patchStatus(client, CONFIG_RESOURCES[kind], name, { status: before }, {
+        status: after,
+      });
+    },
+    async updateFinalizers(config, finalizers) {
+      const updated = await client.patch(
+        CONFIG_RESOURCES[config.kind],
+        config.metadata?.name ?? "",
+        {
+          metadata: { finalizers, resourceVersion: config.metadata?.resourceVersion },
+        },
+        { type: "merge" },
+      );
+      return decodeConfig(updated);
+    },
+    now: o.now ?? Date.now,
+    operatorNamespace: o.operatorNamespace,
+    metrics,
+  };
+}
+
+/** The admission rules' cluster reads, from the caches. */
+export function admissionContext(
+  o: DepsOptions,
+  features: { xrd: boolean; crd: boolean },
+): AdmissionContext {
+  return {
+    features,
+    getTarget: (kind, name) => getTarget(o, kind, name),
+    listConfigs() {
+      const out: ConfigSummary[] = [];
+      for (const [kind, informer] of o.caches.configs) {
+        for (const obj of informer.list()) out.push(rawConfigSummary(kind, obj));
+      }
+      return out;
+    },
+    listServers: () => o.caches.servers.list().map(rawServerInfo),
+  };
+}
+
+/** `targetNameOf` for a stored config object, "" when it does not decode. */
+export function targetLabelOf(obj: KubeObject | undefined): string {
+  if (obj === undefined) return "";
+  const r = parseConfig(obj);
+  return r.ok ? targetNameOf(r.config) : rawTargetOf(obj) ?? "";
+}

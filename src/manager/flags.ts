@@ -1,0 +1,148 @@
+/**
+ * The manager's command line (runtime.md §2.1): Go-style flags (`--name=value`, `--name value`,
+ * `--flag` / `--flag=false` for booleans), validated up front; any violation is a
+ * {@link ManagerFlagError} and the process exits 1. Logging flags (`--zap-*`) are consumed before
+ * this parser runs (src/obs `configureLogging`).
+ *
+ * Beyond the spec's table (whose admission port and cert dir are fixed), `--webhook-bind-address`,
+ * `--webhook-cert-dir`, `--operator-namespace` and `--kubeconfig` exist for development and tests;
+ * their defaults are the spec's fixed values. `--webhook-server-image` is an alias of
+ * `--default-webhook-server-image`.
+ */
+
+export interface ManagerFlags {
+  metricsBindAddress: string;
+  healthProbeBindAddress: string;
+  leaderElect: boolean;
+  /** "" ⇒ the operator namespace. */
+  leaderElectionNamespace: string;
+  /** Admission TLS pair (`tls.crt`, `tls.key`); admission is off when they are missing. */
+  webhookCertDir: string;
+  webhookBindAddress: string;
+  enableXrdSupport: boolean;
+  enableCrdSupport: boolean;
+  /** [P11] Accepted; the guard is not part of this build (logged). */
+  enableXrdConversionGuard: boolean;
+  maxConcurrentReconciles: number;
+  /** "" ⇒ env `POD_NAMESPACE`, else the service-account namespace file, else `default`. */
+  operatorNamespace: string;
+  /** "" ⇒ the built-in default image. */
+  defaultWebhookServerImage: string;
+  /** Out-of-cluster use (development, tests); in a Pod the service account is used. */
+  kubeconfig: string;
+}
+
+export class ManagerFlagError extends Error {
+  override name = "ManagerFlagError";
+}
+
+type Kind = "string" | "bool" | "int";
+
+const FLAGS: Record<string, [keyof ManagerFlags, Kind]> = {
+  "metrics-bind-address": ["metricsBindAddress", "string"],
+  "health-probe-bind-address": ["healthProbeBindAddress", "string"],
+  "leader-elect": ["leaderElect", "bool"],
+  "leader-election-namespace": ["leaderElectionNamespace", "string"],
+  "webhook-cert-dir": ["webhookCertDir", "string"],
+  "webhook-bind-address": ["webhookBindAddress", "string"],
+  "enable-xrd-support": ["enableXrdSupport", "bool"],
+  "enable-crd-support": ["enableCrdSupport", "bool"],
+  "enable-xrd-conversion-guard": ["enableXrdConversionGuard", "bool"],
+  "max-concurrent-reconciles": ["maxConcurrentReconciles", "int"],
+  "operator-namespace": ["operatorNamespace", "string"],
+  "default-webhook-server-image": ["defaultWebhookServerImage", "string"],
+  "webhook-server-image": ["defaultWebhookServerImage", "string"],
+  "kubeconfig": ["kubeconfig", "string"],
+};
+
+/** The spec's fixed admission cert dir (controller-runtime's default). */
+export const DEFAULT_WEBHOOK_CERT_DIR = "/tmp/k8s-webhook-server/serving-certs";
+
+export const DEFAULT_MANAGER_FLAGS: Readonly<ManagerFlags> = Object.freeze({
+  metricsBindAddress: ":8080",
+  healthProbeBindAddress: ":8081",
+  leaderElect: false,
+  leaderElectionNamespace: "",
+  webhookCertDir: DEFAULT_WEBHOOK_CERT_DIR,
+  webhookBindAddress: ":9443",
+  enableXrdSupport: true,
+  enableCrdSupport: true,
+  enableXrdConversionGuard: true,
+  maxConcurrentReconciles: 1,
+  operatorNamespace: "",
+  defaultWebhookServerImage: "",
+  kubeconfig: "",
+});
+
+const BIND_ADDRESS = /^(?:\[[^\]]*\]|[^:[\]]*):(\d{1,5})$/;
+
+function checkAddress(flag: string, value: string): void {
+  const m = BIND_ADDRESS.exec(value);
+  if (m === null || Number(m[1]) > 65535) {
+    throw new ManagerFlagError(`--${flag}: ${JSON.stringify(value)} is not a [host]:port address`);
+  }
+}
+
+/** Parses `args` (logging flags already removed); throws {@link ManagerFlagError}. */
+export function parseManagerFlags(args: readonly string[]): ManagerFlags {
+  const out: ManagerFlags = { ...DEFAULT_MANAGER_FLAGS };
+  const record = out as unknown as Record<string, string | number | boolean>;
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i];
+    if (!arg.startsWith("--")) {
+      throw new ManagerFlagError(`unexpected argument ${JSON.stringify(arg)}`);
+    }
+    const eq = arg.indexOf("=");
+    const name = arg.slice(2, eq < 0 ? undefined : eq);
+    let value: string | undefined = eq < 0 ? undefined : arg.slice(eq + 1);
+    const spec = FLAGS[name];
+    if (spec === undefined) throw new ManagerFlagError(`unknown flag --${name}`);
+    const [field, kind] = spec;
+    if (kind === "bool") {
+      if (value === undefined) value = "true";
+      if (value !== "true" && value !== "false") {
+        throw new ManagerFlagError(
+          `--${name}: expected true or false, got ${JSON.stringify(value)}`,
+        );
+      }
+      record[field] = value === "true";
+      continue;
+    }
+    if (value === undefined) {
+      value = args[++i];
+      if (value === undefined) throw new ManagerFlagError(`--${name} needs a value`);
+    }
+    if (kind === "string") record[field] = value;
+    else {
+      if (!/^-?\d+$/.test(value)) {
+        throw new ManagerFlagError(`--${name}: ${JSON.stringify(value)} is not an integer`);
+      }
+      record[field] = Number(value);
+    }
+  }
+  if (out.maxConcurrentReconciles < 1) {
+    throw new ManagerFlagError(
+      `--max-concurrent-reconciles must be >= 1, got ${out.maxConcurrentReconciles}`,
+    );
+  }
+  checkAddress("metrics-bind-address", out.metricsBindAddress);
+  checkAddress("health-probe-bind-address", out.healthProbeBindAddress);
+  checkAddress("webhook-bind-address", out.webhookBindAddress);
+  if (out.webhookCertDir.trim() === "") {
+    throw new ManagerFlagError("--webhook-cert-dir must not be empty");
+  }
+  return out;
+}
+
+/** Own namespace (runtime §2.1): the flag, env `POD_NAMESPACE`, the SA namespace file, `default`. */
+export function resolveOperatorNamespace(
+  flag: string,
+  env: string | undefined,
+  serviceAccountNamespace: string | undefined,
+): string {
+  for (const v of [flag, env, serviceAccountNamespace]) {
+    const t = v?.trim();
+    if (t) return t;
+  }
+  return "default";
+}

@@ -1,0 +1,373 @@
+/**
+ * The manager role as a real process, under exactly its Deno permission flags, against a real
+ * kube-apiserver (no kubelet, no controller-manager): a ConversionWebhookServer gets its Service
+ * and Deployment; a valid CRDConversionConfig waits `Pending` (WebhookServerReady=False) with its
+ * target untouched until the server is ready — the test plays the kubelet's part by writing the
+ * Deployment's status and provides the TLS Secret — and is then `Applied`, with the CRD's
+ * conversion pointing at the server's Service; an invalid config is `Invalid` with a classed
+ * message and its target untouched.
+ *
+ * Not here: running webhook-server pods and converting objects through the Service (that needs
+ * the pod-runner harness of a later step).
+ */
+import assert from "node:assert/strict";
+import type * as k8s from "@kubernetes/client-node";
+import { b64, createCA } from "../support/certs.ts";
+import {
+  type ControlPlane,
+  freePort,
+  waitFor,
+  withControlPlane,
+} from "../support/control_plane.ts";
+import { DCO_CRDS } from "../support/dco_crds.ts";
+
+const GROUP = "mgr.dco.test";
+const REPO = new URL("../../", import.meta.url).pathname;
+const ENTRY = `${REPO}src/main/manager.ts`;
+const SA_DIR = "/var/run/secrets/kubernetes.io/serviceaccount";
+const CWS = "dco";
+const SVC = `${CWS}-webhook-server`;
+
+function twoVersionCRD(plural: string, kind: string) {
+  const schema = (sizeField: string) => ({
+    openAPIV3Schema: {
+      type: "object",
+      properties: {
+        spec: {
+          type: "object",
+          properties: { [sizeField]: { type: "integer" }, color: { type: "string" } },
+        },
+      },
+    },
+  });
+  return {
+    apiVersion: "apiextensions.k8s.io/v1",
+    kind: "CustomResourceDefinition",
+    metadata: { name: `${plural}.${GROUP}` },
+    spec: {
+      group: GROUP,
+      scope: "Namespaced",
+      names: { plural, singular: kind.toLowerCase(), kind, listKind: `${kind}List` },
+      versions: [
+        { name: "v1", served: true, storage: true, schema: schema("size") },
+        { name: "v2", served: true, storage: false, schema: schema("capacity") },
+      ],
+    },
+  };
+}
+
+function config(name: string, target: string, spokePath: string) {
+  return {
+    apiVersion: "terasky.com/v1alpha1",
+    kind: "CRDConversionConfig",
+    metadata: { name },
+    spec: {
+      targetCRD: { name: target },
+      hubVersion: "v1",
+      spokes: [{
+        version: "v2",
+        rules: [{ strategy: "FieldRename", fieldRename: { hubPath: "spec.size", spokePath } }],
+      }],
+    },
+  };
+}
+
+interface RoleProcess extends AsyncDisposable {
+  readonly child: Deno.ChildProcess;
+  readonly metricsURL: string;
+  readonly healthURL: string;
+  output(): string;
+}
+
+function startManager(
+  opts: { certDir: string; kubeconfig: string; namespace: string; admissionPort: number },
+): RoleProcess {
+  const metricsPort = freePort();
+  const healthPort = freePort();
+  const child = new Deno.Command(Deno.execPath(), {
+    args: [
+      "run",
+      "--allow-net",
+      "--allow-env",
+      `--allow-read=${opts.certDir},${SA_DIR},${opts.kubeconfig}`,
+      ENTRY,
+      `--kubeconfig=${opts.kubeconfig}`,
+      `--operator-namespace=${opts.namespace}`,
+      `--metrics-bind-address=127.0.0.1:${metricsPort}`,
+      `--health-probe-bind-address=127.0.0.1:${healthPort}`,
+      `--webhook-cert-dir=${opts.certDir}`,
+      `--webhook-bind-address=127.0.0.1:${opts.admissionPort}`,
+      "--enable-xrd-support=false",
+      "--leader-elect",
+      "--zap-log-level=debug",
+    ],
+    stdout: "piped",
+    stderr: "piped",
+    env: { NO_COLOR: "1", RUST_BACKTRACE: "0" },
+  }).spawn();
+  let log = "";
+  const decoder = new TextDecoder();
+  const drain = async (s: ReadableStream<Uint8Array>) => {
+    for await (const chunk of s) log += decoder.decode(chunk);
+  };
+  const drained = Promise.all([drain(child.stdout), drain(child.stderr)]);
+  return {
+    child,
+    metricsURL: `http://127.0.0.1:${metricsPort}`,
+    healthURL: `http://127.0.0.1:${healthPort}`,
+    output: () => log,
+    async [Symbol.asyncDispose]() {
+      try {
+        child.kill("SIGTERM");
+      } catch {
+        // already exited
+      }
+      await child.status;
+      await drained;
+    },
+  };
+}
+
+async function get(url: string): Promise<{ status: number; text: string }> {
+  try {
+    const res = await fetch(url);
+    return { status: res.status, text: await res.text() };
+  } catch {
+    return { status: 0, text: "" };
+  }
+}
+
+// deno-lint-ignore no-explicit-any
+type Obj = any;
+
+Deno.test({
+  name: "manager process: CWS children, the readiness gate, apply and an invalid config",
+  sanitizeResources: false,
+  sanitizeOps: false,
+  fn: withControlPlane(async (cp: ControlPlane, t) => {
+    for (const crd of DCO_CRDS) await cp.apply(crd);
+    for (const crd of DCO_CRDS) await cp.waitForCRD(crd.metadata!.name!);
+    const ns = await cp.createNamespace("dco-system");
+    const certDir = await cp.makeTempDir("mgr-tls");
+    const ca = await createCA(certDir, "dco-mgr-ca");
+    const admissionCert = await ca.issue({ commonName: "dco-admission", hosts: ["127.0.0.1"] });
+    await Deno.writeTextFile(`${certDir}/tls.crt`, admissionCert.cert);
+    await Deno.writeTextFile(`${certDir}/tls.key`, admissionCert.key);
+
+    const widgets = `widgets.${GROUP}`;
+    const gizmos = `gizmos.${GROUP}`;
+    await cp.apply(twoVersionCRD("widgets", "Widget") as k8s.KubernetesObject);
+    await cp.apply(twoVersionCRD("gizmos", "Gizmo") as k8s.KubernetesObject);
+    await cp.waitForCRD(widgets);
+    await cp.waitForCRD(gizmos);
+    await cp.apply({
+      apiVersion: "terasky.com/v1alpha1",
+      kind: "ConversionWebhookServer",
+      metadata: { name: CWS },
+      spec: { default: true, certificate: { issuerRef: { name: "x" } } },
+    } as k8s.KubernetesObject);
+    await cp.apply(config("widgets", widgets, "spec.capacity") as k8s.KubernetesObject);
+
+    const admissionPort = freePort();
+    await using role = startManager({
+      certDir,
+      kubeconfig: cp.kubeconfigPath,
+      namespace: ns,
+      admissionPort,
+    });
+    const kubectl = async (...args: string[]): Promise<string> => {
+      const r = await cp.kubectl(...args);
+      assert.equal(r.code, 0, `kubectl ${args.join(" ")}: ${r.stderr}\n${role.output()}`);
+      return r.stdout;
+    };
+    const getJSON = async (...args: string[]): Promise<Obj> =>
+      JSON.parse(await kubectl("get", ...args, "-o", "json"));
+    const crdConfig = (name: string) => getJSON("crdconversionconfigs.terasky.com", name);
+    const cond = (obj: Obj, type: string) =>
+      (obj.status?.conditions ?? []).find((c: Obj) => c.type === type);
+
+    await t.step("health, readiness and admission listeners", async () => {
+      await waitFor("readyz", async () => (await get(`${role.healthURL}/readyz`)).status === 200, {
+        timeoutMs: 60_000,
+      });
+      assert.equal((await get(`${role.healthURL}/healthz`)).status, 200);
+      assert.match(role.output(), /informer caches scoped/);
+      assert.match(role.output(), /admission webhooks serving/);
+      const client = Deno.createHttpClient({ caCerts: [ca.cert] });
+      try {
+        const res = await fetch(
+          `https://127.0.0.1:${admissionPort}/validate-terasky-com-v1alpha1-conversionwebhookserver`,
+          { method: "POST", body: "{}", headers: { "content-type": "application/json" }, client },
+        );
+        await res.body?.cancel();
+        assert.equal(res.status, 400, "not an AdmissionReview");
+      } finally {
+        client.close();
+      }
+    });
+
+    await t.step("(a) the CWS children appear, owned by the CWS", async () => {
+      const dep = await waitFor("Deployment", async () => {
+        const r = await cp.kubectl("get", "deployment", SVC, "-n", ns, "-o", "json");
+        return r.code === 0 ? JSON.parse(r.stdout) : undefined;
+      }, { timeoutMs: 60_000 });
+      const svc = await getJSON("service", SVC, "-n", ns);
+      const cws = await getJSON("conversionwebhookservers.terasky.com", CWS);
+      for (const child of [dep, svc]) {
+        assert.deepEqual(child.metadata.ownerReferences, [{
+          apiVersion: "terasky.com/v1alpha1",
+          kind: "ConversionWebhookServer",
+          name: CWS,
+          uid: cws.metadata.uid,
+          controller: true,
+          blockOwnerDeletion: true,
+        }]);
+        assert.equal(
+          child.metadata.labels["app.kubernetes.io/managed-by"],
+          "declarative-conversion-operator",
+        );
+      }
+      assert.equal(dep.spec.template.spec.containers[0].name, "webhook-server");
+      assert.ok(
+        dep.spec.template.spec.containers[0].args.includes("--enable-xrd-support=false"),
+        "the replicas mirror the manager's feature flags",
+      );
+      const status = await waitFor("CWS status", async () => {
+        const s = await getJSON("conversionwebhookservers.terasky.com", CWS);
+        return cond(s, "ServiceReady")?.status === "True" ? s : undefined;
+      });
+      assert.equal(cond(status, "Available").status, "False");
+      assert.equal(cond(status, "CertificateReady").status, "False");
+      assert.equal(status.status.endpoint, `https://${SVC}.${ns}.svc:443`);
+    });
+
+    await t.step("(b) not ready: Pending, WebhookServerReady=False, target untouched", async () => {
+      await waitFor(
+        "Pending",
+        async () => (await crdConfig("widgets")).status?.phase === "Pending",
+        {
+          timeoutMs: 60_000,
+        },
+      );
+      // Stays so (the 15 s requeue and any event re-check the gate).
+      for (let i = 0; i < 10; i++) {
+        const c = await crdConfig("widgets");
+        assert.equal(c.status.phase, "Pending");
+        assert.equal(cond(c, "Validated").status, "True");
+        assert.equal(cond(c, "WebhookServerReady").status, "False");
+        assert.equal(cond(c, "WebhookServerReady").reason, "ServerNotReady");
+        const crd = await getJSON("crd", widgets);
+        assert.equal(crd.spec.conversion.strategy, "None");
+        await new Promise((r) => setTimeout(r, 200));
+      }
+    });
+
+    await t.step("(c) once the server is ready the conversion is applied", async () => {
+      const serving = await ca.issue({
+        commonName: SVC,
+        hosts: [`${SVC}.${ns}.svc`, `${SVC}.${ns}`, SVC],
+      });
+      await cp.apply({
+        apiVersion: "v1",
+        kind: "Secret",
+        metadata: { name: `${CWS}-webhook-server-tls`, namespace: ns },
+        type: "kubernetes.io/tls",
+        data: { "tls.crt": b64(serving.cert), "tls.key": b64(serving.key), "ca.crt": b64(ca.cert) },
+      } as k8s.KubernetesObject);
+      // Still gated: the Deployment is not available.
+      assert.equal((await crdConfig("widgets")).status.phase, "Pending");
+      assert.equal((await getJSON("crd", widgets)).spec.conversion.strategy, "None");
+      const now = new Date().toISOString().replace(/\.\d+Z$/, "Z");
+      await kubectl(
+        "patch",
+        "deployment",
+        SVC,
+        "-n",
+        ns,
+        "--subresource=status",
+        "--type=merge",
+        "-p",
+        JSON.stringify({
+          status: {
+            observedGeneration: 1,
+            replicas: 2,
+            updatedReplicas: 2,
+            readyReplicas: 2,
+            availableReplicas: 2,
+            conditions: [{
+              type: "Available",
+              status: "True",
+              reason: "MinimumReplicasAvailable",
+              message: "Deployment has minimum availability.",
+              lastUpdateTime: now,
+              lastTransitionTime: now,
+            }],
+          },
+        }),
+      );
+      const applied = await waitFor("Applied", async () => {
+        const c = await crdConfig("widgets");
+        return c.status?.phase === "Applied" ? c : undefined;
+      }, { timeoutMs: 60_000 });
+      assert.equal(cond(applied, "WebhookServerReady").status, "True");
+      assert.equal(applied.status.assignedWebhookServer, CWS);
+      assert.equal(applied.status.webhookURL, `https://${SVC}.${ns}.svc/convert/${widgets}`);
+      const cws = await getJSON("conversionwebhookservers.terasky.com", CWS);
+      assert.equal(cws.status.readyReplicas, 2);
+      for (const type of ["Available", "ServiceReady", "CertificateReady"]) {
+        assert.equal(cond(cws, type).status, "True", type);
+      }
+      const crd = await getJSON("crd", widgets);
+      assert.equal(crd.spec.conversion.strategy, "Webhook");
+      assert.deepEqual(crd.spec.conversion.webhook.clientConfig.service, {
+        name: SVC,
+        namespace: ns,
+        path: `/convert/${widgets}`,
+        port: 443,
+      });
+      assert.equal(crd.spec.conversion.webhook.clientConfig.caBundle, b64(ca.cert));
+      // The apply came from Pending (the gate held until readiness).
+      const metrics = (await get(`${role.metricsURL}/metrics`)).text;
+      assert.match(
+        metrics,
+        new RegExp(
+          `dco_manager_phase_transitions_total\\{config_kind="crd",target="${widgets}",` +
+            `from_phase="Pending",to_phase="Applied",reason="Applied"\\} 1`,
+        ),
+      );
+      assert.match(metrics, /controller_runtime_reconcile_total\{controller="crdconversionconfig"/);
+      assert.match(
+        metrics,
+        /controller_runtime_reconcile_total\{controller="conversionwebhookserver"/,
+      );
+      assert.match(metrics, /dco_operator_wake_total\{controller="crdconversionconfig"/);
+      assert.match(metrics, /dco_manager_apply_duration_seconds_count\{[^}]*result="success"/);
+    });
+
+    await t.step("(d) an invalid config is Invalid and its target untouched", async () => {
+      await cp.apply(config("gizmos", gizmos, "spec.missing") as k8s.KubernetesObject);
+      const invalid = await waitFor("Invalid", async () => {
+        const c = await crdConfig("gizmos");
+        return c.status?.phase === "Invalid" ? c : undefined;
+      }, { timeoutMs: 60_000 });
+      assert.match(invalid.status.message, /\[path-not-found\]/);
+      assert.match(invalid.status.message, /spec\.missing/);
+      assert.equal(cond(invalid, "Validated").status, "False");
+      assert.equal((await getJSON("crd", gizmos)).spec.conversion.strategy, "None");
+      const metrics = (await get(`${role.metricsURL}/metrics`)).text;
+      assert.match(
+        metrics,
+        new RegExp(
+          `dco_manager_analyze_failures_total\\{config_kind="crd",target="${gizmos}",` +
+            `reason="ValidationErrors"\\} [1-9]`,
+        ),
+      );
+    });
+
+    await t.step("SIGTERM exits cleanly", async () => {
+      role.child.kill("SIGTERM");
+      const status = await role.child.status;
+      assert.equal(status.code, 0, role.output().slice(-3000));
+    });
+  }),
+});

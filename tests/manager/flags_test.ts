@@ -1,0 +1,79 @@
+/** The manager's flags (runtime.md §2.1): defaults, forms, validation (exit 1 on a FlagError). */
+import assert from "node:assert/strict";
+import {
+  DEFAULT_MANAGER_FLAGS,
+  ManagerFlagError,
+  parseManagerFlags,
+  resolveOperatorNamespace,
+} from "../../src/manager/flags.ts";
+
+Deno.test("manager flags: defaults follow runtime §2.1", () => {
+  const f = parseManagerFlags([]);
+  assert.deepEqual(f, DEFAULT_MANAGER_FLAGS);
+  assert.equal(f.metricsBindAddress, ":8080");
+  assert.equal(f.healthProbeBindAddress, ":8081");
+  assert.equal(f.leaderElect, false);
+  assert.equal(f.maxConcurrentReconciles, 1);
+  assert.equal(f.enableXrdSupport, true);
+  assert.equal(f.enableCrdSupport, true);
+  assert.equal(f.webhookBindAddress, ":9443");
+  assert.equal(f.webhookCertDir, "/tmp/k8s-webhook-server/serving-certs");
+});
+
+Deno.test("manager flags: Go-style forms and the image alias", () => {
+  const f = parseManagerFlags([
+    "--leader-elect",
+    "--enable-xrd-support=false",
+    "--max-concurrent-reconciles",
+    "4",
+    "--metrics-bind-address=127.0.0.1:9090",
+    "--webhook-server-image=example.com/ws:1",
+    "--operator-namespace=dco-system",
+    "--kubeconfig=/tmp/kc",
+    "--webhook-cert-dir=/certs",
+    "--leader-election-namespace",
+    "leases",
+  ]);
+  assert.equal(f.leaderElect, true);
+  assert.equal(f.enableXrdSupport, false);
+  assert.equal(f.maxConcurrentReconciles, 4);
+  assert.equal(f.metricsBindAddress, "127.0.0.1:9090");
+  assert.equal(f.defaultWebhookServerImage, "example.com/ws:1");
+  assert.equal(f.operatorNamespace, "dco-system");
+  assert.equal(f.kubeconfig, "/tmp/kc");
+  assert.equal(f.webhookCertDir, "/certs");
+  assert.equal(f.leaderElectionNamespace, "leases");
+  assert.equal(
+    parseManagerFlags(["--default-webhook-server-image=x:2"]).defaultWebhookServerImage,
+    "x:2",
+  );
+});
+
+Deno.test("manager flags: invalid input is a ManagerFlagError", () => {
+  const bad: [string[], RegExp][] = [
+    [["--max-concurrent-reconciles=0"], /must be >= 1/],
+    [["--max-concurrent-reconciles=-2"], /must be >= 1/],
+    [["--max-concurrent-reconciles=two"], /not an integer/],
+    [["--leader-elect=yes"], /true or false/],
+    [["--no-such-flag"], /unknown flag --no-such-flag/],
+    [["positional"], /unexpected argument/],
+    [["--metrics-bind-address=8080"], /not a \[host\]:port/],
+    [["--health-probe-bind-address=:99999"], /not a \[host\]:port/],
+    [["--webhook-bind-address"], /needs a value/],
+    [["--webhook-cert-dir="], /must not be empty/],
+  ];
+  for (const [args, message] of bad) {
+    assert.throws(() => parseManagerFlags(args), (e: unknown) => {
+      assert.ok(e instanceof ManagerFlagError, `${args}: ${e}`);
+      assert.match((e as Error).message, message);
+      return true;
+    });
+  }
+});
+
+Deno.test("manager flags: operator namespace precedence", () => {
+  assert.equal(resolveOperatorNamespace("flag", "env", "sa"), "flag");
+  assert.equal(resolveOperatorNamespace("", "env", "sa"), "env");
+  assert.equal(resolveOperatorNamespace("", undefined, "sa\n"), "sa");
+  assert.equal(resolveOperatorNamespace("", "", undefined), "default");
+});
