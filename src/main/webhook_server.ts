@@ -8,6 +8,9 @@
  *     slow start is visible and not killed by liveness;
  *  7. cache sync races the caches' own terminal failures (e.g. missing RBAC): exit non-zero;
  *  8. the initial sync, retried every 2 s without an attempt cap (only shutdown aborts it);
+ *  9. the served-target Lease (§7) is published once (a failure is only logged) and its
+ *     heartbeat/notification loop started — skipped, logged once, without POD_NAME/POD_NAMESPACE/
+ *     POD_UID;
  *  11. the TLS listener is bound, then 10. the replica turns ready.
  * There is deliberately no "ready anyway" timeout: a replica outside the Service endpoints only
  * costs capacity, while one inside them with a partial registry fails real requests for targets
@@ -27,6 +30,11 @@ import { FlagError, parseWebhookServerFlags } from "../webhook/flags.ts";
 import { WebhookMetrics } from "../webhook/metrics.ts";
 import { PlanRegistry } from "../webhook/registry.ts";
 import { initialSyncPass, RegistryController } from "../webhook/registry_controller.ts";
+import {
+  podIdentityFromEnv,
+  servableTargets,
+  ServedTargetPublisher,
+} from "../webhook/served_lease.ts";
 import {
   ConversionServer,
   createPlainListener,
@@ -74,9 +82,30 @@ async function main(argv: readonly string[]): Promise<void> {
   const metrics = new WebhookMetrics(metricsRegistry.registry);
   const registry = new PlanRegistry();
   let bulk = false;
+  // Served-target Lease (§7): only with the full downward-API identity (the Pod owns the Lease).
+  const pod = podIdentityFromEnv((name) => Deno.env.get(name));
+  const publisher = pod.ok
+    ? new ServedTargetPublisher({
+      client,
+      namespace: pod.namespace,
+      serverName: flags.webhookServerName,
+      podName: pod.podName,
+      podUID: pod.uid,
+      targets: () => servableTargets(registry),
+      logger: createLogger("webhook-server.served-lease"),
+    })
+    : undefined;
+  if (!pod.ok) {
+    log.info("served-target Lease publishing disabled (conversions are unaffected)", {
+      missing: pod.missing,
+    });
+  }
   registry.onChange((change) => {
     metrics.observeChange(change);
-    if (!bulk) metrics.refreshRegistryGauges(registry.snapshot());
+    if (!bulk) {
+      metrics.refreshRegistryGauges(registry.snapshot());
+      publisher?.notify();
+    }
   });
   const readiness = new Readiness((ready) => metrics.setReady(ready));
   const caches = createReplicaCaches({
@@ -138,6 +167,7 @@ async function main(argv: readonly string[]): Promise<void> {
   }
   const stopAll = async (code: number): Promise<never> => {
     readiness.set(false);
+    await publisher?.stop();
     await shutdownAll(servers, flags.shutdownTimeoutMs);
     await Promise.all([...controllers.values()].map((c) => c.stop()));
     await caches.stop();
@@ -175,6 +205,12 @@ async function main(argv: readonly string[]): Promise<void> {
   bulk = false;
   metrics.refreshRegistryGauges(registry.snapshot());
   const elapsedMs = performance.now() - started;
+
+  // Step 9: publish the Lease once (a failure is logged; the heartbeat retries), then the loop.
+  if (publisher !== undefined) {
+    await publisher.publishOrLog();
+    publisher.start();
+  }
 
   // Step 11 before 10 ([Deno] choice): bind the conversion listener, then report ready.
   try {
