@@ -14,7 +14,7 @@ what="${1:-all}"
 targets=()
 case "$what" in
   unit) targets=(tests/engine tests/cli tests/api tests/assign tests/repo tests/obs tests/kube/unit tests/webhook tests/manager) ;;
-  e2e) targets=(tests/e2e tests/support tests/kube) ;;
+  e2e) targets=(tests/e2e tests/support tests/kube tests/chart) ;;
   all) targets=(tests) ;;
   *) echo "usage: hack/test.sh [all|unit|e2e]" >&2; exit 2 ;;
 esac

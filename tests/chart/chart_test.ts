@@ -1,0 +1,728 @@
+/**
+ * The Helm chart `charts/declarative-conversion-operator` (operations.md §4–§6): `helm lint` for
+ * the default values and the main toggles, `helm template` parsed into objects and asserted on
+ * (feature flags, RBAC gating, the restricted security context, probes, the derived V8 heap
+ * limit, the Lease Role's namespace, admission wiring, the default ConversionWebhookServer),
+ * `values.schema.json` rejecting unknown keys, and one `helm install` into a real apiserver
+ * proving every rendered object is accepted.
+ *
+ * Needs the helm binary that hack/testenv.sh builds (found through `resolveAssets()`).
+ */
+import assert from "node:assert/strict";
+import { parseAllDocuments } from "yaml";
+import { resolveAssets, withControlPlane } from "../support/control_plane.ts";
+
+const CHART = new URL("../../charts/declarative-conversion-operator", import.meta.url).pathname;
+const FULLNAME = "declarative-conversion-operator";
+const KUBE_VERSION = "1.31.0";
+
+// deno-lint-ignore no-explicit-any
+type Obj = Record<string, any>;
+
+interface Run {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+let helmHome: string | undefined;
+
+async function helm(...args: string[]): Promise<Run> {
+  const bin = (await resolveAssets()).helm;
+  if (bin === undefined) {
+    throw new Error(
+      "no helm binary: run hack/testenv.sh (or set KUBEBUILDER_ASSETS/TEST_ASSET_HELM)",
+    );
+  }
+  if (helmHome === undefined) {
+    const dir = await Deno.makeTempDir({ prefix: "dco-helm-" });
+    helmHome = dir;
+    globalThis.addEventListener("unload", () => Deno.removeSync(dir, { recursive: true }));
+  }
+  const out = await new Deno.Command(bin, {
+    args,
+    env: {
+      HELM_CACHE_HOME: `${helmHome}/cache`,
+      HELM_CONFIG_HOME: `${helmHome}/config`,
+      HELM_DATA_HOME: `${helmHome}/data`,
+    },
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  const dec = new TextDecoder();
+  return { code: out.code, stdout: dec.decode(out.stdout), stderr: dec.decode(out.stderr) };
+}
+
+function setArgs(sets: Record<string, string>): string[] {
+  return Object.entries(sets).flatMap(([k, v]) => ["--set", `${k}=${v}`]);
+}
+
+async function render(
+  sets: Record<string, string> = {},
+  namespace = "dco-system",
+  extra: string[] = [],
+): Promise<Obj[]> {
+  const r = await helm(
+    "template",
+    "rel",
+    CHART,
+    "--namespace",
+    namespace,
+    "--kube-version",
+    KUBE_VERSION,
+    ...setArgs(sets),
+    ...extra,
+  );
+  assert.equal(r.code, 0, `helm template failed:\n${r.stderr}`);
+  const docs = parseAllDocuments(r.stdout);
+  const objs: Obj[] = [];
+  for (const d of docs) {
+    assert.deepEqual(d.errors, [], "rendered YAML must parse");
+    const o = d.toJS() as Obj | null;
+    if (o !== null) objs.push(o);
+  }
+  return objs;
+}
+
+function find(objs: Obj[], kind: string, name: string): Obj {
+  const o = objs.find((x) => x.kind === kind && x.metadata?.name === name);
+  assert.ok(
+    o,
+    `${kind} ${name} not rendered; have ${objs.map((x) => `${x.kind}/${x.metadata?.name}`)}`,
+  );
+  return o;
+}
+
+function all(objs: Obj[], kind: string): Obj[] {
+  return objs.filter((x) => x.kind === kind);
+}
+
+function managerContainer(objs: Obj[]): Obj {
+  const d = find(objs, "Deployment", `${FULLNAME}-manager`);
+  return d.spec.template.spec.containers[0];
+}
+
+function ruleFor(role: Obj, group: string, resource: string): Obj | undefined {
+  return role.rules.find((r: Obj) => r.apiGroups.includes(group) && r.resources.includes(resource));
+}
+
+async function lint(sets: Record<string, string> = {}): Promise<Run> {
+  return await helm("lint", CHART, "--strict", "--kube-version", KUBE_VERSION, ...setArgs(sets));
+}
+
+// ---------------------------------------------------------------------------------------------
+// lint
+
+const LINT_CASES: Array<[string, Record<string, string>]> = [
+  ["default values", {}],
+  ["crossplane off", { "features.crossplane.enabled": "false" }],
+  ["nativeCRD off", { "features.nativeCRD.enabled": "false" }],
+  ["networkPolicy on", {
+    "networkPolicy.enabled": "true",
+    "networkPolicy.metrics.allowedPeers[0].namespaceSelector.matchLabels.name": "monitoring",
+  }],
+  ["certManager off", { "certManager.enabled": "false" }],
+  ["admission webhook off, no CWS, autoscaling", {
+    "admissionWebhook.enabled": "false",
+    "conversionWebhookServer.create": "false",
+    "conversionWebhookServer.autoscaling.enabled": "true",
+  }],
+];
+
+for (const [name, sets] of LINT_CASES) {
+  Deno.test(`chart: helm lint passes (${name})`, async () => {
+    const r = await lint(sets);
+    assert.equal(r.code, 0, `helm lint failed:\n${r.stdout}\n${r.stderr}`);
+  });
+}
+
+// ---------------------------------------------------------------------------------------------
+// template: default values
+
+Deno.test("chart: default render has every object, named per the spec", async () => {
+  const objs = await render();
+  const names = objs.map((o) => `${o.kind}/${o.metadata.name}`).sort();
+  assert.deepEqual(names, [
+    `Certificate/${FULLNAME}-webhook-cert`,
+    `ClusterIssuer/${FULLNAME}-selfsigned-issuer`,
+    `ClusterRole/${FULLNAME}-manager-role`,
+    `ClusterRole/${FULLNAME}-webhook-server-role`,
+    `ClusterRoleBinding/${FULLNAME}-manager-rolebinding`,
+    `ClusterRoleBinding/${FULLNAME}-webhook-server-rolebinding`,
+    "ConversionWebhookServer/default",
+    `Deployment/${FULLNAME}-manager`,
+    `Role/${FULLNAME}-webhook-server-leases`,
+    `RoleBinding/${FULLNAME}-webhook-server-leases`,
+    `Service/${FULLNAME}-manager-metrics`,
+    `Service/${FULLNAME}-webhook-service`,
+    `ServiceAccount/${FULLNAME}-manager`,
+    `ServiceAccount/${FULLNAME}-webhook-server`,
+    `ValidatingWebhookConfiguration/${FULLNAME}-validating-webhook-configuration`,
+  ]);
+  for (const o of objs) {
+    assert.equal(o.metadata.labels["app.kubernetes.io/instance"], "rel");
+    assert.equal(o.metadata.labels["app.kubernetes.io/managed-by"], "Helm");
+  }
+});
+
+Deno.test("chart: manager Deployment args, ports, probes and restricted security context", async () => {
+  const objs = await render();
+  const d = find(objs, "Deployment", `${FULLNAME}-manager`);
+  assert.equal(d.metadata.namespace, "dco-system");
+  assert.equal(d.metadata.labels["control-plane"], "controller-manager");
+  assert.equal(d.spec.replicas, 1);
+  const pod = d.spec.template.spec;
+  assert.equal(pod.serviceAccountName, `${FULLNAME}-manager`);
+  assert.equal(pod.terminationGracePeriodSeconds, 10);
+  assert.deepEqual(pod.securityContext, {
+    runAsNonRoot: true,
+    seccompProfile: { type: "RuntimeDefault" },
+  });
+  const c = pod.containers[0];
+  assert.equal(c.image, "ghcr.io/terasky-oss/declarative-conversion-operator:0.1.0");
+  assert.deepEqual(c.args, [
+    "--health-probe-bind-address=:8081",
+    "--metrics-bind-address=:8080",
+    "--leader-elect",
+    "--default-webhook-server-image=ghcr.io/terasky-oss/declarative-conversion-webhook-server:0.1.0",
+    "--enable-xrd-support=true",
+    "--enable-crd-support=true",
+    "--enable-xrd-conversion-guard=true",
+    "--max-concurrent-reconciles=1",
+  ]);
+  assert.deepEqual(c.securityContext, {
+    allowPrivilegeEscalation: false,
+    readOnlyRootFilesystem: true,
+    runAsNonRoot: true,
+    capabilities: { drop: ["ALL"] },
+    seccompProfile: { type: "RuntimeDefault" },
+  });
+  assert.equal(c.securityContext.runAsUser, undefined);
+  assert.deepEqual(
+    c.ports.map((p: Obj) => [p.name, p.containerPort]),
+    [["webhook-server", 9443], ["metrics", 8080], ["probes", 8081]],
+  );
+  assert.deepEqual(c.livenessProbe, {
+    httpGet: { path: "/healthz", port: "probes" },
+    initialDelaySeconds: 15,
+    periodSeconds: 20,
+  });
+  assert.deepEqual(c.readinessProbe, {
+    httpGet: { path: "/readyz", port: "probes" },
+    initialDelaySeconds: 5,
+    periodSeconds: 10,
+  });
+  assert.deepEqual(c.env[0], {
+    name: "POD_NAMESPACE",
+    valueFrom: { fieldRef: { apiVersion: "v1", fieldPath: "metadata.namespace" } },
+  });
+  assert.deepEqual(c.resources, {
+    requests: { cpu: "10m", memory: "64Mi" },
+    limits: { memory: "256Mi" },
+  });
+  // /tmp is writable; the admission pair is mounted where --webhook-cert-dir defaults to.
+  const mounts = Object.fromEntries(c.volumeMounts.map((m: Obj) => [m.name, m]));
+  assert.equal(mounts.tmp.mountPath, "/tmp");
+  assert.equal(mounts["webhook-cert"].mountPath, "/tmp/k8s-webhook-server/serving-certs");
+  assert.equal(mounts["webhook-cert"].readOnly, true);
+  const vols = Object.fromEntries(pod.volumes.map((v: Obj) => [v.name, v]));
+  assert.deepEqual(vols.tmp, { name: "tmp", emptyDir: {} });
+  assert.equal(vols["webhook-cert"].secret.secretName, `${FULLNAME}-webhook-cert`);
+});
+
+Deno.test("chart: DENO_V8_FLAGS is floor(memory limit x 0.75 / MiB), absent without a limit", async () => {
+  const heap = async (sets: Record<string, string>, extra: string[] = []) => {
+    const env = managerContainer(await render(sets, "dco-system", extra)).env as Obj[];
+    return env.filter((e) => e.name === "DENO_V8_FLAGS").map((e) => e.value);
+  };
+  assert.deepEqual(await heap({}), ["--max-old-space-size=192"]); // 256Mi
+  assert.deepEqual(await heap({ "manager.resources.limits.memory": "1Gi" }), [
+    "--max-old-space-size=768",
+  ]);
+  assert.deepEqual(await heap({ "manager.resources.limits.memory": "512M" }), [
+    "--max-old-space-size=366",
+  ]);
+  // 1 MiB x 0.75 floors to 0: no flag.
+  assert.deepEqual(
+    await heap({}, ["--set-string", "manager.resources.limits.memory=1048576"]),
+    [],
+  );
+  assert.deepEqual(await heap({ "manager.resources.limits": "null" }), []);
+  // A user DENO_V8_FLAGS wins and appears once.
+  assert.deepEqual(
+    await heap({
+      "manager.extraEnv[0].name": "DENO_V8_FLAGS",
+      "manager.extraEnv[0].value": "--max-old-space-size=100",
+    }),
+    ["--max-old-space-size=100"],
+  );
+  // A memory quantity the chart cannot compute with is rejected by the schema.
+  const bad = await helm(
+    "template",
+    "rel",
+    CHART,
+    "--kube-version",
+    KUBE_VERSION,
+    "--set",
+    "manager.resources.limits.memory=0.5Gi",
+  );
+  assert.notEqual(bad.code, 0);
+  assert.match(bad.stderr, /memory/);
+});
+
+Deno.test("chart: feature toggles change the manager flags and RBAC", async () => {
+  const on = await render();
+  const mgrOn = find(on, "ClusterRole", `${FULLNAME}-manager-role`);
+  assert.deepEqual(
+    ruleFor(mgrOn, "apiextensions.crossplane.io", "compositeresourcedefinitions")?.verbs,
+    [
+      "get",
+      "list",
+      "watch",
+      "patch",
+    ],
+  );
+  assert.deepEqual(ruleFor(mgrOn, "apiextensions.k8s.io", "customresourcedefinitions")?.verbs, [
+    "get",
+    "list",
+    "watch",
+    "patch",
+  ]);
+  assert.deepEqual(ruleFor(mgrOn, "", "secrets")?.verbs, ["get"]);
+  for (const r of ["deployments", "services", "horizontalpodautoscalers", "poddisruptionbudgets"]) {
+    assert.ok(
+      mgrOn.rules.some((x: Obj) => x.resources.includes(r) && x.verbs.includes("patch")),
+      r,
+    );
+  }
+  assert.deepEqual(ruleFor(mgrOn, "coordination.k8s.io", "leases")?.verbs, [
+    "get",
+    "list",
+    "watch",
+    "create",
+    "update",
+    "patch",
+    "delete",
+  ]);
+  assert.deepEqual(ruleFor(mgrOn, "terasky.com", "conversionwebhookservers/status")?.verbs, [
+    "get",
+    "patch",
+    "update",
+  ]);
+  assert.deepEqual(ruleFor(mgrOn, "terasky.com", "crdconversionconfigs/finalizers")?.verbs, [
+    "update",
+  ]);
+  const whOn = find(on, "ClusterRole", `${FULLNAME}-webhook-server-role`);
+  for (const r of whOn.rules) assert.deepEqual(r.verbs, ["get", "list", "watch"]);
+  assert.ok(ruleFor(whOn, "apiextensions.crossplane.io", "compositeresourcedefinitions"));
+  assert.ok(ruleFor(whOn, "apiextensions.k8s.io", "customresourcedefinitions"));
+  assert.equal(ruleFor(whOn, "", "secrets"), undefined);
+
+  const noXrd = await render({ "features.crossplane.enabled": "false" });
+  const a = managerContainer(noXrd).args as string[];
+  assert.ok(a.includes("--enable-xrd-support=false"));
+  assert.ok(a.includes("--enable-crd-support=true"));
+  assert.ok(a.includes("--enable-xrd-conversion-guard=false"));
+  const mgrNoXrd = find(noXrd, "ClusterRole", `${FULLNAME}-manager-role`);
+  assert.equal(
+    ruleFor(mgrNoXrd, "apiextensions.crossplane.io", "compositeresourcedefinitions"),
+    undefined,
+  );
+  assert.equal(
+    ruleFor(
+      find(noXrd, "ClusterRole", `${FULLNAME}-webhook-server-role`),
+      "apiextensions.crossplane.io",
+      "compositeresourcedefinitions",
+    ),
+    undefined,
+  );
+
+  const noGuard = managerContainer(
+    await render({ "features.crossplane.conversionGuard.enabled": "false" }),
+  ).args as string[];
+  assert.ok(noGuard.includes("--enable-xrd-support=true"));
+  assert.ok(noGuard.includes("--enable-xrd-conversion-guard=false"));
+
+  const noCrd = await render({ "features.nativeCRD.enabled": "false" });
+  const b = managerContainer(noCrd).args as string[];
+  assert.ok(b.includes("--enable-crd-support=false"));
+  assert.ok(b.includes("--enable-xrd-support=true"));
+  // The XRD path still reads generated CRDs, but nothing patches them.
+  assert.deepEqual(
+    ruleFor(
+      find(noCrd, "ClusterRole", `${FULLNAME}-manager-role`),
+      "apiextensions.k8s.io",
+      "customresourcedefinitions",
+    )?.verbs,
+    ["get", "list", "watch"],
+  );
+  assert.equal(
+    ruleFor(
+      find(noCrd, "ClusterRole", `${FULLNAME}-webhook-server-role`),
+      "apiextensions.k8s.io",
+      "customresourcedefinitions",
+    ),
+    undefined,
+  );
+
+  const neither = await render({
+    "features.nativeCRD.enabled": "false",
+    "features.crossplane.enabled": "false",
+  });
+  assert.equal(
+    ruleFor(
+      find(neither, "ClusterRole", `${FULLNAME}-manager-role`),
+      "apiextensions.k8s.io",
+      "customresourcedefinitions",
+    ),
+    undefined,
+  );
+
+  const tuned = managerContainer(
+    await render({
+      "manager.leaderElection.enabled": "false",
+      "manager.maxConcurrentReconciles": "4",
+      "manager.extraArgs[0]": "--zap-log-level=debug",
+      "image.manager.digest": `sha256:${"a".repeat(64)}`,
+      "image.webhookServer.tag": "v9",
+    }),
+  );
+  assert.ok(!tuned.args.includes("--leader-elect"));
+  assert.ok(tuned.args.includes("--max-concurrent-reconciles=4"));
+  assert.equal(tuned.args.at(-1), "--zap-log-level=debug");
+  assert.equal(
+    tuned.image,
+    `ghcr.io/terasky-oss/declarative-conversion-operator@sha256:${"a".repeat(64)}`,
+  );
+  assert.ok(
+    tuned.args.includes(
+      "--default-webhook-server-image=ghcr.io/terasky-oss/declarative-conversion-webhook-server:v9",
+    ),
+  );
+});
+
+Deno.test("chart: the webhook-server Lease Role follows the release (or CWS) namespace", async () => {
+  for (
+    const [ns, sets, want] of [
+      ["dco-system", {}, "dco-system"],
+      ["other-ns", {}, "other-ns"],
+      ["other-ns", { "conversionWebhookServer.namespace": "cws-ns" }, "cws-ns"],
+    ] as Array<[string, Record<string, string>, string]>
+  ) {
+    const objs = await render(sets, ns);
+    const role = find(objs, "Role", `${FULLNAME}-webhook-server-leases`);
+    assert.equal(role.metadata.namespace, want);
+    assert.deepEqual(role.rules, [{
+      apiGroups: ["coordination.k8s.io"],
+      resources: ["leases"],
+      verbs: ["get", "create", "update", "patch"],
+    }]);
+    const rb = find(objs, "RoleBinding", `${FULLNAME}-webhook-server-leases`);
+    assert.equal(rb.metadata.namespace, want);
+    assert.deepEqual(rb.subjects, [{
+      kind: "ServiceAccount",
+      name: `${FULLNAME}-webhook-server`,
+      namespace: ns,
+    }]);
+    assert.equal(find(objs, "ConversionWebhookServer", "default").spec.namespace, want);
+    for (const sa of all(objs, "ServiceAccount")) assert.equal(sa.metadata.namespace, ns);
+  }
+});
+
+Deno.test("chart: admission Service and ValidatingWebhookConfiguration (cert-manager on/off)", async () => {
+  const objs = await render();
+  const svc = find(objs, "Service", `${FULLNAME}-webhook-service`);
+  assert.deepEqual(svc.spec.ports, [{
+    name: "https",
+    port: 443,
+    targetPort: "webhook-server",
+    protocol: "TCP",
+  }]);
+  assert.equal(svc.spec.selector["control-plane"], "controller-manager");
+  const vwc = find(
+    objs,
+    "ValidatingWebhookConfiguration",
+    `${FULLNAME}-validating-webhook-configuration`,
+  );
+  assert.equal(
+    vwc.metadata.annotations["cert-manager.io/inject-ca-from"],
+    `dco-system/${FULLNAME}-webhook-cert`,
+  );
+  assert.deepEqual(
+    vwc.webhooks.map((w: Obj) => [w.name, w.clientConfig.service.path, w.rules[0].operations]),
+    [
+      ["vxrdconversionconfig.terasky.com", "/validate-terasky-com-v1alpha1-xrdconversionconfig", [
+        "CREATE",
+        "UPDATE",
+      ]],
+      ["vcrdconversionconfig.terasky.com", "/validate-terasky-com-v1alpha1-crdconversionconfig", [
+        "CREATE",
+        "UPDATE",
+      ]],
+      [
+        "vconversionwebhookserver.terasky.com",
+        "/validate-terasky-com-v1alpha1-conversionwebhookserver",
+        ["CREATE", "UPDATE", "DELETE"],
+      ],
+    ],
+  );
+  for (const w of vwc.webhooks) {
+    assert.equal(w.failurePolicy, "Fail");
+    assert.equal(w.sideEffects, "None");
+    assert.deepEqual(w.admissionReviewVersions, ["v1"]);
+    assert.equal(w.clientConfig.service.name, `${FULLNAME}-webhook-service`);
+    assert.equal(w.clientConfig.service.namespace, "dco-system");
+    assert.equal(w.clientConfig.caBundle, undefined);
+  }
+  const cert = find(objs, "Certificate", `${FULLNAME}-webhook-cert`);
+  assert.equal(cert.spec.secretName, `${FULLNAME}-webhook-cert`);
+  assert.deepEqual(cert.spec.dnsNames, [
+    `${FULLNAME}-webhook-service.dco-system.svc`,
+    `${FULLNAME}-webhook-service.dco-system.svc.cluster.local`,
+  ]);
+  assert.deepEqual(cert.spec.issuerRef, {
+    name: `${FULLNAME}-selfsigned-issuer`,
+    kind: "ClusterIssuer",
+  });
+
+  const off = await render({
+    "certManager.enabled": "false",
+    "admissionWebhook.caBundle": "Q0EK",
+    "admissionWebhook.failurePolicy": "Ignore",
+  });
+  assert.equal(all(off, "Certificate").length, 0);
+  assert.equal(all(off, "ClusterIssuer").length, 0);
+  const vwcOff = find(
+    off,
+    "ValidatingWebhookConfiguration",
+    `${FULLNAME}-validating-webhook-configuration`,
+  );
+  assert.equal(vwcOff.metadata.annotations, undefined);
+  for (const w of vwcOff.webhooks) {
+    assert.equal(w.clientConfig.caBundle, "Q0EK");
+    assert.equal(w.failurePolicy, "Ignore");
+  }
+  // The manager still mounts the (user-provided) Secret.
+  assert.ok(managerContainer(off).volumeMounts.some((m: Obj) => m.name === "webhook-cert"));
+
+  const noAdmission = await render({ "admissionWebhook.enabled": "false" });
+  assert.equal(all(noAdmission, "ValidatingWebhookConfiguration").length, 0);
+  assert.equal(all(noAdmission, "Certificate").length, 0);
+  assert.ok(
+    !managerContainer(noAdmission).volumeMounts.some((m: Obj) => m.name === "webhook-cert"),
+  );
+});
+
+Deno.test("chart: the default ConversionWebhookServer", async () => {
+  const cws = find(await render(), "ConversionWebhookServer", "default");
+  assert.equal(cws.apiVersion, "terasky.com/v1alpha1");
+  assert.deepEqual(cws.spec, {
+    default: true,
+    namespace: "dco-system",
+    replicas: 2,
+    image: {
+      repository: "ghcr.io/terasky-oss/declarative-conversion-webhook-server",
+      tag: "0.1.0",
+      pullPolicy: "IfNotPresent",
+    },
+    serviceAccountName: `${FULLNAME}-webhook-server`,
+    resources: { requests: { cpu: "50m", memory: "64Mi" }, limits: { memory: "256Mi" } },
+    certificate: {
+      issuerRef: { name: `${FULLNAME}-selfsigned-issuer`, kind: "ClusterIssuer" },
+      duration: "2160h",
+      renewBefore: "360h",
+    },
+    service: { type: "ClusterIP", port: 443 },
+    podDisruptionBudget: { minAvailable: 1 },
+  });
+
+  const tuned = find(
+    await render({
+      "conversionWebhookServer.autoscaling.enabled": "true",
+      "conversionWebhookServer.maxRequestBytes": "1048576",
+      "conversionWebhookServer.requestTimeout": "10s",
+      "conversionWebhookServer.extraArgs[0]": "--zap-log-level=debug",
+      "conversionWebhookServer.rollout.maxSurge": "2",
+      "conversionWebhookServer.startupProbe.failureThreshold": "30",
+      "conversionWebhookServer.sharding.weight": "3",
+      "conversionWebhookServer.cacheSelector.matchLabels.team": "a",
+      "certManager.issuerRef.name": "corp-ca",
+    }),
+    "ConversionWebhookServer",
+    "default",
+  );
+  assert.equal(tuned.spec.replicas, undefined);
+  assert.deepEqual(tuned.spec.autoscaling, {
+    minReplicas: 2,
+    maxReplicas: 10,
+    targetCPUUtilizationPercentage: 75,
+  });
+  assert.deepEqual(tuned.spec.extraArgs, [
+    "--max-request-bytes=1048576",
+    "--request-timeout=10s",
+    "--zap-log-level=debug",
+  ]);
+  assert.deepEqual(tuned.spec.rollout, { maxSurge: 2 });
+  assert.deepEqual(tuned.spec.startupProbe, { failureThreshold: 30 });
+  assert.deepEqual(tuned.spec.sharding, { weight: 3 });
+  assert.deepEqual(tuned.spec.cacheSelector, { matchLabels: { team: "a" } });
+  assert.deepEqual(tuned.spec.certificate.issuerRef, { name: "corp-ca", kind: "ClusterIssuer" });
+
+  const none = await render({ "conversionWebhookServer.create": "false" });
+  assert.equal(all(none, "ConversionWebhookServer").length, 0);
+
+  const zero = await helm(
+    "template",
+    "rel",
+    CHART,
+    "--kube-version",
+    KUBE_VERSION,
+    "--set",
+    "conversionWebhookServer.maxRequestBytes=0",
+  );
+  assert.notEqual(zero.code, 0, "maxRequestBytes=0 must be rejected by the schema");
+});
+
+Deno.test("chart: NetworkPolicy toggle", async () => {
+  assert.equal(all(await render(), "NetworkPolicy").length, 0);
+  const objs = await render({
+    "networkPolicy.enabled": "true",
+    "networkPolicy.metrics.allowedPeers[0].namespaceSelector.matchLabels.name": "monitoring",
+  });
+  const mgr = find(objs, "NetworkPolicy", `${FULLNAME}-manager`);
+  assert.equal(mgr.spec.podSelector.matchLabels["control-plane"], "controller-manager");
+  assert.deepEqual(mgr.spec.policyTypes, ["Ingress"]);
+  const byPort = Object.fromEntries(mgr.spec.ingress.map((r: Obj) => [r.ports[0].port, r.from]));
+  assert.deepEqual(Object.keys(byPort).sort(), ["8080", "8081", "9443"]);
+  assert.equal(byPort[9443], undefined);
+  assert.equal(byPort[8081], undefined);
+  assert.deepEqual(byPort[8080], [{ namespaceSelector: { matchLabels: { name: "monitoring" } } }]);
+  const wh = find(objs, "NetworkPolicy", `${FULLNAME}-webhook-server`);
+  assert.equal(wh.metadata.namespace, "dco-system");
+  assert.equal(wh.spec.podSelector.matchLabels["app.kubernetes.io/instance"], "default");
+  assert.deepEqual(wh.spec.ingress.map((r: Obj) => r.ports[0].port), [9443, 8443]);
+  const noMetrics = find(
+    await render({ "networkPolicy.enabled": "true", "metrics.enabled": "false" }),
+    "NetworkPolicy",
+    `${FULLNAME}-manager`,
+  );
+  assert.deepEqual(noMetrics.spec.ingress.map((r: Obj) => r.ports[0].port), [9443, 8081]);
+});
+
+Deno.test("chart: commonLabels and podLabels drop the reserved keys", async () => {
+  const objs = await render({
+    "commonLabels.team": "platform",
+    "commonLabels.control-plane": "hijack",
+    "manager.podLabels.tier": "ops",
+    "manager.podLabels.control-plane": "hijack",
+  });
+  for (const o of objs) {
+    assert.equal(o.metadata.labels.team, "platform", `${o.kind}/${o.metadata.name}`);
+    assert.equal(o.metadata.labels["app.kubernetes.io/instance"], "rel");
+  }
+  const d = find(objs, "Deployment", `${FULLNAME}-manager`);
+  assert.equal(d.metadata.labels["control-plane"], "controller-manager");
+  assert.equal(d.spec.template.metadata.labels.tier, "ops");
+  assert.equal(d.spec.template.metadata.labels["control-plane"], "controller-manager");
+});
+
+Deno.test("chart: values.schema.json rejects unknown keys (top level and in a block)", async () => {
+  for (const cmd of ["template", "lint"]) {
+    const args = cmd === "template" ? ["template", "rel", CHART] : ["lint", CHART];
+    const top = await helm(
+      ...args,
+      "--kube-version",
+      KUBE_VERSION,
+      "--set",
+      "managr.replicaCount=2",
+    );
+    assert.notEqual(top.code, 0, `${cmd} must fail`);
+    const topOut = top.stdout + top.stderr;
+    assert.match(topOut, /schema/);
+    assert.match(topOut, /additional properties 'managr' not allowed/);
+    const nested = await helm(
+      ...args,
+      "--kube-version",
+      KUBE_VERSION,
+      "--set",
+      "manager.replicas=2",
+    );
+    assert.notEqual(nested.code, 0, `${cmd} must fail`);
+    assert.match(
+      nested.stdout + nested.stderr,
+      /\/manager.*additional properties 'replicas' not allowed/,
+    );
+  }
+});
+
+// ---------------------------------------------------------------------------------------------
+// install into a real apiserver
+
+Deno.test(
+  "chart: helm install is accepted by the apiserver",
+  withControlPlane(async (cp) => {
+    const ns = await cp.createNamespace("dco-chart");
+    const r = await helm(
+      "install",
+      "dco",
+      CHART,
+      "--kubeconfig",
+      cp.kubeconfigPath,
+      "--namespace",
+      ns,
+      "--set",
+      "certManager.enabled=false",
+      "--set",
+      "networkPolicy.enabled=true",
+      // No manager runs here: with Fail, deleting the CWS at uninstall would be refused by the
+      // unreachable admission webhook.
+      "--set",
+      "admissionWebhook.failurePolicy=Ignore",
+      "--set",
+      "image.registry=registry.example",
+      "--set",
+      "image.manager.tag=test",
+      "--set",
+      "image.webhookServer.tag=test",
+      "--set",
+      "conversionWebhookServer.name=chart-test",
+    );
+    assert.equal(r.code, 0, `helm install failed:\n${r.stdout}\n${r.stderr}`);
+    const dep = await cp.kubectl(
+      "get",
+      "deployment",
+      `${FULLNAME}-manager`,
+      "-n",
+      ns,
+      "-o",
+      "json",
+    );
+    assert.equal(dep.code, 0, dep.stderr);
+    const d = JSON.parse(dep.stdout);
+    assert.equal(
+      d.spec.template.spec.containers[0].image,
+      "registry.example/terasky-oss/declarative-conversion-operator:test",
+    );
+    const cws = await cp.kubectl("get", "conversionwebhookserver", "chart-test", "-o", "json");
+    assert.equal(cws.code, 0, cws.stderr);
+    assert.equal(JSON.parse(cws.stdout).spec.default, true);
+    for (
+      const [kind, name, namespaced] of [
+        ["clusterrole", `${FULLNAME}-manager-role`, false],
+        ["clusterrole", `${FULLNAME}-webhook-server-role`, false],
+        ["role", `${FULLNAME}-webhook-server-leases`, true],
+        ["validatingwebhookconfiguration", `${FULLNAME}-validating-webhook-configuration`, false],
+        ["networkpolicy", `${FULLNAME}-manager`, true],
+        ["service", `${FULLNAME}-webhook-service`, true],
+      ] as Array<[string, string, boolean]>
+    ) {
+      const g = await cp.kubectl("get", kind, name, ...(namespaced ? ["-n", ns] : []));
+      assert.equal(g.code, 0, `${kind}/${name}: ${g.stderr}`);
+    }
+    const un = await helm("uninstall", "dco", "--kubeconfig", cp.kubeconfigPath, "--namespace", ns);
+    assert.equal(un.code, 0, `${un.stdout}\n${un.stderr}`);
+    // Cluster-scoped objects of the release must not outlive it (other tests share clusters).
+    const left = await cp.kubectl("get", "clusterrole", `${FULLNAME}-manager-role`);
+    assert.notEqual(left.code, 0);
+  }),
+);
