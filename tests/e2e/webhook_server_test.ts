@@ -16,6 +16,7 @@ import {
   withControlPlane,
 } from "../support/control_plane.ts";
 import { DCO_CRDS } from "../support/dco_crds.ts";
+import { httpGet, type RoleProcess, startRoleProcess } from "../support/role_process.ts";
 
 const GROUP = "ws.dco.test";
 const PLURAL = "gadgets";
@@ -86,25 +87,16 @@ function config(spokePath: string, remapColors = false) {
   };
 }
 
-interface RoleProcess extends AsyncDisposable {
-  readonly child: Deno.ChildProcess;
-  readonly metricsURL: string;
-  output(): string;
-}
-
 /** Starts the role with exactly its documented permission flags. */
 function startRole(
-  cp: ControlPlane,
+  _cp: ControlPlane,
   opts: { certDir: string; kubeconfig: string; conversionPort: number; name?: string },
-): RoleProcess {
+): RoleProcess & { metricsURL: string } {
   const metricsPort = freePort();
-  const child = new Deno.Command(Deno.execPath(), {
-    args: [
-      "run",
-      "--allow-net",
-      "--allow-env",
-      `--allow-read=${opts.certDir},${opts.kubeconfig},${SOURCES}`,
-      ENTRY,
+  const role = startRoleProcess(
+    ENTRY,
+    ["--allow-net", "--allow-env", `--allow-read=${opts.certDir},${opts.kubeconfig},${SOURCES}`],
+    [
       `--webhook-server-name=${opts.name ?? "dco"}`,
       `--tls-cert-dir=${opts.certDir}`,
       `--conversion-bind-address=127.0.0.1:${opts.conversionPort}`,
@@ -114,41 +106,11 @@ function startRole(
       "--initial-sync-workers=2",
       "--zap-log-level=debug",
     ],
-    stdout: "piped",
-    stderr: "piped",
-    env: { NO_COLOR: "1", RUST_BACKTRACE: "0" },
-  }).spawn();
-  let log = "";
-  const decoder = new TextDecoder();
-  const drain = async (s: ReadableStream<Uint8Array>) => {
-    for await (const chunk of s) log += decoder.decode(chunk);
-  };
-  const drained = Promise.all([drain(child.stdout), drain(child.stderr)]);
-  void cp;
-  return {
-    child,
-    metricsURL: `http://127.0.0.1:${metricsPort}`,
-    output: () => log,
-    async [Symbol.asyncDispose]() {
-      try {
-        child.kill("SIGTERM");
-      } catch {
-        // already exited
-      }
-      await child.status;
-      await drained;
-    },
-  };
+  );
+  return Object.assign(role, { metricsURL: `http://127.0.0.1:${metricsPort}` });
 }
 
-async function get(url: string): Promise<{ status: number; text: string }> {
-  try {
-    const res = await fetch(url);
-    return { status: res.status, text: await res.text() };
-  } catch {
-    return { status: 0, text: "" };
-  }
-}
+const get = httpGet;
 
 /** dco's CRDs, a serving certificate for 127.0.0.1 in a cert dir, and the TLS CA. */
 async function prepare(cp: ControlPlane): Promise<{ certDir: string; caPEM: string }> {

@@ -1,0 +1,49 @@
+/**
+ * Runs a dco role (`src/main/<role>.ts`) as a real child process with exactly the Deno permission
+ * flags given, capturing its log, and stops it with SIGTERM when disposed. Shared by the e2e tests
+ * of the webhook server and the manager.
+ */
+
+export interface RoleProcess extends AsyncDisposable {
+  readonly child: Deno.ChildProcess;
+  /** Everything the process wrote to stdout and stderr so far. */
+  output(): string;
+}
+
+export function startRoleProcess(entry: string, denoFlags: string[], args: string[]): RoleProcess {
+  const child = new Deno.Command(Deno.execPath(), {
+    args: ["run", ...denoFlags, entry, ...args],
+    stdout: "piped",
+    stderr: "piped",
+    env: { NO_COLOR: "1", RUST_BACKTRACE: "0" },
+  }).spawn();
+  let log = "";
+  const decoder = new TextDecoder();
+  const drain = async (s: ReadableStream<Uint8Array>) => {
+    for await (const chunk of s) log += decoder.decode(chunk);
+  };
+  const drained = Promise.all([drain(child.stdout), drain(child.stderr)]);
+  return {
+    child,
+    output: () => log,
+    async [Symbol.asyncDispose]() {
+      try {
+        child.kill("SIGTERM");
+      } catch {
+        // already exited
+      }
+      await child.status;
+      await drained;
+    },
+  };
+}
+
+/** GET that never throws: status 0 when nothing answers (yet). */
+export async function httpGet(url: string): Promise<{ status: number; text: string }> {
+  try {
+    const res = await fetch(url);
+    return { status: res.status, text: await res.text() };
+  } catch {
+    return { status: 0, text: "" };
+  }
+}
