@@ -107,6 +107,14 @@ for (const signal of ["SIGINT", "SIGTERM"] as const) {
       child.kill(signal);
       const status = await child.status;
       assert.equal(status.code, 130);
+      // Killed processes can take a moment to be reaped after the holder exits (a busy machine).
+      await waitFor(
+        "the instance's processes to be gone",
+        async () =>
+          (await processesMentioning(dir)).length === 0 &&
+          (await Promise.all(pgids.map(groupAlive))).every((alive) => !alive),
+        { timeoutMs: 15_000 },
+      );
       await assertGone(dir, pgids);
     },
   });
