@@ -343,9 +343,16 @@ export function configReconcileDeps(
 ): ConfigReconcileDeps {
   const { client, caches } = o;
   return {
-    getConfig(kind, name) {
-      const obj = caches.configs.get(kind)?.get(name);
-      return Promise.resolve(obj === undefined ? undefined : decodeConfig(obj));
+    // Read through, not from the cache: phase transitions, finalizers and status patches must
+    // build on the previous reconcile's own writes, which the cache may not have seen yet (a
+    // stale phase would repeat the apply and count the transition twice).
+    async getConfig(kind, name) {
+      try {
+        return decodeConfig(await client.get(CONFIG_RESOURCES[kind], name));
+      } catch (e) {
+        if (isNotFound(e)) return undefined;
+        throw e;
+      }
     },
     getTarget: (kind, name) => getTarget(o, configKindOfTarget(kind), name),
     listServers() {
