@@ -6,7 +6,6 @@ import assert from "node:assert/strict";
 import { CEL_COST_LIMIT, CelCompileError, CelProgram } from "../../src/engine/cel_env.ts";
 import {
   type AnalysisResult,
-  analyze,
   type ConversionConfigSpec,
   ConversionError,
   type ConversionRuleSpec,
@@ -16,9 +15,9 @@ import {
   type JsonValue,
   linkPlan,
   type SchemaNode,
-  type SpokeReport,
   structuralError,
 } from "../../src/engine/mod.ts";
+import { analyzeRules, classes, spoke } from "./_spec_rules.ts";
 
 const int = { type: "integer" };
 const num = { type: "number" };
@@ -31,34 +30,6 @@ function config(rules: ConversionRuleSpec[]): ConversionConfigSpec {
     spokes: [{ version: "v1", rules }],
   };
 }
-
-function analyzeRules(
-  hubSpec: Record<string, SchemaNode>,
-  spokeSpec: Record<string, SchemaNode>,
-  rules: ConversionRuleSpec[],
-): AnalysisResult {
-  const schema = (props: Record<string, SchemaNode>): SchemaNode => ({
-    type: "object",
-    properties: { spec: { type: "object", properties: props } },
-  });
-  return analyze({
-    kind: "CRD",
-    name: "gadgets.demo.example.com",
-    group: "demo.example.com",
-    targetKind: "Gadget",
-    versions: [
-      { name: "v2", served: true, storage: true, schema: schema(hubSpec) },
-      { name: "v1", served: true, storage: false, schema: schema(spokeSpec) },
-    ],
-  }, config(rules));
-}
-
-function spoke(result: AnalysisResult): SpokeReport {
-  assert.deepEqual(result.hardErrors, []);
-  return result.spokes[0];
-}
-
-const classes = (r: SpokeReport) => r.errors.map((d) => d.class).sort();
 
 function convert(result: AnalysisResult, direction: Direction, spec: JsonObject): JsonObject {
   const report = spoke(result);

@@ -4,53 +4,19 @@
 import assert from "node:assert/strict";
 import {
   type AnalysisResult,
-  analyze,
   ConversionError,
   type ConversionRuleSpec,
   convertWithPlan,
   type Direction,
   type JsonObject,
   linkPlan,
-  type SchemaNode,
-  type SpokeReport,
 } from "../../src/engine/mod.ts";
+import { analyzeRules, classes, spoke } from "./_spec_rules.ts";
 
 const str = { type: "string" };
 const int = { type: "integer" };
 const num = { type: "number" };
 const bool = { type: "boolean" };
-
-function analyzeRules(
-  hubSpec: Record<string, SchemaNode>,
-  spokeSpec: Record<string, SchemaNode>,
-  rules: ConversionRuleSpec[],
-): AnalysisResult {
-  const schema = (props: Record<string, SchemaNode>): SchemaNode => ({
-    type: "object",
-    properties: { spec: { type: "object", properties: props } },
-  });
-  return analyze({
-    kind: "CRD",
-    name: "gadgets.demo.example.com",
-    group: "demo.example.com",
-    targetKind: "Gadget",
-    versions: [
-      { name: "v2", served: true, storage: true, schema: schema(hubSpec) },
-      { name: "v1", served: true, storage: false, schema: schema(spokeSpec) },
-    ],
-  }, {
-    targetCRD: { name: "gadgets.demo.example.com" },
-    hubVersion: "v2",
-    spokes: [{ version: "v1", rules }],
-  });
-}
-
-function spoke(result: AnalysisResult): SpokeReport {
-  assert.deepEqual(result.hardErrors, []);
-  return result.spokes[0];
-}
-
-const classes = (r: SpokeReport) => r.errors.map((d) => d.class).sort();
 
 function convert(result: AnalysisResult, direction: Direction, spec: JsonObject): JsonObject {
   const report = spoke(result);
