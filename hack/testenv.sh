@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Provides the control-plane binaries the e2e tests run against — kube-apiserver, kubectl, etcd
-# and helm at pinned versions — and prints the absolute directory holding them as its ONLY stdout
+# Provides the control-plane binaries the e2e tests run against — kube-apiserver,
+# kube-controller-manager, kubectl, etcd and helm at pinned versions — and prints the absolute directory holding them as its ONLY stdout
 # line (all progress goes to stderr), so callers can do `KUBEBUILDER_ASSETS="$(hack/testenv.sh)"`.
 #
 # Neither Debian nor npm has kube-apiserver and no machine of ours has Docker, so the binaries are
@@ -9,8 +9,9 @@
 # Cold: ~20 min on 2 cores (see docs/testing.md). Warm: one `test -d`, a few ms.
 #
 # Overrides (envtest's names), each skipping the corresponding build:
-#   TEST_ASSET_KUBE_APISERVER, TEST_ASSET_ETCD, TEST_ASSET_KUBECTL, TEST_ASSET_HELM  one binary each
-#   KUBEBUILDER_ASSETS  a directory (e.g. from setup-envtest) holding any of the four by name
+#   TEST_ASSET_KUBE_APISERVER, TEST_ASSET_KUBE_CONTROLLER_MANAGER, TEST_ASSET_ETCD,
+#   TEST_ASSET_KUBECTL, TEST_ASSET_HELM  one binary each
+#   KUBEBUILDER_ASSETS  a directory (e.g. from setup-envtest) holding any of the five by name
 # Anything not overridden is built; a mix is printed as a directory of symlinks.
 #
 # Other knobs: DCO_TESTENV_CACHE (cache root), GOFLAGS/GOPROXY/GOMODCACHE/GOCACHE as usual.
@@ -32,10 +33,14 @@ die() {
 }
 
 # --- resolve overrides --------------------------------------------------------------------------
-tools=(kube-apiserver etcd kubectl helm)
+tools=(kube-apiserver kube-controller-manager etcd kubectl helm)
 declare -A env_of=([kube-apiserver]=TEST_ASSET_KUBE_APISERVER [etcd]=TEST_ASSET_ETCD
+  [kube-controller-manager]=TEST_ASSET_KUBE_CONTROLLER_MANAGER
   [kubectl]=TEST_ASSET_KUBECTL [helm]=TEST_ASSET_HELM)
-declare -A group_of=([kube-apiserver]=kube [kubectl]=kube [etcd]=etcd [helm]=helm)
+# kube-controller-manager is a group of its own: it joined later, and a cache built before it
+# gains it by one more (warm: ~2 min) build instead of a cold rebuild of the whole kube group.
+declare -A group_of=([kube-apiserver]=kube [kubectl]=kube [kube-controller-manager]=kcm
+  [etcd]=etcd [helm]=helm)
 declare -A given=() # tool -> absolute path supplied by the user
 for t in "${tools[@]}"; do
   var="${env_of[$t]}"
@@ -50,7 +55,7 @@ if [ -n "${KUBEBUILDER_ASSETS:-}" ] && [ ! -d "$KUBEBUILDER_ASSETS" ]; then
   die "KUBEBUILDER_ASSETS=$KUBEBUILDER_ASSETS is not a directory"
 fi
 needed_groups=()
-for g in kube etcd helm; do
+for g in kube kcm etcd helm; do
   for t in "${tools[@]}"; do
     if [ "${group_of[$t]}" = "$g" ] && [ -z "${given[$t]:-}" ]; then
       needed_groups+=("$g")
@@ -71,7 +76,8 @@ if [ "${#needed_groups[@]}" -eq 0 ] && [ -n "${KUBEBUILDER_ASSETS:-}" ]; then
 fi
 
 # Warm fast path: nothing to build and no overrides.
-if [ "${#given[@]}" -eq 0 ] && [ -d "$bin" ]; then
+complete() { for t in "${tools[@]}"; do [ -x "$bin/$t" ] || return 1; done; }
+if [ "${#given[@]}" -eq 0 ] && complete; then
   echo "$bin"
   exit 0
 fi
@@ -114,13 +120,15 @@ build_group() { # group
   tmp="$(mktemp -d "$dir/.parts/$g.tmp.XXXXXX")"
   start=$(date +%s)
   case "$g" in
-    kube)
-      log "building kube-apiserver + kubectl from k8s.io/kubernetes@$K8S_VERSION (cold: the longest step) ..."
+    kube | kcm)
+      local pkgs=(k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kubectl)
+      [ "$g" = kcm ] && pkgs=(k8s.io/kubernetes/cmd/kube-controller-manager)
+      log "building ${pkgs[*]##*/} from k8s.io/kubernetes@$K8S_VERSION (cold: the longest step) ..."
       local minor staging=() reps=() s
       minor="${K8S_VERSION#v1.}"
       # The staging modules, read from the upstream go.mod's `replace k8s.io/x => ./staging/...`.
-      make_module kube k8s.io/kubernetes "$K8S_VERSION" || return 1
-      (cd "$dir/src/kube" && go mod download "k8s.io/kubernetes@$K8S_VERSION") >&2 ||
+      make_module "$g" k8s.io/kubernetes "$K8S_VERSION" || return 1
+      (cd "$dir/src/$g" && go mod download "k8s.io/kubernetes@$K8S_VERSION") >&2 ||
         return 1
       mapfile -t staging < <(sed -nE 's#^\s*(k8s\.io/[a-z0-9-]+) => \./staging/.*#\1#p' \
         "$(go env GOMODCACHE)/cache/download/k8s.io/kubernetes/@v/$K8S_VERSION.mod")
@@ -132,7 +140,7 @@ build_group() { # group
         case "$s" in k8s.io/sample-cli-plugin | k8s.io/sample-controller) continue ;; esac # not published, not needed
         reps+=("$s=$s@v0.$minor")
       done
-      make_module kube k8s.io/kubernetes "$K8S_VERSION" "${reps[@]}" || return 1
+      make_module "$g" k8s.io/kubernetes "$K8S_VERSION" "${reps[@]}" || return 1
       local v="k8s.io/component-base/version" cv="k8s.io/client-go/pkg/version" x="" major min
       major="${K8S_VERSION#v}"
       major="${major%%.*}"
@@ -142,8 +150,8 @@ build_group() { # group
         x+=" -X $p.gitVersion=$K8S_VERSION -X $p.gitMajor=$major -X $p.gitMinor=$min"
         x+=" -X $p.gitTreeState=clean"
       done
-      (cd "$dir/src/kube" && go build -trimpath -ldflags="$ldflags_common$x" -o "$tmp/" \
-        k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kubectl) >&2 || return 1
+      (cd "$dir/src/$g" && go build -trimpath -ldflags="$ldflags_common$x" -o "$tmp/" \
+        "${pkgs[@]}") >&2 || return 1
       ;;
     etcd)
       log "building etcd from go.etcd.io/etcd/server/v3@$ETCD_VERSION ..."
@@ -180,6 +188,13 @@ for g in "${needed_groups[@]}"; do
 done
 
 if [ "${#given[@]}" -eq 0 ]; then
+  if [ -d "$bin" ] && ! complete; then
+    # A cache from before a tool joined: add the new binaries (each link appears atomically).
+    for t in "${tools[@]}"; do
+      [ -x "$bin/$t" ] || ln -f "$dir/.parts/${group_of[$t]}/$t" "$bin/$t" || die "cannot link $t"
+    done
+    cat "$dir"/.parts/*/.build-seconds >>"$bin/VERSIONS" 2>/dev/null || true
+  fi
   if [ ! -d "$bin" ]; then
     stage="$(mktemp -d "$dir/bin.tmp.XXXXXX")"
     for t in "${tools[@]}"; do ln "$dir/.parts/${group_of[$t]}/$t" "$stage/$t"; done

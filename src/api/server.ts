@@ -121,11 +121,16 @@ const image = z.object({
   pullPolicy: z.enum(["Always", "IfNotPresent", "Never"]).optional(),
 });
 
+/**
+ * The serving certificate. Optional: only the manager's cert-manager mode needs `issuerRef`
+ * (without it the server reports CertificateReady=False); the built-in mode reads only
+ * `dnsNames`, the existing-secret mode nothing.
+ */
 const certificate = z.object({
   issuerRef: z.object({
     name: z.string(),
     kind: z.enum(["Issuer", "ClusterIssuer"]).default("ClusterIssuer"),
-  }),
+  }).optional(),
   dnsNames: z.array(z.string()).optional(),
   /** Go durations (`"2160h"`); cert-manager defaults when unset. */
   duration: z.string().optional(),
@@ -192,7 +197,7 @@ export const ConversionWebhookServerSpecSchema = z.object({
   podLabels: stringMap.optional(),
   podAnnotations: stringMap.optional(),
   cacheSelector: labelSelector.optional(),
-  certificate,
+  certificate: certificate.optional(),
   service: service.optional(),
   podDisruptionBudget: podDisruptionBudget.optional(),
   startupProbe: startupProbe.optional(),

@@ -188,6 +188,8 @@ export class Informer<T extends KubeObject = KubeObject> implements AsyncDisposa
   #bookmarks = 0;
   #expired = 0;
   #failures = 0;
+  /** 410s since the last successful LIST or productive WATCH (the 2nd one in a row backs off). */
+  #gonesInARow = 0;
   #lastError: Error | undefined;
 
   #abort = new AbortController();
@@ -342,7 +344,6 @@ export class Informer<T extends KubeObject = KubeObject> implements AsyncDisposa
   async #run(): Promise<void> {
     const signal = this.#abort.signal;
     let needList = true;
-    let gonesInARow = 0;
     while (!signal.aborted) {
       let op: "list" | "watch" = needList ? "list" : "watch";
       try {
@@ -354,15 +355,12 @@ export class Informer<T extends KubeObject = KubeObject> implements AsyncDisposa
         }
         op = "watch";
         this.#phase = "watching";
-        if (await this.#watchOnce(signal)) {
-          this.#failures = 0;
-          gonesInARow = 0;
-        }
+        await this.#watchOnce(signal); // resets the failure counts once it delivers anything
       } catch (e) {
         if (signal.aborted) break;
         const err = toError(e);
         this.#lastError = err;
-        if (isGone(err) && gonesInARow++ === 0) {
+        if (isGone(err) && this.#gonesInARow++ === 0) {
           this.#expired++;
           needList = true;
           this.#log.info("resourceVersion expired (410); relisting", {
@@ -490,7 +488,12 @@ export class Informer<T extends KubeObject = KubeObject> implements AsyncDisposa
     for (const [key, prev] of old) if (!fresh.has(key)) this.#dispatch("delete", prev);
   }
 
-  /** One WATCH; returns whether it received anything (events or bookmarks). */
+  /**
+   * One WATCH. Its first delivery (event or bookmark) proves the connection healthy and resets
+   * the failure counts at once: a watch usually runs for minutes, so waiting for its end would
+   * leave `consecutiveFailures` (and the next backoff) at the pre-recovery level meanwhile.
+   * Returns whether it received anything.
+   */
   async #watchOnce(signal: AbortSignal): Promise<boolean> {
     const timeoutSeconds = this.#opts.watchTimeoutSeconds ?? 300 + Math.floor(Math.random() * 300);
     this.#watches++;
@@ -527,7 +530,11 @@ export class Informer<T extends KubeObject = KubeObject> implements AsyncDisposa
             `watch ${this.name}: unknown event type ${(ev as { type: unknown }).type}`,
           );
       }
-      received = true;
+      if (!received) {
+        received = true;
+        this.#failures = 0;
+        this.#gonesInARow = 0;
+      }
     }
     return received;
   }

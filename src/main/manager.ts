@@ -8,11 +8,10 @@
  * (else disabled, logged) → ready → controllers, directly or once elected (`--leader-elect`; a
  * lost lease exits 1, like controller-runtime).
  *
- * First slice (issue #6), documented in docs/manager.md "Running the manager": the CWS controller
- * renders its children in `ExistingSecret` certificate mode only (no cert-manager Certificate; the
- * Secret `<cws>-webhook-server-tls` is provided by someone else), applies Service and Deployment
- * (and HPA/PDB when set, without deleting removed ones), and writes replicas/readyReplicas/
- * endpoint and the readiness conditions. Not yet: CWS finalizer/safe delete, DefaultConflict,
+ * The CWS controller (src/manager/server_reconcile.ts, documented in docs/manager.md): finalizer
+ * and delete guard, children (the cert-manager Certificate only in `cert-manager` certificate
+ * mode; `--certificate-mode=auto` picks it when discovery finds `cert-manager.io/v1`, else the
+ * built-in CA of src/manager/builtin_certs.ts), readiness status. Not yet: DefaultConflict,
  * assignedConfigs, Leases, the Crossplane discovery check and the XRD conversion guard.
  *
  * Permissions: `--allow-net --allow-env --allow-read=<cert dir>,<service-account dir>`.
@@ -20,7 +19,6 @@
 import { type ConfigKind, CRD_CONFIG_KIND, XRD_CONFIG_KIND } from "../api/mod.ts";
 import { resolveServer } from "../assign/resolve.ts";
 import {
-  applyObject,
   Controller,
   enqueueFor,
   isNotFound,
@@ -29,43 +27,32 @@ import {
   LeaderElector,
   MANAGER_LEASE_NAME,
   Pacer,
-  patchStatus,
   SERVICE_ACCOUNT_DIR,
-  setCondition,
-  type StatusCondition,
-  TerminalError,
 } from "../kube/mod.ts";
 import { createNodeAdmissionListener } from "../manager/admission_http.ts";
-import { reconcileConfig, REQUEUE_APPLIED_MS } from "../manager/config_reconcile.ts";
+import { reconcileConfig } from "../manager/config_reconcile.ts";
 import {
   admissionContext,
   configReconcileDeps,
   createManagerCaches,
-  decodeServer,
-  DEPLOYMENTS,
   type DepsOptions,
+  mapGeneratedCRDToConfigs,
   rawServerInfo,
   rawTargetOf,
-  SECRETS,
-  SERVER_RESOURCE,
-  SERVICES,
   targetLabelOf,
 } from "../manager/deps.ts";
 import {
+  type CertificateModeFlag,
+  certModeOf,
   ManagerFlagError,
   type ManagerFlags,
   parseManagerFlags,
+  resolveCertificateMode,
   resolveOperatorNamespace,
 } from "../manager/flags.ts";
 import { ManagerMetrics } from "../manager/deps.ts";
-import {
-  type Observed,
-  serverChildren,
-  type ServerChildSettings,
-  serverReadiness,
-  ServerSpecError,
-  tlsSecretName,
-} from "../manager/server_children.ts";
+import type { ServerChildSettings } from "../manager/server_children.ts";
+import { reconcileServer, serverReconcileDeps } from "../manager/server_reconcile.ts";
 import { configureLogging, createLogger } from "../obs/log.ts";
 import { createMetricsRegistry, metricsResponse } from "../obs/metrics.ts";
 import {
@@ -80,6 +67,8 @@ import {
 const log = createLogger("manager");
 const SHUTDOWN_TIMEOUT_MS = 30_000;
 const CERT_RELOAD_INTERVAL_MS = 30_000;
+const DISCOVERY_ATTEMPTS = 5;
+const DISCOVERY_RETRY_MS = 2_000;
 
 function exit(code: number, msg: string, fields?: Record<string, unknown>): never {
   log.error(msg, fields);
@@ -121,78 +110,27 @@ function ownerServer(obj: KubeObject): string | undefined {
 }
 
 /**
- * The CWS reconcile (runtime §6.1, first slice): apply the children, then status from what the
- * applies returned plus the TLS Secret read through.
+ * `cert-manager.io/v1` served with `certificates` (discovery). 404 => false; any other failure is
+ * retried a few times and then thrown: guessing wrong would make two issuers fight over a Secret.
  */
-async function reconcileServer(
-  o: DepsOptions,
-  settings: ServerChildSettings,
-  name: string,
-): Promise<{ requeueAfter?: number }> {
-  const { client } = o;
-  const raw = o.caches.servers.get(name);
-  if (raw === undefined) return {};
-  if (raw.metadata?.deletionTimestamp) return {}; // children are garbage-collected
-  const cws = decodeServer(raw);
-  if (cws === undefined) {
-    throw new TerminalError(`ConversionWebhookServer ${JSON.stringify(name)} does not decode`);
-  }
-  let children;
-  try {
-    children = serverChildren(cws, settings);
-  } catch (e) {
-    if (e instanceof ServerSpecError) throw new TerminalError(e.message, { cause: e });
-    throw e;
-  }
-  const ns = children.namespace;
-  let service: Observed;
-  let deployment: Observed;
-  try {
-    service = await applyObject(client, SERVICES(ns), children.service);
-    deployment = await applyObject(client, DEPLOYMENTS(ns), children.deployment);
-    if (children.hpa) {
-      await applyObject(client, {
-        group: "autoscaling",
-        version: "v2",
-        plural: "horizontalpodautoscalers",
-        namespace: ns,
-      }, children.hpa);
+async function certManagerServed(client: KubeClient, signal: AbortSignal): Promise<boolean> {
+  let last: unknown;
+  for (let attempt = 0; attempt < DISCOVERY_ATTEMPTS; attempt++) {
+    if (attempt > 0) await new Promise((r) => setTimeout(r, DISCOVERY_RETRY_MS));
+    if (signal.aborted) throw signal.reason;
+    try {
+      const list = await client.call<{ resources?: Array<{ name?: string }> }>(
+        "GET",
+        "/apis/cert-manager.io/v1",
+        { signal },
+      );
+      return (list?.resources ?? []).some((r) => r.name === "certificates");
+    } catch (e) {
+      if (isNotFound(e)) return false;
+      last = e;
     }
-    if (children.pdb) {
-      await applyObject(client, {
-        group: "policy",
-        version: "v1",
-        plural: "poddisruptionbudgets",
-        namespace: ns,
-      }, children.pdb);
-    }
-  } catch (e) {
-    throw new Error(`applying the children of ConversionWebhookServer ${name}`, { cause: e });
   }
-  let secret: Observed;
-  try {
-    secret = await client.get(SECRETS(ns), tlsSecretName(name));
-  } catch (e) {
-    secret = isNotFound(e) ? undefined : e as Error;
-  }
-  const readiness = serverReadiness(deployment, service, secret);
-  const generation = cws.metadata?.generation ?? 0;
-  const before = (raw as { status?: Record<string, unknown> }).status;
-  let conditions = (before?.conditions ?? []) as StatusCondition[];
-  const now = Date.now();
-  for (const c of readiness.conditions) {
-    conditions = setCondition(conditions, { ...c, observedGeneration: generation }, now);
-  }
-  const after: Record<string, unknown> = {
-    ...before,
-    observedGeneration: generation,
-    replicas: readiness.replicas,
-    readyReplicas: readiness.readyReplicas,
-    conditions,
-  };
-  if (readiness.endpoint !== undefined) after.endpoint = readiness.endpoint;
-  await patchStatus(client, SERVER_RESOURCE, name, { status: before }, { status: after });
-  return { requeueAfter: REQUEUE_APPLIED_MS };
+  throw last;
 }
 
 async function main(argv: readonly string[]): Promise<void> {
@@ -225,6 +163,18 @@ async function main(argv: readonly string[]): Promise<void> {
   } catch (e) {
     exit(1, "cannot load Kubernetes client configuration", { error: e });
   }
+  let certificateMode: Exclude<CertificateModeFlag, "auto">;
+  try {
+    certificateMode = resolveCertificateMode(
+      flags.certificateMode,
+      flags.certificateMode === "auto" && await certManagerServed(client, shutdown.signal),
+    );
+  } catch (e) {
+    exit(1, "cannot discover whether cert-manager.io/v1 is served (--certificate-mode=auto)", {
+      error: e,
+    });
+  }
+  log.info("certificate mode", { flag: flags.certificateMode, mode: certificateMode });
   const kinds: ConfigKind[] = [];
   if (flags.enableCrdSupport) kinds.push(CRD_CONFIG_KIND);
   if (flags.enableXrdSupport) kinds.push(XRD_CONFIG_KIND);
@@ -240,7 +190,7 @@ async function main(argv: readonly string[]): Promise<void> {
     defaultImage: flags.defaultWebhookServerImage,
     enableXrdSupport: flags.enableXrdSupport,
     enableCrdSupport: flags.enableCrdSupport,
-    certMode: "ExistingSecret",
+    certMode: certModeOf(certificateMode),
   };
   const workers = flags.maxConcurrentReconciles;
   const controllers: Controller[] = [];
@@ -265,6 +215,10 @@ async function main(argv: readonly string[]): Promise<void> {
       controller.queue,
       (t) => configCache.indexKeys("target", t.metadata?.name ?? ""),
     );
+    // [P11] A generated CRD → the configs of the XRD that generated it (runtime §2.2).
+    if (kind === XRD_CONFIG_KIND && caches.crds) {
+      enqueueFor(caches.crds, controller.queue, mapGeneratedCRDToConfigs(configCache));
+    }
     // CWS → the configs assigned to it (now, or last applied to it), paced at 50/s (§6.5).
     const pacer = new Pacer(controller.queue);
     pacers.push(pacer);
@@ -288,12 +242,13 @@ async function main(argv: readonly string[]): Promise<void> {
     });
     controllers.push(controller);
   }
+  const serverDeps = serverReconcileDeps(deps, settings);
   const serverController = new Controller({
     name: "conversionwebhookserver",
     registry,
     workers,
     logger: createLogger("manager.conversionwebhookserver"),
-    reconcile: (key) => reconcileServer(deps, settings, key),
+    reconcile: (key) => reconcileServer(key, serverDeps),
   });
   enqueueFor(caches.servers, serverController.queue);
   enqueueFor(caches.deployments, serverController.queue, ownerServer);

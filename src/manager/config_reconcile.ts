@@ -9,15 +9,23 @@
  * alone; only `FailClosed` drift reverts (G2). Deleting a config reverts the target before the
  * finalizer goes, and is held while more than one version is served (G3).
  *
+ * [P11, XRD kind only] `PackageManaged` and out-of-band revert detection (§4.7) from the target
+ * in hand before any gate; after an apply, propagation verification (§4.6): every CRD Crossplane
+ * generates from the XRD is read and its `spec.conversion` compared with what was applied
+ * (`ConversionPropagated`, `status.generatedCRDs`). The operator reports; it never repairs.
+ *
  * Every cluster access goes through {@link ConfigReconcileDeps}, so the algorithm is unit-tested
- * without a cluster. Not yet here: [P11] XRD propagation verification / PackageManaged /
- * out-of-band revert detection (§4.6, §4.7) and the [P15] handover gate (§5): a move is applied
- * like any other apply for now (see {@link isMove}).
+ * without a cluster.
+ *
+ * [P15] A move (see {@link isMove}) passes the handover gate (§5, src/manager/handover.ts) before
+ * the target is repointed: the destination's live served-target Leases must show that every
+ * ready replica serves the target (or, after 30 s of silence, the unverified fallback applies).
  */
 import {
   type AnalysisResult,
   analyze,
   type Diagnostic,
+  generatedCRDNames,
   type JsonObject,
   schemaSourceFromCRD,
   schemaSourceFromXRD,
@@ -43,11 +51,15 @@ import {
 import {
   buildConversionPatch,
   buildRevertPatch,
+  MANAGED_BY_ANNOTATION,
   type TargetKind,
   webhookPath,
   webhookServiceName,
   webhookURL,
 } from "./conversion_patch.ts";
+import type { ServedLeaseLike } from "../api/served_lease.ts";
+import { HANDOVER_REQUEUE_MS, handoverVerdict } from "./handover.ts";
+import { aggregateServedTargets } from "./served_targets.ts";
 import type { z } from "zod";
 
 // ---------------------------------------------------------------------------------------------
@@ -82,8 +94,23 @@ export interface ConfigStatus {
   overallLossless?: boolean;
   spokeStatuses?: SpokeStatus[];
   lastAppliedPlanHash?: string;
+  /** [P11] XRD kind only: one entry per generated CRD, rewritten on every verification pass. */
+  generatedCRDs?: GeneratedCRDStatus[];
   message?: string;
   [other: string]: unknown;
+}
+
+/** One `status.generatedCRDs` entry (api.md §1.2). */
+export interface GeneratedCRDStatus {
+  name: string;
+  role: "composite" | "claim";
+  propagated: boolean;
+  /** `"sha256:" + hex` of the raw caBundle bytes; "" when the CRD carries none. */
+  observedCABundleHash: string;
+  /** RFC 3339 time of the read. */
+  observedAt: string;
+  /** Why not propagated ("" when propagated). */
+  message: string;
 }
 
 export type SpokeStatus = z.infer<typeof SpokeStatusSchema>;
@@ -111,6 +138,12 @@ export interface ConfigReconcileMetrics {
   }): void;
   /** `dco_manager_apply_duration_seconds{result}`. */
   applyDuration?(result: "success" | "error", seconds: number): void;
+  /** [P11] `dco_manager_conversion_reverts_total{config_kind="xrd",target}` (runtime §4.7). */
+  conversionRevert?(labels: { configKind: ConfigKindLabel; target: string }): void;
+  /** [P11] `dco_manager_conversion_propagated{target}`: 1/0 after every verification pass. */
+  conversionPropagated?(target: string, propagated: boolean): void;
+  /** [P11] `dco_manager_propagation_lag_seconds{target}`: on each transition into Propagated. */
+  propagationLag?(target: string, seconds: number): void;
 }
 
 /** Everything the reconcile reads or writes; NotFound is `undefined`, other failures throw. */
@@ -119,7 +152,25 @@ export interface ConfigReconcileDeps {
   getConfig(kind: ConfigKind, name: string): Promise<ConversionConfig | undefined>;
   /** The target CRD (`apiextensions.k8s.io/v1`) or XRD, or undefined when NotFound. */
   getTarget(kind: TargetKind, name: string): Promise<JsonObject | undefined>;
+  /**
+   * [P11] The target read through to the apiserver (not the cache). Optional: when present, an
+   * out-of-band revert seen in the cached target is confirmed against the live object before it
+   * is counted (the cache may not have seen this controller's own last apply yet).
+   */
+  getTargetLive?(kind: TargetKind, name: string): Promise<JsonObject | undefined>;
+  /**
+   * [P11] A CRD (`apiextensions.k8s.io/v1`) Crossplane generated from the target XRD, cached;
+   * undefined when NotFound. Required for XRD configs (a missing implementation reports
+   * `ConversionPropagated=False/NotPropagated`).
+   */
+  getGeneratedCRD?(name: string): Promise<JsonObject | undefined>;
   listServers(): Promise<ConversionWebhookServer[]>;
+  /**
+   * [P15] The served-target Leases of one server instance (label
+   * `conversion.terasky.com/webhook-server=<server>` in its namespace), read for the handover
+   * gate. A failure throws (backoff retry), it is never turned into a verdict.
+   */
+  listServedLeases(serverName: string, serverNamespace: string): Promise<ServedLeaseLike[]>;
   /** One server; undefined (NotFound) is treated as an error by the reconcile. */
   getServer(name: string): Promise<ConversionWebhookServer | undefined>;
   /**
@@ -143,6 +194,8 @@ export interface ConfigReconcileDeps {
   /** Namespace of servers without `spec.namespace` (the operator's own). */
   operatorNamespace: string;
   metrics?: ConfigReconcileMetrics;
+  /** [P11] Where the out-of-band revert line goes (runtime §4.7); silent when absent. */
+  log?: (msg: string, fields: Record<string, unknown>) => void;
 }
 
 export interface ReconcileResult {
@@ -198,6 +251,155 @@ export function isMove(
 ): boolean {
   if (!wasApplied || lastURL === undefined || lastURL === "") return false;
   return !lastURL.startsWith(`https://${webhookServiceName(server)}.${namespace}.svc/`);
+}
+
+/** Reasons of `ConversionPropagated` (api.md §1.4), in the order they win. */
+export type PropagationReason =
+  | "GeneratedCRDNotFound"
+  | "NotPropagated"
+  | "CABundleStale"
+  | "Propagated";
+
+/**
+ * [P11] `PackageManaged` (api.md §1.4): the owner reference of a Crossplane package revision
+ * (API group `pkg.crossplane.io`, kind ending in `Revision`) if the XRD has one.
+ */
+export function packageRevisionOwner(
+  xrd: JsonObject,
+): { kind: string; name: string } | undefined {
+  const refs = isObject(xrd.metadata) ? xrd.metadata.ownerReferences : undefined;
+  if (!Array.isArray(refs)) return undefined;
+  for (const r of refs) {
+    if (!isObject(r)) continue;
+    const apiVersion = typeof r.apiVersion === "string" ? r.apiVersion : "";
+    const group = apiVersion.includes("/") ? apiVersion.slice(0, apiVersion.indexOf("/")) : "";
+    const kind = typeof r.kind === "string" ? r.kind : "";
+    if (group === "pkg.crossplane.io" && kind.endsWith("Revision")) {
+      return { kind, name: typeof r.name === "string" ? r.name : "" };
+    }
+  }
+  return undefined;
+}
+
+/**
+ * [P11] runtime.md §4.7: the live XRD's conversion is *ours* iff `spec.conversion.strategy` is
+ * `Webhook` **and** the `managed-by` annotation names this config (both halves: a foreign webhook,
+ * or an annotation that outlived a replaced block, are not ours).
+ */
+export function isOurConversion(target: JsonObject, configName: string): boolean {
+  const spec = isObject(target.spec) ? target.spec : {};
+  const conversion = isObject(spec.conversion) ? spec.conversion : {};
+  const annotations = isObject(target.metadata) && isObject(target.metadata.annotations)
+    ? target.metadata.annotations
+    : {};
+  return conversion.strategy === "Webhook" &&
+    annotations[MANAGED_BY_ANNOTATION] === configName;
+}
+
+/** `"sha256:" + hex(SHA-256(bytes))` (api.md §1.2 `observedCABundleHash`). */
+export async function sha256Hex(bytes: Uint8Array): Promise<string> {
+  const digest = new Uint8Array(
+    await crypto.subtle.digest("SHA-256", bytes as Uint8Array<ArrayBuffer>),
+  );
+  return "sha256:" + [...digest].map((b) => b.toString(16).padStart(2, "0")).join("");
+}
+
+function base64Bytes(b64: string): Uint8Array | undefined {
+  try {
+    const bin = atob(b64);
+    const out = new Uint8Array(bin.length);
+    for (let i = 0; i < bin.length; i++) out[i] = bin.charCodeAt(i);
+    return out;
+  } catch {
+    return undefined;
+  }
+}
+
+/** What was applied to the XRD, as the generated CRDs must carry it (runtime §4.6). */
+export interface AppliedConversion {
+  serviceName: string;
+  serviceNamespace: string;
+  path: string;
+  port: number;
+  conversionReviewVersions: readonly string[];
+  /** `"sha256:" + hex` of the raw CA bundle bytes applied. */
+  caBundleHash: string;
+}
+
+/** The verdict on one generated CRD (runtime §4.6). */
+export interface GeneratedCRDVerdict {
+  state: "propagated" | "notFound" | "mismatch" | "stale";
+  observedCABundleHash: string;
+  message: string;
+}
+
+/**
+ * [P11] Compares a generated CRD's `spec.conversion` with what was applied (runtime §4.6):
+ * strategy `Webhook` (anything else, `None` included, is a mismatch), a service client config,
+ * service name/namespace, path, port (absent ⇒ 443) and the review versions as sets; then the
+ * caBundle by SHA-256 of the raw bytes — a caBundle-only difference is *stale*.
+ * `crd` undefined ⇒ not found; an `Error` ⇒ a mismatch carrying the error.
+ */
+export async function verifyGeneratedCRD(
+  crd: JsonObject | Error | undefined,
+  expected: AppliedConversion,
+): Promise<GeneratedCRDVerdict> {
+  if (crd === undefined) {
+    return { state: "notFound", observedCABundleHash: "", message: "not found" };
+  }
+  if (crd instanceof Error) {
+    return { state: "mismatch", observedCABundleHash: "", message: `read failed: ${crd.message}` };
+  }
+  const spec = isObject(crd.spec) ? crd.spec : {};
+  const conversion = isObject(spec.conversion) ? spec.conversion : {};
+  const webhook = isObject(conversion.webhook) ? conversion.webhook : {};
+  const clientConfig = isObject(webhook.clientConfig) ? webhook.clientConfig : {};
+  const rawCA = typeof clientConfig.caBundle === "string" ? clientConfig.caBundle : "";
+  const caBytes = rawCA === "" ? undefined : base64Bytes(rawCA);
+  const observedCABundleHash = caBytes === undefined ? "" : await sha256Hex(caBytes);
+  const mismatch = (message: string): GeneratedCRDVerdict => ({
+    state: "mismatch",
+    observedCABundleHash,
+    message,
+  });
+  const strategy = typeof conversion.strategy === "string" ? conversion.strategy : "None";
+  if (strategy !== "Webhook") {
+    return mismatch(`conversion strategy is ${JSON.stringify(strategy)}, not "Webhook"`);
+  }
+  if (!isObject(clientConfig.service)) return mismatch("no service client config");
+  const svc = clientConfig.service;
+  const field = (what: string, got: unknown, want: unknown) =>
+    got === want
+      ? undefined
+      : `${what} is ${JSON.stringify(got)}, expected ${JSON.stringify(want)}`;
+  const diff = field("service name", svc.name, expected.serviceName) ??
+    field("service namespace", svc.namespace, expected.serviceNamespace) ??
+    field("service path", svc.path, expected.path) ??
+    field("service port", svc.port ?? 443, expected.port);
+  if (diff !== undefined) return mismatch(diff);
+  const got = new Set(
+    Array.isArray(webhook.conversionReviewVersions)
+      ? webhook.conversionReviewVersions.filter((v) => typeof v === "string")
+      : [],
+  );
+  const want = new Set(expected.conversionReviewVersions);
+  if (got.size !== want.size || [...want].some((v) => !got.has(v))) {
+    return mismatch(
+      `conversionReviewVersions are ${JSON.stringify([...got])}, expected ${
+        JSON.stringify([...want])
+      }`,
+    );
+  }
+  if (observedCABundleHash !== expected.caBundleHash) {
+    return {
+      state: "stale",
+      observedCABundleHash,
+      message: `caBundle ${
+        observedCABundleHash || "(none)"
+      } differs from the applied ${expected.caBundleHash}`,
+    };
+  }
+  return { state: "propagated", observedCABundleHash, message: "" };
 }
 
 function isObject(v: unknown): v is JsonObject {
@@ -388,16 +590,17 @@ export async function reconcileConfig(
   const targetLabel = `${run.targetKind} ${JSON.stringify(run.target)}`;
 
   // 1. target
-  const target = await deps.getTarget(run.targetKind, run.target);
+  let target = await deps.getTarget(run.targetKind, run.target);
   if (target === undefined) {
     run.setInvalid(`target ${targetLabel} not found`);
     await run.patch();
     return {};
   }
+  // [P11] PackageManaged and out-of-band revert detection (§4.7), before any gate (XRD only).
+  if (run.targetKind === "XRD") target = await xrdPreGate(run, target);
   const targetGen = targetGeneration(target);
   if (run.targetKind === "XRD") status.observedXRDGeneration = targetGen;
   else status.observedCRDGeneration = targetGen;
-  // [P11] PackageManaged and out-of-band revert detection (§4.7) belong here (XRD kind only).
 
   // 2. translate (structural checks and rule translation)
   const structural = structuralError(config.spec);
@@ -472,9 +675,9 @@ export async function reconcileConfig(
   }
   const serverName = resolution.server;
   const listed = servers.find((s) => s.metadata?.name === serverName);
-  // [P15] Computed before assignedWebhookServer moves; the handover gate (§5, step 8) is not
-  // implemented yet, so a move proceeds as a plain apply.
-  const _move = listed !== undefined &&
+  // [P15] Computed before assignedWebhookServer moves (never from it: a second reconcile would
+  // think the move already happened).
+  const move = listed !== undefined &&
     isMove(
       run.wasApplied,
       config.status?.webhookURL,
@@ -520,7 +723,39 @@ export async function reconcileConfig(
     message: `ConversionWebhookServer ${JSON.stringify(serverName)} is ready`,
   });
 
-  // 8. [P15] handover gate (§5): not implemented; see isMove above.
+  // 8. [P15] handover gate (§5)
+  if (move) {
+    const leases = await deps.listServedLeases(
+      serverName,
+      serverNamespace(server, deps.operatorNamespace),
+    );
+    const now = deps.now();
+    const verdict = handoverVerdict({
+      target: run.target,
+      server: serverName,
+      readyReplicas: server.status?.readyReplicas ?? 0,
+      leases: aggregateServedTargets(leases, now),
+      // As read at reconcile start: its transition time measures how long the gate is closed.
+      condition: config.status?.conditions?.find((c) => c.type === "HandoverReady"),
+      now,
+    });
+    run.cond({
+      type: "HandoverReady",
+      status: verdict.status,
+      reason: verdict.reason,
+      message: verdict.message,
+    });
+    if (!verdict.proceed) {
+      run.waitOn(verdict.reason, verdict.message);
+      await run.patch();
+      return { requeueAfter: HANDOVER_REQUEUE_MS };
+    }
+    deps.log?.("handover approved", {
+      target: run.target,
+      server: serverName,
+      verdict: verdict.reason,
+    });
+  }
 
   // 9. CA bundle
   const namespace = serverNamespace(server, deps.operatorNamespace);
@@ -566,9 +801,191 @@ export async function reconcileConfig(
   run.dropCond("Stale");
   status.message = appliedMessage;
 
-  // 12. [P11] XRD propagation verification (§4.6) is not implemented yet.
+  // 12. [P11] XRD: re-read the XRD (the copy in hand on error) and verify propagation (§4.6).
+  if (run.targetKind === "XRD") {
+    let xrd = target;
+    try {
+      xrd = await deps.getTarget("XRD", run.target) ?? target;
+    } catch {
+      // fall back to the copy in hand
+    }
+    const propagated = await verifyPropagation(run, xrd, {
+      serviceName: webhookServiceName(serverName),
+      serviceNamespace: namespace,
+      path: webhookPath(run.target),
+      port,
+      conversionReviewVersions: reviewVersionsOf(config.spec.conversionReviewVersions),
+      caBundleHash: await sha256Hex(new TextEncoder().encode(pem)),
+    });
+    await run.patch();
+    return { requeueAfter: propagated ? REQUEUE_APPLIED_MS : REQUEUE_WAITING_MS };
+  }
   await run.patch();
   return { requeueAfter: REQUEUE_APPLIED_MS };
+}
+
+/** `spec.conversionReviewVersions` as applied (absent or empty ⇒ `["v1"]`, runtime §4.4). */
+function reviewVersionsOf(v: readonly string[] | undefined): string[] {
+  return v !== undefined && v.length > 0 ? [...v] : ["v1"];
+}
+
+/**
+ * [P11] Step 1 for XRD configs: `PackageManaged` from the XRD in hand, then the out-of-band
+ * revert check (runtime §4.7). Returns the target to continue with: the live copy when the
+ * revert was confirmed against the apiserver, else the one given.
+ */
+async function xrdPreGate(run: Run, target: JsonObject): Promise<JsonObject> {
+  const label = `XRD ${JSON.stringify(run.target)}`;
+  const owner = packageRevisionOwner(target);
+  if (owner !== undefined) {
+    run.cond({
+      type: "PackageManaged",
+      status: "True",
+      reason: "OwnedByPackageRevision",
+      message: `${label} is owned by the Crossplane package revision ${owner.kind} ${
+        JSON.stringify(owner.name)
+      }; its revision syncs may drop spec.conversion (dco re-applies it)`,
+    });
+  } else {
+    run.cond({
+      type: "PackageManaged",
+      status: "False",
+      reason: "NotPackageManaged",
+      message: `${label} has no Crossplane package revision owner`,
+    });
+  }
+  const orig = run.config.status;
+  const applied = orig?.conditions?.find((c) => c.type === "Applied");
+  if ((orig?.lastAppliedPlanHash ?? "") === "" || applied?.status !== "True") return target;
+  if (isOurConversion(target, run.name)) return target;
+  // The cache may not have seen this controller's own last apply yet: confirm against the
+  // apiserver before counting (a read error keeps the cached verdict).
+  let live = target;
+  if (run.deps.getTargetLive !== undefined) {
+    try {
+      const got = await run.deps.getTargetLive("XRD", run.target);
+      if (got === undefined) return target; // gone: step 1 of the next reconcile reports it
+      live = got;
+    } catch {
+      // keep the cached verdict
+    }
+    if (isOurConversion(live, run.name)) return live;
+  }
+  run.deps.metrics?.conversionRevert?.({ configKind: run.kindLabel, target: run.target });
+  const spec = isObject(live.spec) ? live.spec : {};
+  const conversion = isObject(spec.conversion) ? spec.conversion : {};
+  run.deps.log?.(
+    "the conversion stanza this config applied is gone from the XRD (out-of-band revert); " +
+      "it will be re-applied",
+    {
+      config: run.name,
+      xrd: run.target,
+      strategy: typeof conversion.strategy === "string" ? conversion.strategy : "",
+      packageManaged: owner !== undefined,
+    },
+  );
+  return live;
+}
+
+/**
+ * [P11] runtime.md §4.6: reads every CRD Crossplane generates from the XRD, compares it with what
+ * was applied, rewrites `status.generatedCRDs` and `ConversionPropagated`, and records the
+ * metrics. Returns whether the condition is True. Never gates the phase.
+ */
+async function verifyPropagation(
+  run: Run,
+  xrd: JsonObject,
+  expected: AppliedConversion,
+): Promise<boolean> {
+  const { deps, status } = run;
+  const label = `XRD ${JSON.stringify(run.target)}`;
+  const wasPropagated =
+    run.config.status?.conditions?.some((c) =>
+      c.type === "ConversionPropagated" && c.status === "True"
+    ) ?? false;
+  const finish = (reason: PropagationReason, message: string): boolean => {
+    const ok = reason === "Propagated";
+    run.cond({ type: "ConversionPropagated", status: ok ? "True" : "False", reason, message });
+    if (ok && !wasPropagated) {
+      const appliedCond = status.conditions?.find((c) => c.type === "Applied");
+      const since = Date.parse(appliedCond?.lastTransitionTime ?? "");
+      const lag = (deps.now() - since) / 1000;
+      if (appliedCond?.status === "True" && Number.isFinite(lag) && lag >= 0) {
+        deps.metrics?.propagationLag?.(run.target, lag);
+      }
+    }
+    deps.metrics?.conversionPropagated?.(run.target, ok);
+    return ok;
+  };
+  let generated;
+  try {
+    generated = generatedCRDNames(xrd);
+  } catch (e) {
+    status.generatedCRDs = [];
+    return finish(
+      "NotPropagated",
+      `cannot determine the CRDs generated from ${label}: ${
+        e instanceof Error ? e.message : String(e)
+      }`,
+    );
+  }
+  const observedAt = new Date(deps.now()).toISOString().replace(/\.\d+Z$/, "Z");
+  const entries: GeneratedCRDStatus[] = [];
+  const by: Record<GeneratedCRDVerdict["state"], { name: string; message: string }[]> = {
+    propagated: [],
+    notFound: [],
+    mismatch: [],
+    stale: [],
+  };
+  for (const g of generated) {
+    let crd: JsonObject | Error | undefined;
+    try {
+      if (deps.getGeneratedCRD === undefined) throw new Error("no generated-CRD reader");
+      crd = await deps.getGeneratedCRD(g.name);
+    } catch (e) {
+      crd = e instanceof Error ? e : new Error(String(e));
+    }
+    const v = await verifyGeneratedCRD(crd, expected);
+    by[v.state].push({ name: g.name, message: v.message });
+    entries.push({
+      name: g.name,
+      role: g.role,
+      propagated: v.state === "propagated",
+      observedCABundleHash: v.observedCABundleHash,
+      observedAt,
+      message: v.message,
+    });
+  }
+  status.generatedCRDs = entries;
+  const names = (xs: { name: string }[]) => xs.map((x) => x.name).join(", ");
+  if (by.notFound.length > 0) {
+    return finish(
+      "GeneratedCRDNotFound",
+      `generated CRD ${
+        names(by.notFound)
+      } of ${label} not found (Crossplane has not rendered it yet)`,
+    );
+  }
+  if (by.mismatch.length > 0) {
+    return finish(
+      "NotPropagated",
+      `generated CRD ${names(by.mismatch)} of ${label} does not carry the applied conversion: ${
+        by.mismatch[0].name
+      }: ${by.mismatch[0].message}`,
+    );
+  }
+  if (by.stale.length > 0) {
+    return finish(
+      "CABundleStale",
+      `generated CRD ${names(by.stale)} of ${label} carries a stale caBundle: ${
+        by.stale[0].name
+      }: ${by.stale[0].message}`,
+    );
+  }
+  return finish(
+    "Propagated",
+    `the conversion of ${label} reached its generated CRD ${names(by.propagated)}`,
+  );
 }
 
 async function invalidConfig(run: Run, message: string): Promise<ReconcileResult> {

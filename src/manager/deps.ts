@@ -9,7 +9,7 @@
  * `/status`, and a merge patch of `metadata.finalizers` carrying `resourceVersion` (so it fails
  * with a conflict on a stale read, like an update, without writing the decoded spec's defaults).
  */
-import { Counter, Histogram, type Registry } from "prom-client";
+import { Counter, Gauge, Histogram, type Registry } from "prom-client";
 import {
   type ConfigKind,
   type ConversionConfig,
@@ -20,6 +20,7 @@ import {
   targetNameOf,
   XRD_CONFIG_KIND,
 } from "../api/mod.ts";
+import { type ServedLeaseLike, servedLeaseSelector } from "../api/served_lease.ts";
 import type { ServerInfo } from "../assign/resolve.ts";
 import type { JsonObject } from "../engine/mod.ts";
 import {
@@ -32,7 +33,7 @@ import {
   type ResourceRef,
   TerminalError,
 } from "../kube/mod.ts";
-import type { Logger } from "../obs/log.ts";
+import { createLogger, type Logger } from "../obs/log.ts";
 import type { AdmissionContext, ConfigSummary } from "./admission.ts";
 import type {
   ConfigKindLabel,
@@ -103,6 +104,11 @@ export interface ManagerCaches {
   readonly configs: ReadonlyMap<ConfigKind, Informer>;
   /** Target informers (CRDs for CRD configs, XRDs for XRD configs) of the enabled kinds. */
   readonly targets: ReadonlyMap<ConfigKind, Informer>;
+  /**
+   * [P11] All CRDs, when XRD configs are enabled (the CRDs Crossplane generates from XRDs,
+   * runtime §4.6): the CRD target informer when CRD configs are enabled too, else its own.
+   */
+  readonly crds?: Informer;
   readonly servers: Informer;
   readonly deployments: Informer;
   readonly services: Informer;
@@ -150,16 +156,35 @@ export function createManagerCaches(opts: {
     labelSelector: OWNED_SELECTOR,
     logger,
   });
-  const informers = [...configs.values(), ...targets.values(), servers, deployments, services];
+  // [P11] Generated CRDs are read from a CRD cache: shared with the CRD target informer.
+  let crds: Informer | undefined;
+  let ownCRDs: Informer[] = [];
+  if (configs.has(XRD_CONFIG_KIND)) {
+    crds = targets.get(CRD_CONFIG_KIND);
+    if (crds === undefined) {
+      crds = new Informer({ client, resource: CRD_RESOURCE, logger });
+      ownCRDs = [crds];
+    }
+  }
+  const informers = [
+    ...configs.values(),
+    ...targets.values(),
+    ...ownCRDs,
+    servers,
+    deployments,
+    services,
+  ];
   const kinds = [...configs.keys()].join(", ") || "none";
   return {
     configs,
     targets,
+    crds,
     servers,
     deployments,
     services,
     informers,
-    description: `cluster-wide: ConversionWebhookServers, configs (${kinds}) and their targets; ` +
+    description: `cluster-wide: ConversionWebhookServers, configs (${kinds}) and their targets` +
+      (crds === undefined ? "" : " (plus all CRDs for the XRDs' generated CRDs)") + "; " +
       `Deployments and Services only with ${OWNED_SELECTOR}; Secrets never cached`,
     start() {
       for (const i of informers) i.start();
@@ -205,6 +230,34 @@ export function rawServerInfo(obj: KubeObject): ServerInfo {
   };
 }
 
+/**
+ * [P11] runtime §2.2 `xrdconversionconfig.mapGeneratedCRDToConfigs`: a CRD → the XRD configs of
+ * the XRD that generated it — by each owner reference of kind `CompositeResourceDefinition` in
+ * `apiextensions.crossplane.io`, plus by the CRD's own name (the composite CRD is named like its
+ * XRD); deduplicated and sorted. Reads the config cache's target index (cannot fail to list).
+ */
+export function mapGeneratedCRDToConfigs(
+  configCache: Pick<Informer, "indexKeys">,
+): (crd: KubeObject) => string[] {
+  return (crd) => {
+    const keys = new Set<string>();
+    const refs = (crd.metadata?.ownerReferences ?? []) as Array<
+      { apiVersion?: string; kind?: string; name?: string }
+    >;
+    for (const r of refs) {
+      if (
+        r.kind === "CompositeResourceDefinition" &&
+        (r.apiVersion ?? "").startsWith("apiextensions.crossplane.io/") &&
+        typeof r.name === "string" && r.name !== ""
+      ) {
+        for (const k of configCache.indexKeys(TARGET_INDEX, r.name)) keys.add(k);
+      }
+    }
+    for (const k of configCache.indexKeys(TARGET_INDEX, crd.metadata?.name ?? "")) keys.add(k);
+    return [...keys].sort();
+  };
+}
+
 function rawConfigSummary(kind: ConfigKind, obj: KubeObject): ConfigSummary {
   const o = obj as {
     spec?: { webhookServerRef?: { name?: string } | null };
@@ -231,6 +284,9 @@ export class ManagerMetrics {
     "config_kind" | "target" | "from_phase" | "to_phase" | "reason"
   >;
   readonly applyDuration: Histogram<"config_kind" | "target" | "result">;
+  readonly conversionReverts: Counter<"config_kind" | "target">;
+  readonly conversionPropagated: Gauge<"target">;
+  readonly propagationLag: Histogram<"target">;
 
   constructor(registry: Registry) {
     const registers = [registry];
@@ -253,6 +309,27 @@ export class ManagerMetrics {
       buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
       registers,
     });
+    this.conversionReverts = new Counter({
+      name: "dco_manager_conversion_reverts_total",
+      help: "A previously applied config found the live target without its conversion stanza " +
+        "(an out-of-band overwrite).",
+      labelNames: ["config_kind", "target"],
+      registers,
+    });
+    this.conversionPropagated = new Gauge({
+      name: "dco_manager_conversion_propagated",
+      help: "1 when every CRD generated from the XRD carries the applied conversion, else 0.",
+      labelNames: ["target"],
+      registers,
+    });
+    this.propagationLag = new Histogram({
+      name: "dco_manager_propagation_lag_seconds",
+      help: "Apply to observed propagation into the generated CRDs, on each transition into " +
+        "Propagated.",
+      labelNames: ["target"],
+      buckets: [0.5, 1, 2.5, 5, 10, 30, 60, 300, 900],
+      registers,
+    });
   }
 
   /** The reconcile's hooks, with `config_kind`/`target` of the apply histogram bound. */
@@ -270,6 +347,10 @@ export class ManagerMetrics {
         }),
       applyDuration: (result, seconds) =>
         this.applyDuration.observe({ config_kind: kind, target, result }, seconds),
+      conversionRevert: (l) =>
+        this.conversionReverts.inc({ config_kind: l.configKind, target: l.target }),
+      conversionPropagated: (t, ok) => this.conversionPropagated.set({ target: t }, ok ? 1 : 0),
+      propagationLag: (t, seconds) => this.propagationLag.observe({ target: t }, seconds),
     };
   }
 }
@@ -336,6 +417,23 @@ export async function readCABundle(
   return undefined;
 }
 
+/** A CRD Crossplane generated, from the CRD cache (else a live GET). */
+async function getGeneratedCRD(o: DepsOptions, name: string): Promise<JsonObject | undefined> {
+  const cache = o.caches.crds;
+  if (cache !== undefined) {
+    const obj = cache.get(name);
+    return obj === undefined ? undefined : structuredClone(obj) as unknown as JsonObject;
+  }
+  try {
+    return await o.client.get(CRD_RESOURCE, name) as unknown as JsonObject;
+  } catch (e) {
+    if (isNotFound(e)) return undefined;
+    throw e;
+  }
+}
+
+const configLog = createLogger("manager.config");
+
 /** {@link ConfigReconcileDeps} backed by the caches and the client. */
 export function configReconcileDeps(
   o: DepsOptions,
@@ -355,6 +453,31 @@ export function configReconcileDeps(
       }
     },
     getTarget: (kind, name) => getTarget(o, configKindOfTarget(kind), name),
+    async getTargetLive(kind, name) {
+      try {
+        return await client.get(
+          TARGET_RESOURCES[configKindOfTarget(kind)],
+          name,
+        ) as unknown as JsonObject;
+      } catch (e) {
+        if (isNotFound(e)) return undefined;
+        throw e;
+      }
+    },
+    getGeneratedCRD: (name) => getGeneratedCRD(o, name),
+    // Read through: the gate decides on what the replicas report now, not on a cache's past.
+    async listServedLeases(serverName, serverNamespace) {
+      const list = await client.list(
+        {
+          group: "coordination.k8s.io",
+          version: "v1",
+          plural: "leases",
+          namespace: serverNamespace,
+        },
+        { labelSelector: servedLeaseSelector(serverName) },
+      );
+      return list.items as unknown as ServedLeaseLike[];
+    },
     listServers() {
       const out: ConversionWebhookServer[] = [];
       for (const obj of caches.servers.list()) {
@@ -394,6 +517,7 @@ export function configReconcileDeps(
     now: o.now ?? Date.now,
     operatorNamespace: o.operatorNamespace,
     metrics,
+    log: (msg, fields) => configLog.warn(msg, fields),
   };
 }
 

@@ -30,6 +30,41 @@ export interface ManagerFlags {
   defaultWebhookServerImage: string;
   /** Out-of-cluster use (development, tests); in a Pod the service account is used. */
   kubeconfig: string;
+  /**
+   * `--certificate-mode`: where the webhook-servers' serving certificates come from
+   * (docs/manager.md "Serving certificates"). `auto` ⇒ `cert-manager` when the cluster serves
+   * `cert-manager.io/v1` certificates (discovery at start-up), else `builtin`.
+   */
+  certificateMode: CertificateModeFlag;
+}
+
+export const CERTIFICATE_MODES = ["auto", "cert-manager", "builtin", "existing-secret"] as const;
+export type CertificateModeFlag = typeof CERTIFICATE_MODES[number];
+
+/** The children's `CertMode` of a resolved (non-`auto`) flag value. */
+export function certModeOf(
+  flag: Exclude<CertificateModeFlag, "auto">,
+): "CertManager" | "Builtin" | "ExistingSecret" {
+  switch (flag) {
+    case "cert-manager":
+      return "CertManager";
+    case "builtin":
+      return "Builtin";
+    case "existing-secret":
+      return "ExistingSecret";
+  }
+}
+
+/**
+ * Resolves `auto` by discovery: `certManagerServed` is whether the cluster serves
+ * `cert-manager.io/v1` `certificates`. Any other value is returned as is.
+ */
+export function resolveCertificateMode(
+  flag: CertificateModeFlag,
+  certManagerServed: boolean,
+): Exclude<CertificateModeFlag, "auto"> {
+  if (flag !== "auto") return flag;
+  return certManagerServed ? "cert-manager" : "builtin";
 }
 
 export class ManagerFlagError extends Error {
@@ -53,6 +88,7 @@ const FLAGS: Record<string, [keyof ManagerFlags, Kind]> = {
   "default-webhook-server-image": ["defaultWebhookServerImage", "string"],
   "webhook-server-image": ["defaultWebhookServerImage", "string"],
   "kubeconfig": ["kubeconfig", "string"],
+  "certificate-mode": ["certificateMode", "string"],
 };
 
 /** The spec's fixed admission cert dir (controller-runtime's default). */
@@ -72,6 +108,7 @@ export const DEFAULT_MANAGER_FLAGS: Readonly<ManagerFlags> = Object.freeze({
   operatorNamespace: "",
   defaultWebhookServerImage: "",
   kubeconfig: "",
+  certificateMode: "auto",
 });
 
 const BIND_ADDRESS = /^(?:\[[^\]]*\]|[^:[\]]*):(\d{1,5})$/;
@@ -128,6 +165,13 @@ export function parseManagerFlags(args: readonly string[]): ManagerFlags {
   checkAddress("metrics-bind-address", out.metricsBindAddress);
   checkAddress("health-probe-bind-address", out.healthProbeBindAddress);
   checkAddress("webhook-bind-address", out.webhookBindAddress);
+  if (!(CERTIFICATE_MODES as readonly string[]).includes(out.certificateMode)) {
+    throw new ManagerFlagError(
+      `--certificate-mode: ${JSON.stringify(out.certificateMode)} is not one of ${
+        CERTIFICATE_MODES.join(", ")
+      }`,
+    );
+  }
   if (out.webhookCertDir.trim() === "") {
     throw new ManagerFlagError("--webhook-cert-dir must not be empty");
   }

@@ -96,11 +96,12 @@ export function defaultDnsNames(cws: string, namespace: string): string[] {
 
 /**
  * Where the serving certificate comes from. `CertManager` (the specified behaviour) renders a
- * cert-manager Certificate whose Secret the pods mount; `ExistingSecret` renders none and expects
- * the Secret `<cws>-webhook-server-tls` to be provided by someone else (clusters without
- * cert-manager). Either way the pods mount the same Secret name.
+ * cert-manager Certificate whose Secret the pods mount; `Builtin` renders none and the manager
+ * issues the Secret itself from its own CA (src/manager/builtin_certs.ts); `ExistingSecret`
+ * renders none and expects the Secret `<cws>-webhook-server-tls` to be provided by someone else.
+ * Every mode mounts the same Secret name.
  */
-export type CertMode = "CertManager" | "ExistingSecret";
+export type CertMode = "CertManager" | "Builtin" | "ExistingSecret";
 
 /** Operator-wide settings the children depend on (manager flags, runtime.md §2.1). */
 export interface ServerChildSettings {
@@ -260,8 +261,8 @@ export interface PodDisruptionBudget extends KubeObject {
 
 /**
  * Everything a server owns, in apply order (runtime.md §6.1 step 3). `hpa`/`pdb` undefined ⇒ the
- * reconciler deletes any existing one (ignoring NotFound); `certificate` is undefined only in
- * `ExistingSecret` mode.
+ * reconciler deletes any existing one (ignoring NotFound); `certificate` is set only in
+ * `CertManager` mode with an `issuerRef`.
  */
 export interface ServerChildren {
   namespace: string;
@@ -461,19 +462,40 @@ function probe(path: string, periodSeconds: number, failureThreshold: number): H
 // ---------------------------------------------------------------------------------------------
 // Builders
 
-/** The cert-manager Certificate; undefined in `ExistingSecret` mode. */
+/** `certificate.dnsNames`, else (absent or empty) {@link defaultDnsNames}. */
+export function servingDnsNames(
+  cws: ConversionWebhookServer,
+  settings: ServerChildSettings,
+): string[] {
+  const { name } = identityOf(cws);
+  const names = cws.spec.certificate?.dnsNames;
+  // An empty list would make an invalid certificate: treated like an absent one.
+  return names && names.length > 0
+    ? [...names]
+    : defaultDnsNames(name, childNamespace(cws, settings));
+}
+
+/** The message of CertificateReady=False for a cert-manager-mode server without an issuer. */
+export const MISSING_ISSUER_MESSAGE =
+  "the manager runs in cert-manager certificate mode but spec.certificate.issuerRef is not set; " +
+  "set spec.certificate.issuerRef.name (and kind) or run the manager with " +
+  "--certificate-mode=builtin";
+
+/**
+ * The cert-manager Certificate; undefined outside `CertManager` mode, and undefined when the
+ * spec has no `certificate.issuerRef` (the reconciler reports {@link MISSING_ISSUER_MESSAGE}).
+ */
 export function buildCertificate(
   cws: ConversionWebhookServer,
   settings: ServerChildSettings,
 ): Certificate | undefined {
-  if ((settings.certMode ?? "CertManager") === "ExistingSecret") return undefined;
+  if ((settings.certMode ?? "CertManager") !== "CertManager") return undefined;
   const { name } = identityOf(cws);
-  const ns = childNamespace(cws, settings);
   const c = cws.spec.certificate;
+  if (c?.issuerRef === undefined) return undefined;
   const spec: Certificate["spec"] = {
     secretName: tlsSecretName(name),
-    // An empty list would make an invalid Certificate: treated like an absent one.
-    dnsNames: c.dnsNames && c.dnsNames.length > 0 ? [...c.dnsNames] : defaultDnsNames(name, ns),
+    dnsNames: servingDnsNames(cws, settings),
     issuerRef: { name: c.issuerRef.name, kind: c.issuerRef.kind },
   };
   if (c.duration) spec.duration = c.duration;

@@ -95,12 +95,16 @@ export class RegistryController {
     const { view, serverName } = this.opts;
     const key = `${kind}/${name}`;
     const config = view.getConfig(kind, name);
-    if (config === undefined || config.metadata.deletionTimestamp !== undefined) {
+    if (config === undefined) {
+      // Gone (its finalizer ran the revert): the apiserver may still call for a while, as
+      // after a move — drain, then forget. (The reference forgot at once.)
       const target = this.remembered.get(key);
-      this.remembered.delete(key);
-      this.drains.delete(key);
-      if (target !== undefined) this.remove(target);
-      return {};
+      if (target === undefined || !this.opts.registry.has(target)) {
+        this.remembered.delete(key);
+        this.drains.delete(key);
+        return {};
+      }
+      return this.drain(key, target, () => this.remembered.delete(key));
     }
     const targetName = targetOf(kind, config);
     const previous = this.remembered.get(key);
@@ -111,7 +115,11 @@ export class RegistryController {
       { target: targetName, webhookServerRef: config.spec.webhookServerRef },
       view.listServers(),
     );
-    const mine = resolution.ok && resolution.server === serverName;
+    // A deleting config is nobody's any more, but while its delete is blocked (or its revert
+    // not yet written) the target still points here: it keeps being served, like any target
+    // still pointed at. (The reference forgot it on the deletion mark, stranding every read.)
+    const deleting = config.metadata.deletionTimestamp !== undefined;
+    const mine = !deleting && resolution.ok && resolution.server === serverName;
     const target = view.getTarget(kind, targetName);
     this.opts.logger?.debug("reconcile", {
       key,
@@ -133,18 +141,22 @@ export class RegistryController {
       }
       // Held but no longer ours: keep serving the current plan for the drain period, since
       // the apiserver keeps calling this Service for a while after the target is repointed.
-      const deadline = this.drains.get(key) ?? this.now() + this.drainMs;
-      this.drains.set(key, deadline);
-      const remaining = deadline - this.now();
-      if (remaining <= 0) {
-        this.drains.delete(key);
-        this.remove(targetName);
-        return {};
-      }
-      return { requeueAfter: remaining };
+      return this.drain(key, targetName);
     }
     this.drains.delete(key);
     this.install(await this.opts.compile(kind, config, target));
+    return {};
+  }
+
+  /** Keeps `target`'s plan until the drain deadline of `key`, then removes it. */
+  private drain(key: string, target: string, onRemoved?: () => void): ReconcileResult {
+    const deadline = this.drains.get(key) ?? this.now() + this.drainMs;
+    this.drains.set(key, deadline);
+    const remaining = deadline - this.now();
+    if (remaining > 0) return { requeueAfter: remaining };
+    this.drains.delete(key);
+    this.remove(target);
+    onRemoved?.();
     return {};
   }
 }

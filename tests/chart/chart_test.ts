@@ -122,6 +122,7 @@ const LINT_CASES: Array<[string, Record<string, string>]> = [
     "networkPolicy.metrics.allowedPeers[0].namespaceSelector.matchLabels.name": "monitoring",
   }],
   ["certManager off", { "certManager.enabled": "false" }],
+  ["built-in serving certificates", { "certificates.mode": "builtin" }],
   ["admission webhook off, no CWS, autoscaling", {
     "admissionWebhook.enabled": "false",
     "conversionWebhookServer.create": "false",
@@ -151,7 +152,9 @@ Deno.test("chart: default render has every object, named per the spec", async ()
     `ClusterRoleBinding/${FULLNAME}-webhook-server-rolebinding`,
     "ConversionWebhookServer/default",
     `Deployment/${FULLNAME}-manager`,
+    `Role/${FULLNAME}-manager-secrets`,
     `Role/${FULLNAME}-webhook-server-leases`,
+    `RoleBinding/${FULLNAME}-manager-secrets`,
     `RoleBinding/${FULLNAME}-webhook-server-leases`,
     `Service/${FULLNAME}-manager-metrics`,
     `Service/${FULLNAME}-webhook-service`,
@@ -189,6 +192,7 @@ Deno.test("chart: manager Deployment args, ports, probes and restricted security
     "--enable-crd-support=true",
     "--enable-xrd-conversion-guard=true",
     "--max-concurrent-reconciles=1",
+    "--certificate-mode=auto",
   ]);
   assert.deepEqual(c.securityContext, {
     allowPrivilegeEscalation: false,
@@ -427,6 +431,67 @@ Deno.test("chart: the webhook-server Lease Role follows the release (or CWS) nam
     assert.equal(find(objs, "ConversionWebhookServer", "default").spec.namespace, want);
     for (const sa of all(objs, "ServiceAccount")) assert.equal(sa.metadata.namespace, ns);
   }
+});
+
+Deno.test("chart: certificates.mode is the manager flag; builtin/auto get namespaced Secret writes", async () => {
+  for (
+    const [sets, mode, namespaces] of [
+      [{}, "auto", ["dco-system"]],
+      [
+        { "certificates.mode": "builtin", "conversionWebhookServer.namespace": "cws-ns" },
+        "builtin",
+        [
+          "cws-ns",
+          "dco-system",
+        ],
+      ],
+      [
+        {
+          "certificates.mode": "builtin",
+          "certificates.secretNamespaces[0]": "team-a",
+          "certificates.secretNamespaces[1]": "dco-system",
+        },
+        "builtin",
+        ["dco-system", "team-a"],
+      ],
+      [{ "certificates.mode": "cert-manager" }, "cert-manager", []],
+      [{ "certificates.mode": "existing-secret" }, "existing-secret", []],
+    ] as Array<[Record<string, string>, string, string[]]>
+  ) {
+    const objs = await render(sets);
+    const args: string[] = managerContainer(objs).args;
+    assert.deepEqual(args.filter((a) => a.startsWith("--certificate-mode")), [
+      `--certificate-mode=${mode}`,
+    ]);
+    const roles = all(objs, "Role").filter((r) =>
+      r.metadata.name === `${FULLNAME}-manager-secrets`
+    );
+    assert.deepEqual(roles.map((r) => r.metadata.namespace).sort(), namespaces, mode);
+    for (const role of roles) {
+      assert.deepEqual(role.rules, [{
+        apiGroups: [""],
+        resources: ["secrets"],
+        verbs: ["create", "update", "patch"],
+      }]);
+    }
+    const bindings = all(objs, "RoleBinding").filter((r) =>
+      r.metadata.name === `${FULLNAME}-manager-secrets`
+    );
+    assert.deepEqual(bindings.map((r) => r.metadata.namespace).sort(), namespaces, mode);
+    for (const rb of bindings) {
+      assert.deepEqual(rb.subjects, [{
+        kind: "ServiceAccount",
+        name: `${FULLNAME}-manager`,
+        namespace: "dco-system",
+      }]);
+      assert.equal(rb.roleRef.name, `${FULLNAME}-manager-secrets`);
+    }
+    // Cluster-wide the manager can still only read Secrets.
+    const mgr = find(objs, "ClusterRole", `${FULLNAME}-manager-role`);
+    assert.deepEqual(ruleFor(mgr, "", "secrets")?.verbs, ["get"]);
+  }
+  const bad = await lint({ "certificates.mode": "selfsigned" });
+  assert.notEqual(bad.code, 0, "values.schema.json rejects an unknown mode");
 });
 
 Deno.test("chart: admission Service and ValidatingWebhookConfiguration (cert-manager on/off)", async () => {

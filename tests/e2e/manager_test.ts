@@ -89,6 +89,7 @@ function startManager(
       `--webhook-cert-dir=${opts.certDir}`,
       `--webhook-bind-address=127.0.0.1:${opts.admissionPort}`,
       "--enable-xrd-support=false",
+      "--certificate-mode=existing-secret",
       "--leader-elect",
       "--zap-log-level=debug",
     ],

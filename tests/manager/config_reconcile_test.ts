@@ -3,6 +3,7 @@
  * drift policies (G2), safe delete (G3), status vocabulary and the exact SSA patch.
  */
 import assert from "node:assert/strict";
+import { servedAnnotations, type ServedLeaseLike } from "../../src/api/served_lease.ts";
 import type { JsonObject } from "../../src/engine/mod.ts";
 import {
   type ConfigKind,
@@ -142,6 +143,11 @@ class World implements ConfigReconcileDeps {
   getTarget(kind: string, name: string) {
     this.calls.push(`getTarget ${kind} ${name}`);
     return Promise.resolve(this.target === undefined ? undefined : structuredClone(this.target));
+  }
+  leases: ServedLeaseLike[] = [];
+  listServedLeases(server: string, ns: string) {
+    this.calls.push(`listServedLeases ${ns}/${server}`);
+    return Promise.resolve(structuredClone(this.leases));
   }
   listServers() {
     this.calls.push("listServers");
@@ -581,4 +587,99 @@ Deno.test("XRD kind: XRDHealthy, webhookPort, v2 write, safe-revert finalizer", 
     w.status.webhookURL,
     "https://main-webhook-server.dco-system.svc/convert/xnets.example.org",
   );
+});
+
+// ---------------------------------------------------------------------------------------------
+// [P15] Handover gate (runtime.md §5) inside the reconcile
+
+function otherServer(): ConversionWebhookServer {
+  const s = server();
+  s.metadata = { name: "other" };
+  s.spec = { ...s.spec, default: false };
+  return s;
+}
+
+function lease(w: World, targets: string[], pod: string): ServedLeaseLike {
+  return {
+    metadata: {
+      name: `dco-served-${pod}`,
+      annotations: servedAnnotations(targets).annotations,
+    } as {
+      name: string;
+      annotations: Record<string, string>;
+    },
+    spec: { renewTime: new Date(w.clock).toISOString() },
+  };
+}
+
+/** An applied config on "main", then pinned to "other": the next reconcile is a move. */
+async function moving(): Promise<World> {
+  const w = new World(config());
+  w.servers = [server(), otherServer()];
+  await run(w);
+  assert.equal(w.status.phase, "Applied");
+  w.cfg!.spec.webhookServerRef = { name: "other" };
+  w.reset();
+  return w;
+}
+
+Deno.test("handover: a move stays closed across repeated reconciles until verified", async () => {
+  const w = await moving();
+  // The destination's replicas have not spoken yet.
+  assert.deepEqual(await run(w), { requeueAfter: 5_000 });
+  assert.equal(w.applied.length, 0, "target untouched while blocked");
+  assert.ok(w.calls.includes("listServedLeases dco-system/other"));
+  assert.equal(w.status.phase, "Stale");
+  assert.equal(w.cond("HandoverReady")?.reason, "HandoverAwaitingReports");
+  assert.equal(w.cond("Stale")?.reason, "HandoverAwaitingReports");
+  assert.equal(w.status.assignedWebhookServer, "other");
+  assert.match(w.status.webhookURL ?? "", /^https:\/\/main-webhook-server\./, "last applied kept");
+  // Repeated reconciles: assignedWebhookServer already says "other", still gated.
+  w.clock += 1_000;
+  w.leases = [lease(w, [], "a"), lease(w, [], "b")];
+  assert.deepEqual(await run(w), { requeueAfter: 5_000 });
+  assert.equal(w.cond("HandoverReady")?.reason, "HandoverPending");
+  w.clock += 60_000; // long past the grace period: an explicit "no" still blocks
+  w.leases = [lease(w, [], "a"), lease(w, [], "b")];
+  await run(w);
+  assert.equal(w.applied.length, 0);
+  assert.equal(w.cond("HandoverReady")?.reason, "HandoverPending");
+  // Every ready replica serves the target: proceed, verified.
+  w.leases = [lease(w, [TARGET], "a"), lease(w, [TARGET], "b")];
+  assert.deepEqual(await run(w), { requeueAfter: 300_000 });
+  assert.equal(w.applied.length, 1);
+  assert.equal(w.status.phase, "Applied");
+  assert.equal(w.cond("HandoverReady")?.status, "True");
+  assert.equal(w.cond("HandoverReady")?.reason, "HandoverReady");
+  assert.equal(w.cond("Stale"), undefined);
+  assert.match(w.status.webhookURL ?? "", /^https:\/\/other-webhook-server\./);
+  // Not a move any more: the gate is not consulted, the verdict stays visible.
+  w.reset();
+  await run(w);
+  assert.ok(!w.calls.some((c) => c.startsWith("listServedLeases")));
+  assert.equal(w.cond("HandoverReady")?.reason, "HandoverReady");
+});
+
+Deno.test("handover: 30 s of silence proceeds unverified, timed from the condition", async () => {
+  const w = await moving();
+  await run(w);
+  assert.equal(w.cond("HandoverReady")?.reason, "HandoverAwaitingReports");
+  w.clock += 29_999;
+  await run(w);
+  assert.equal(w.applied.length, 0);
+  w.clock += 1;
+  await run(w);
+  assert.equal(w.applied.length, 1);
+  assert.equal(w.cond("HandoverReady")?.reason, "HandoverUnverified");
+  assert.equal(w.status.phase, "Applied");
+});
+
+Deno.test("handover: a first apply is never gated", async () => {
+  const w = new World(config());
+  w.servers = [server(), otherServer()];
+  w.cfg!.spec.webhookServerRef = { name: "other" };
+  await run(w);
+  assert.equal(w.applied.length, 1);
+  assert.ok(!w.calls.some((c) => c.startsWith("listServedLeases")));
+  assert.equal(w.cond("HandoverReady"), undefined);
 });

@@ -1,9 +1,11 @@
 /** The manager's flags (runtime.md §2.1): defaults, forms, validation (exit 1 on a FlagError). */
 import assert from "node:assert/strict";
 import {
+  certModeOf,
   DEFAULT_MANAGER_FLAGS,
   ManagerFlagError,
   parseManagerFlags,
+  resolveCertificateMode,
   resolveOperatorNamespace,
 } from "../../src/manager/flags.ts";
 
@@ -76,4 +78,24 @@ Deno.test("manager flags: operator namespace precedence", () => {
   assert.equal(resolveOperatorNamespace("", "env", "sa"), "env");
   assert.equal(resolveOperatorNamespace("", undefined, "sa\n"), "sa");
   assert.equal(resolveOperatorNamespace("", "", undefined), "default");
+});
+
+Deno.test("manager flags: --certificate-mode values, default auto, resolution and mapping", () => {
+  assert.equal(parseManagerFlags([]).certificateMode, "auto");
+  for (const m of ["auto", "cert-manager", "builtin", "existing-secret"] as const) {
+    assert.equal(parseManagerFlags([`--certificate-mode=${m}`]).certificateMode, m);
+  }
+  assert.equal(parseManagerFlags(["--certificate-mode", "builtin"]).certificateMode, "builtin");
+  assert.throws(
+    () => parseManagerFlags(["--certificate-mode=selfsigned"]),
+    (e: unknown) => e instanceof ManagerFlagError && /--certificate-mode/.test(e.message),
+  );
+  assert.equal(resolveCertificateMode("auto", true), "cert-manager");
+  assert.equal(resolveCertificateMode("auto", false), "builtin");
+  assert.equal(resolveCertificateMode("existing-secret", true), "existing-secret");
+  assert.equal(resolveCertificateMode("builtin", true), "builtin");
+  assert.equal(resolveCertificateMode("cert-manager", false), "cert-manager");
+  assert.equal(certModeOf("cert-manager"), "CertManager");
+  assert.equal(certModeOf("builtin"), "Builtin");
+  assert.equal(certModeOf("existing-secret"), "ExistingSecret");
 });

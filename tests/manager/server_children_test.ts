@@ -11,11 +11,13 @@ import {
   DEFAULT_WEBHOOK_SERVER_IMAGE,
   heapLimitMiB,
   managedFlagsIn,
+  MISSING_ISSUER_MESSAGE,
   resolveImage,
   serverChildren,
   type ServerChildSettings,
   serverReadiness,
   ServerSpecError,
+  servingDnsNames,
   V8_HEAP_LIMIT_FRACTION,
 } from "../../src/manager/server_children.ts";
 import { parseWebhookServerFlags } from "../../src/webhook/flags.ts";
@@ -277,6 +279,40 @@ Deno.test("ExistingSecret cert mode renders no Certificate but mounts the same S
     name: "tls",
     secret: { secretName: "alpha-webhook-server-tls" },
   });
+});
+
+Deno.test("Builtin cert mode renders no Certificate; dnsNames default or from the spec", () => {
+  const settings: ServerChildSettings = { ...SETTINGS, certMode: "Builtin" };
+  assert.equal(buildCertificate(cws(), settings), undefined);
+  assert.equal(serverChildren(cws(), settings).certificate, undefined);
+  assert.deepEqual(servingDnsNames(cws({ namespace: "wh" }), settings), [
+    "alpha-webhook-server",
+    "alpha-webhook-server.wh",
+    "alpha-webhook-server.wh.svc",
+    "alpha-webhook-server.wh.svc.cluster.local",
+  ]);
+  assert.deepEqual(
+    servingDnsNames(cws({ certificate: { dnsNames: ["a.example", "b.example"] } }), settings),
+    ["a.example", "b.example"],
+  );
+  assert.deepEqual(
+    servingDnsNames(cws({ certificate: { dnsNames: [] } }), settings)[0],
+    "alpha-webhook-server",
+  );
+});
+
+Deno.test("a CWS without certificate (or issuerRef) decodes; CertManager mode renders none", () => {
+  for (const spec of [{ certificate: undefined }, { certificate: { dnsNames: ["x.example"] } }]) {
+    const server = ConversionWebhookServerSchema.parse({
+      apiVersion: "terasky.com/v1alpha1",
+      kind: "ConversionWebhookServer",
+      metadata: { name: "alpha", uid: "uid-1" },
+      spec,
+    });
+    assert.equal(buildCertificate(server, SETTINGS), undefined);
+    assert.equal(serverChildren(server, SETTINGS).certificate, undefined);
+  }
+  assert.match(MISSING_ISSUER_MESSAGE, /spec\.certificate\.issuerRef/);
 });
 
 Deno.test("feature toggles and the default image come from the operator settings", () => {

@@ -27,6 +27,8 @@
 import * as k8s from "@kubernetes/client-node";
 import { setTimeout as delay } from "node:timers/promises";
 import { b64, createCA, generateKey, writePublicKey } from "./certs.ts";
+import { type KubeletOptions, TestKubelet } from "./kubelet.ts";
+import { PodNetwork } from "./pod_network.ts";
 
 export interface ControlPlaneOptions {
   /** Label used in temp dir names and messages. */
@@ -35,11 +37,28 @@ export interface ControlPlaneOptions {
   readyTimeoutMs?: number;
   /** Extra kube-apiserver flags, appended after the defaults (later flags win). */
   apiServerArgs?: string[];
+  /**
+   * Make workloads real: run kube-controller-manager (Deployments → ReplicaSets → Pods,
+   * EndpointSlices, garbage collection, default ServiceAccounts) and a test kubelet that runs
+   * each Pod as a process in its own network namespace (see ./kubelet.ts). The apiserver then
+   * listens on the pod network too and resolves webhook Services through EndpointSlices
+   * (`--enable-aggregator-routing`), so it calls the Pods behind a Service. Needs root.
+   */
+  kubelet?: KubeletOptions;
+}
+
+/** Options of {@link ControlPlane.restartApiServer}. */
+export interface RestartOptions {
+  /** How long the apiserver stays down after it was killed; default 0. */
+  downMs?: number;
+  /** Runs while the apiserver is down (after `downMs`), before it is started again. */
+  whileDown?: () => Promise<void> | void;
 }
 
 /** Absolute paths of the control-plane binaries. */
 export interface Assets {
   kubeApiServer: string;
+  kubeControllerManager: string;
   etcd: string;
   kubectl: string;
   /** Only known when hack/testenv.sh or KUBEBUILDER_ASSETS provided it. */
@@ -74,6 +93,8 @@ export interface ControlPlane extends AsyncDisposable {
    * compact etcd (`POST <etcdURL>/v3/kv/compaction`) to provoke a genuine 410 Gone.
    */
   readonly etcdURL: string | undefined;
+  /** The test kubelet, when started with the `kubelet` option. */
+  readonly kubelet: TestKubelet | undefined;
   /** A typed API client, e.g. `cp.api(k8s.CoreV1Api)`. */
   api<T extends k8s.ApiType>(cls: k8s.ApiConstructor<T>): T;
   /** Server-side apply (field manager "dco-e2e", force). Tracked for deletion when external. */
@@ -93,6 +114,14 @@ export interface ControlPlane extends AsyncDisposable {
   kubectl(...args: string[]): Promise<CommandResult>;
   /** The last lines of the apiserver and etcd logs ("" when external). */
   logTail(lines?: number): Promise<string>;
+  /**
+   * Kills kube-apiserver (SIGKILL, as on dispose), waits `downMs` (default 0), runs `whileDown`
+   * (e.g. to act on etcd while nothing serves the API), starts it again with the same flags and
+   * port (also when `whileDown` throws), and waits for /readyz. Open connections (watches) break;
+   * etcd and its data stay. The new process replaces the old one in {@link pgids}. Local only:
+   * rejects on an external cluster.
+   */
+  restartApiServer(opts?: RestartOptions): Promise<void>;
   /** Tears everything down; idempotent. */
   dispose(): Promise<void>;
 }
@@ -133,6 +162,8 @@ async function findAssets(): Promise<Assets> {
     const at = (f: string) => (dir ? `${dir}/${f}` : undefined);
     return {
       kubeApiServer: env("TEST_ASSET_KUBE_APISERVER") ?? at("kube-apiserver"),
+      kubeControllerManager: env("TEST_ASSET_KUBE_CONTROLLER_MANAGER") ??
+        at("kube-controller-manager"),
       etcd: env("TEST_ASSET_ETCD") ?? at("etcd"),
       kubectl: env("TEST_ASSET_KUBECTL") ?? at("kubectl"),
       helm: env("TEST_ASSET_HELM") ?? at("helm"),
@@ -141,7 +172,7 @@ async function findAssets(): Promise<Assets> {
   let found = pick(env("KUBEBUILDER_ASSETS"));
   const complete = async (a: typeof found) =>
     await isExecutable(a.kubeApiServer) && await isExecutable(a.etcd) &&
-    await isExecutable(a.kubectl);
+    await isExecutable(a.kubectl) && await isExecutable(a.kubeControllerManager);
   if (!await complete(found)) {
     const script = `${repoRoot}/hack/testenv.sh`;
     console.error(
@@ -170,6 +201,7 @@ async function findAssets(): Promise<Assets> {
   }
   return {
     kubeApiServer: found.kubeApiServer!,
+    kubeControllerManager: found.kubeControllerManager!,
     etcd: found.etcd!,
     kubectl: found.kubectl!,
     helm: await isExecutable(found.helm) ? found.helm : undefined,
@@ -203,6 +235,10 @@ wait "$child"
 
 interface Proc {
   label: string;
+  /** What {@link spawn} was given, so the process can be started again the same way. */
+  dir: string;
+  bin: string;
+  args: string[];
   child: Deno.ChildProcess;
   /** == child.pid: `detached` makes it a session and process-group leader. */
   pgid: number;
@@ -228,7 +264,17 @@ function spawn(
     stderr: "null",
     detached: true, // own process group, so one kill(-pgid) reaches the guard and the binary
   }).spawn();
-  const p: Proc = { label, child, pgid: child.pid, log, status: child.status, stopSignal };
+  const p: Proc = {
+    label,
+    dir,
+    bin,
+    args,
+    child,
+    pgid: child.pid,
+    log,
+    status: child.status,
+    stopSignal,
+  };
   p.status = child.status.then((s) => (p.exited = s));
   return p;
 }
@@ -354,6 +400,7 @@ abstract class BaseControlPlane implements ControlPlane {
   abstract readonly dir: string | undefined;
   abstract readonly pgids: readonly number[];
   abstract readonly etcdURL: string | undefined;
+  abstract readonly kubelet: TestKubelet | undefined;
   readonly webhookHost: string;
   #objects: k8s.KubernetesObjectApi;
   /** Made by this harness and deleted on dispose when the cluster outlives us. */
@@ -461,6 +508,7 @@ abstract class BaseControlPlane implements ControlPlane {
   abstract makeTempDir(prefix: string): Promise<string>;
   abstract logTail(lines?: number): Promise<string>;
   abstract dispose(): Promise<void>;
+  abstract restartApiServer(opts?: RestartOptions): Promise<void>;
 
   [Symbol.asyncDispose](): Promise<void> {
     return this.dispose();
@@ -472,6 +520,7 @@ class ExternalControlPlane extends BaseControlPlane {
   readonly dir = undefined;
   readonly pgids: readonly number[] = [];
   readonly etcdURL = undefined;
+  readonly kubelet = undefined;
   #disposed = false;
   #tempDirs: string[] = [];
 
@@ -483,6 +532,15 @@ class ExternalControlPlane extends BaseControlPlane {
 
   logTail(): Promise<string> {
     return Promise.resolve("");
+  }
+
+  restartApiServer(): Promise<void> {
+    return Promise.reject(
+      new Error(
+        `control plane ${this.name}: restartApiServer is not supported on an external cluster ` +
+          "(DCO_TEST_KUBECONFIG); skip the test with `ignore: cp.external`",
+      ),
+    );
   }
 
   async dispose(): Promise<void> {
@@ -509,6 +567,10 @@ class LocalControlPlane extends BaseControlPlane {
   #procs: Proc[];
   #dir: string;
   #disposed?: Promise<void>;
+  /** Set by startLocal with the `kubelet` option. */
+  network: PodNetwork | undefined;
+  kubelet: TestKubelet | undefined;
+  kubeletClient: Deno.HttpClient | undefined;
 
   constructor(
     name: string,
@@ -542,6 +604,7 @@ class LocalControlPlane extends BaseControlPlane {
 
   async logTail(lines = 40): Promise<string> {
     const parts: string[] = [];
+    if (this.kubelet) parts.push(await this.kubelet.allLogs(lines));
     for (const p of [...this.#procs].reverse()) {
       parts.push(
         `----- ${p.label} log (last ${lines} lines of ${p.log}) -----`,
@@ -551,9 +614,60 @@ class LocalControlPlane extends BaseControlPlane {
     return parts.join("\n");
   }
 
+  async restartApiServer({ downMs = 0, whileDown }: RestartOptions = {}): Promise<void> {
+    if (this.#disposed) throw new Error(`control plane ${this.name} is disposed`);
+    const i = this.#procs.findIndex((p) => p.label === "kube-apiserver");
+    if (i < 0) throw new Error(`control plane ${this.name} has no kube-apiserver process`);
+    const old = this.#procs[i];
+    await stopProc(old); // its stopSignal is SIGKILL (see the spawn in startLocal)
+    // The binary may outlive the guard shell by a moment; its port must be free before the restart.
+    await waitFor("the old kube-apiserver to exit", async () => !await groupAlive(old.pgid), {
+      timeoutMs: 30_000,
+    });
+    try {
+      if (downMs > 0) await delay(downMs);
+      await whileDown?.();
+    } finally {
+      await this.#startAgain(i, old);
+    }
+  }
+
+  async #startAgain(i: number, old: Proc): Promise<void> {
+    // Disposed meanwhile: dispose stopped the old process; starting one now would leak it.
+    if (this.#disposed) throw new Error(`control plane ${this.name} was disposed during a restart`);
+    const fresh = spawn(old.label, old.dir, old.bin, old.args, old.stopSignal);
+    // In place: dispose, killNowSync and pgids see the new process (and keep the stop order).
+    this.#procs[i] = fresh;
+    const cluster = this.kubeConfig.getCurrentCluster();
+    const user = this.kubeConfig.getCurrentUser();
+    const pem = (data: string | undefined) => atob(data ?? ""); // PEM is ASCII
+    const client = Deno.createHttpClient({
+      caCerts: [pem(cluster?.caData)],
+      cert: pem(user?.certData),
+      key: pem(user?.keyData),
+    });
+    try {
+      await waitFor(`restarted kube-apiserver ${this.server}/readyz`, async () => {
+        if (fresh.exited) {
+          throw new WaitAbort(
+            `kube-apiserver exited with code ${fresh.exited.code} after the restart:\n` +
+              await tail(fresh.log, 30),
+          );
+        }
+        const res = await fetch(`${this.server}/readyz`, { client });
+        await res.body?.cancel();
+        return res.ok;
+      }, { timeoutMs: 120_000 });
+    } finally {
+      client.close();
+    }
+  }
+
   /** Synchronous last resort for signal and exit handlers. */
   killNowSync(): void {
+    this.kubelet?.killNowSync();
     for (const p of this.#procs) killGroup(p.pgid, "SIGKILL");
+    this.network?.destroySync();
     try {
       Deno.removeSync(this.#dir, { recursive: true });
     } catch {
@@ -564,8 +678,11 @@ class LocalControlPlane extends BaseControlPlane {
   dispose(): Promise<void> {
     this.#disposed ??= (async () => {
       try {
+        await this.kubelet?.stop();
+        this.kubeletClient?.close();
         // apiserver first, so it does not log etcd connection errors while going down.
         for (const p of [...this.#procs].reverse()) await stopProc(p);
+        await this.network?.destroy();
       } finally {
         unregister(this);
         await Deno.remove(this.#dir, { recursive: true }).catch((e) => {
@@ -623,7 +740,10 @@ async function startLocal(
   const procs: Proc[] = [];
   let cp: LocalControlPlane | undefined;
   let client: Deno.HttpClient | undefined;
+  let network: PodNetwork | undefined;
   try {
+    // The pod network first: its gateway address goes into the apiserver's certificate.
+    if (opts.kubelet) network = await PodNetwork.create();
     // Certificates: CA, apiserver serving cert, admin client, service-account signing key.
     const pki = `${dir}/pki`;
     await Deno.mkdir(pki);
@@ -638,6 +758,7 @@ async function startLocal(
         "kubernetes",
         "kubernetes.default",
         "kubernetes.default.svc",
+        ...(network ? [network.gateway] : []),
       ],
       usage: "server",
     });
@@ -686,6 +807,7 @@ async function startLocal(
     const kc = new k8s.KubeConfig();
     kc.loadFromString(kcText);
     cp = new LocalControlPlane(name, kc, kubeconfigPath, server, dir, procs, etcdURL);
+    cp.network = network;
     register(cp);
 
     const exitedEarly = () => {
@@ -707,7 +829,9 @@ async function startLocal(
       assets.kubeApiServer,
       [
         `--etcd-servers=${etcdURL}`,
-        "--bind-address=127.0.0.1",
+        // With pods, also on the pod network's gateway (pods reach the apiserver there).
+        `--bind-address=${network ? "0.0.0.0" : "127.0.0.1"}`,
+        ...(network ? ["--enable-aggregator-routing=true"] : []),
         "--advertise-address=127.0.0.1",
         `--secure-port=${apiPort}`,
         `--cert-dir=${dir}/apiserver`, // unused with explicit certs, but keeps it off /var/run
@@ -747,6 +871,42 @@ async function startLocal(
       await res.body?.cancel();
       return res.ok;
     }, { timeoutMs });
+    if (opts.kubelet && network) {
+      procs.push(spawn("kube-controller-manager", dir, assets.kubeControllerManager, [
+        `--kubeconfig=${kubeconfigPath}`,
+        `--controllers=${KCM_CONTROLLERS.join(",")}`,
+        "--leader-elect=false",
+        "--bind-address=127.0.0.1",
+        `--secure-port=${freePort()}`,
+        `--cert-dir=${dir}/kcm`,
+        "--use-service-account-credentials=false",
+      ]));
+      const kubeletClient = Deno.createHttpClient({
+        caCerts: [ca.cert],
+        cert: admin.cert,
+        key: admin.key,
+      });
+      cp.kubeletClient = kubeletClient;
+      const call = async (method: string, path: string, body?: unknown, contentType?: string) => {
+        const res = await fetch(`${server}${path}`, {
+          method,
+          client: kubeletClient,
+          headers: body === undefined ? {} : { "content-type": contentType ?? "application/json" },
+          body: body === undefined ? undefined : JSON.stringify(body),
+        });
+        const text = await res.text();
+        let parsed: unknown = text;
+        try {
+          parsed = JSON.parse(text);
+        } catch {
+          // not JSON: keep the text
+        }
+        return { status: res.status, body: parsed };
+      };
+      const kubelet = new TestKubelet(call, network, opts.kubelet, dir, apiPort, ca.cert);
+      cp.kubelet = kubelet;
+      await kubelet.start();
+    }
     return cp;
   } catch (e) {
     const logs = [];
@@ -754,6 +914,7 @@ async function startLocal(
     if (cp) await cp.dispose();
     else {
       for (const p of procs) await stopProc(p);
+      await network?.destroy();
       await Deno.remove(dir, { recursive: true }).catch(() => {});
     }
     const msg = `control plane ${name} failed to start: ${(e as Error).message}`;
@@ -762,6 +923,19 @@ async function startLocal(
     client?.close();
   }
 }
+
+/** The kube-controller-manager controllers the `kubelet` option runs. */
+const KCM_CONTROLLERS = [
+  "deployment-controller",
+  "replicaset-controller",
+  "endpoints-controller",
+  "endpointslice-controller",
+  "garbage-collector-controller",
+  "namespace-controller",
+  "serviceaccount-controller",
+  "disruption-controller",
+  "root-ca-certificate-publisher-controller",
+];
 
 /**
  * Wraps a test body with a control plane: started before, disposed after (also on failure),

@@ -1,0 +1,433 @@
+/**
+ * The built-in certificate mode (docs/manager.md "Serving certificates"): the manager keeps its
+ * own CA in the Secret {@link CA_SECRET_NAME} of the operator namespace and issues each
+ * ConversionWebhookServer's serving certificate into `<cws>-webhook-server-tls` itself, so
+ * clusters without cert-manager work too.
+ *
+ * - CA: ECDSA P-256, valid {@link CA_VALIDITY_MS} (10 years), created on first need and reused
+ *   after; keys `tls.crt`/`tls.key`. It is never rotated automatically: deleting the Secret makes
+ *   the next reconcile create a new CA, after which every leaf is re-issued (signed by a different
+ *   CA) and the conversion patches pick up the new `ca.crt` as caBundle.
+ * - Leaf: ECDSA P-256, valid {@link LEAF_VALIDITY_MS} (90 days), SANs = the given DNS names (an IP
+ *   literal becomes an IP SAN), extended key usage serverAuth; Secret type `kubernetes.io/tls`
+ *   with `tls.crt`, `tls.key` and `ca.crt`, owned by the CWS (garbage-collected with it).
+ *   Re-issued when the Secret or a key is missing or does not parse, the key does not match the
+ *   certificate, the SANs differ, it was not signed by the current CA (or `ca.crt` is not the
+ *   current CA), or less than a third of its lifetime remains ({@link renewalTime}).
+ *
+ * X.509 is built with `@peculiar/x509` on WebCrypto: no shell-outs (the image is distroless).
+ * Cluster access goes through {@link SecretStore}, so the logic is unit-tested with fakes and a
+ * fixed clock.
+ */
+import "reflect-metadata";
+import * as x509 from "@peculiar/x509";
+import type { KubeObject } from "../kube/mod.ts";
+import { LABEL_MANAGED_BY, MANAGED_BY, type OwnerReference } from "./server_children.ts";
+
+x509.cryptoProvider.set(globalThis.crypto);
+
+/** `@peculiar/x509`, loaded after its `reflect-metadata` polyfill (import it from here). */
+export { x509 };
+
+/** The CA Secret in the operator namespace. */
+export const CA_SECRET_NAME = "dco-webhook-ca";
+export const CA_COMMON_NAME = "dco-webhook-ca";
+const DAY_MS = 86_400_000;
+export const CA_VALIDITY_MS = 3650 * DAY_MS;
+export const LEAF_VALIDITY_MS = 90 * DAY_MS;
+/** notBefore is set this far in the past, for clocks that lag the manager's. */
+export const BACKDATE_MS = 5 * 60_000;
+export const TLS_SECRET_TYPE = "kubernetes.io/tls";
+
+const ALG = { name: "ECDSA", namedCurve: "P-256", hash: "SHA-256" } as const;
+const IMPORT_ALG = { name: "ECDSA", namedCurve: "P-256" } as const;
+
+/** The Secret operations the issuer needs (namespaced; read through, never cached). */
+export interface SecretStore {
+  /** The Secret, or undefined when not found. */
+  get(namespace: string, name: string): Promise<KubeObject | undefined>;
+  /** Create; an AlreadyExists error must be recognisable by `isAlreadyExists`. */
+  create(namespace: string, secret: KubeObject): Promise<KubeObject>;
+  /** Full update with `metadata.resourceVersion` (optimistic concurrency). */
+  update(namespace: string, secret: KubeObject): Promise<KubeObject>;
+}
+
+export interface BuiltinIssuerOptions {
+  store: SecretStore;
+  /** The operator namespace, home of the CA Secret. */
+  namespace: string;
+  now?: () => number;
+  /** Tells a create that lost a race (HTTP 409 AlreadyExists). */
+  isAlreadyExists?: (e: unknown) => boolean;
+}
+
+export interface ServingCertRequest {
+  /** The Secret (`<cws>-webhook-server-tls`) and its namespace. */
+  namespace: string;
+  secretName: string;
+  /** SANs; never empty. */
+  dnsNames: readonly string[];
+  /** Subject common name (cut to 64 characters). */
+  commonName: string;
+  /** The CWS owner reference; other Secret metadata labels are merged. */
+  owner: OwnerReference;
+  labels?: Record<string, string>;
+}
+
+export interface ServingCertResult {
+  /** The Secret as stored after this call. */
+  secret: KubeObject;
+  /** Why it was (re-)issued; undefined when the stored one was kept. */
+  issued?: string;
+  notAfter: number;
+  /** When it is due for renewal: notAfter − lifetime/3. */
+  renewAt: number;
+}
+
+/** The moment a certificate valid from `notBefore` to `notAfter` is due for renewal. */
+export function renewalTime(notBefore: number, notAfter: number): number {
+  return notAfter - Math.floor((notAfter - notBefore) / 3);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Encoding helpers
+
+function b64encode(text: string): string {
+  return btoa(text); // PEM is ASCII
+}
+
+function b64decode(value: unknown): string | undefined {
+  if (typeof value !== "string" || value === "") return undefined;
+  try {
+    return atob(value);
+  } catch {
+    return undefined;
+  }
+}
+
+function dataOf(secret: KubeObject | undefined): Record<string, unknown> {
+  const data = (secret as { data?: unknown } | undefined)?.data;
+  return typeof data === "object" && data !== null ? data as Record<string, unknown> : {};
+}
+
+/** PEM text ends with a newline (so bundles concatenate cleanly). */
+function withNewline(pem: string): string {
+  return pem.endsWith("\n") ? pem : `${pem}\n`;
+}
+
+function keyToPem(pkcs8: ArrayBuffer): string {
+  return withNewline(x509.PemConverter.encode(pkcs8, "PRIVATE KEY"));
+}
+
+async function importPrivateKey(pem: string): Promise<CryptoKey> {
+  const der = x509.PemConverter.decodeFirst(pem);
+  return await crypto.subtle.importKey("pkcs8", der, IMPORT_ALG, true, ["sign"]);
+}
+
+/** Whether `key` (extractable) is the private half of `cert`'s public key. */
+async function keyMatches(key: CryptoKey, cert: x509.X509Certificate): Promise<boolean> {
+  const priv = await crypto.subtle.exportKey("jwk", key);
+  const pub = await crypto.subtle.exportKey(
+    "jwk",
+    await crypto.subtle.importKey("spki", cert.publicKey.rawData, IMPORT_ALG, true, ["verify"]),
+  );
+  return priv.x === pub.x && priv.y === pub.y;
+}
+
+function randomSerial(): string {
+  const bytes = crypto.getRandomValues(new Uint8Array(16));
+  bytes[0] &= 0x7f; // positive
+  bytes[0] |= 0x01; // no leading zero byte
+  return Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("");
+}
+
+const IPV4 = /^(?:\d{1,3}\.){3}\d{1,3}$/;
+
+function isIP(name: string): boolean {
+  return IPV4.test(name) || name.includes(":");
+}
+
+function cn(value: string): x509.JsonName {
+  return [{ CN: [value.slice(0, 64)] }];
+}
+
+/** The SANs of a certificate as comparable strings (DNS names and IP literals), sorted. */
+export function sansOf(cert: x509.X509Certificate): string[] {
+  const ext = cert.getExtension(x509.SubjectAlternativeNameExtension);
+  if (!ext) return [];
+  return ext.names.items
+    .filter((n) => n.type === "dns" || n.type === "ip")
+    .map((n) => n.value.toLowerCase())
+    .sort();
+}
+
+function normalizedNames(names: readonly string[]): string[] {
+  return [...new Set(names.map((n) => n.toLowerCase()))].sort();
+}
+
+function sameList(a: readonly string[], b: readonly string[]): boolean {
+  return a.length === b.length && a.every((v, i) => v === b[i]);
+}
+
+// ---------------------------------------------------------------------------------------------
+// The CA
+
+interface LoadedCA {
+  resourceVersion: string;
+  cert: x509.X509Certificate;
+  certPem: string;
+  key: CryptoKey;
+}
+
+/** A CA Secret that exists but cannot be used; deleting it makes a new CA. */
+export class BuiltinCAError extends Error {
+  override name = "BuiltinCAError";
+}
+
+/** Generates a self-signed CA (ECDSA P-256) valid from `now − backdate` for ten years. */
+export async function generateCA(now: number): Promise<{ certPem: string; keyPem: string }> {
+  const keys = await crypto.subtle.generateKey(ALG, true, ["sign", "verify"]);
+  const cert = await x509.X509CertificateGenerator.createSelfSigned({
+    serialNumber: randomSerial(),
+    name: cn(CA_COMMON_NAME),
+    notBefore: new Date(now - BACKDATE_MS),
+    notAfter: new Date(now + CA_VALIDITY_MS),
+    signingAlgorithm: ALG,
+    keys,
+    extensions: [
+      new x509.BasicConstraintsExtension(true, 0, true),
+      new x509.KeyUsagesExtension(
+        x509.KeyUsageFlags.keyCertSign | x509.KeyUsageFlags.cRLSign |
+          x509.KeyUsageFlags.digitalSignature,
+        true,
+      ),
+      await x509.SubjectKeyIdentifierExtension.create(keys.publicKey),
+    ],
+  });
+  const keyPem = keyToPem(await crypto.subtle.exportKey("pkcs8", keys.privateKey));
+  return { certPem: withNewline(cert.toString("pem")), keyPem };
+}
+
+/** Issues a serving certificate for `dnsNames` signed by the CA. */
+export async function issueLeaf(
+  ca: { cert: x509.X509Certificate; key: CryptoKey },
+  req: { dnsNames: readonly string[]; commonName: string },
+  now: number,
+): Promise<{ certPem: string; keyPem: string }> {
+  const keys = await crypto.subtle.generateKey(ALG, true, ["sign", "verify"]);
+  const notAfter = Math.min(now + LEAF_VALIDITY_MS, ca.cert.notAfter.getTime());
+  const cert = await x509.X509CertificateGenerator.create({
+    serialNumber: randomSerial(),
+    subject: cn(req.commonName),
+    issuer: ca.cert.subjectName,
+    notBefore: new Date(now - BACKDATE_MS),
+    notAfter: new Date(notAfter),
+    signingAlgorithm: ALG,
+    publicKey: keys.publicKey,
+    signingKey: ca.key,
+    extensions: [
+      new x509.BasicConstraintsExtension(false, undefined, true),
+      new x509.KeyUsagesExtension(x509.KeyUsageFlags.digitalSignature, true),
+      new x509.ExtendedKeyUsageExtension([x509.ExtendedKeyUsage.serverAuth]),
+      new x509.SubjectAlternativeNameExtension(
+        req.dnsNames.map((n): x509.JsonGeneralName => ({ type: isIP(n) ? "ip" : "dns", value: n })),
+      ),
+      await x509.AuthorityKeyIdentifierExtension.create(ca.cert),
+      await x509.SubjectKeyIdentifierExtension.create(keys.publicKey),
+    ],
+  });
+  const keyPem = keyToPem(await crypto.subtle.exportKey("pkcs8", keys.privateKey));
+  return { certPem: withNewline(cert.toString("pem")), keyPem };
+}
+
+// ---------------------------------------------------------------------------------------------
+// The issuer
+
+/** The built-in issuer: the CA Secret and the per-server serving Secrets. */
+export class BuiltinIssuer {
+  readonly #store: SecretStore;
+  readonly #namespace: string;
+  readonly #now: () => number;
+  readonly #isAlreadyExists: (e: unknown) => boolean;
+  #ca: LoadedCA | undefined;
+
+  constructor(opts: BuiltinIssuerOptions) {
+    this.#store = opts.store;
+    this.#namespace = opts.namespace;
+    this.#now = opts.now ?? Date.now;
+    this.#isAlreadyExists = opts.isAlreadyExists ?? (() => false);
+  }
+
+  /** The CA: read from its Secret (parsed once per resourceVersion), created when missing. */
+  async ca(): Promise<LoadedCA> {
+    let secret = await this.#store.get(this.#namespace, CA_SECRET_NAME);
+    if (secret === undefined) {
+      const { certPem, keyPem } = await generateCA(this.#now());
+      const fresh: KubeObject = {
+        apiVersion: "v1",
+        kind: "Secret",
+        metadata: {
+          name: CA_SECRET_NAME,
+          namespace: this.#namespace,
+          labels: { [LABEL_MANAGED_BY]: MANAGED_BY },
+        },
+        type: TLS_SECRET_TYPE,
+        data: { "tls.crt": b64encode(certPem), "tls.key": b64encode(keyPem) },
+      } as KubeObject;
+      try {
+        secret = await this.#store.create(this.#namespace, fresh);
+      } catch (e) {
+        if (!this.#isAlreadyExists(e)) throw e;
+        secret = await this.#store.get(this.#namespace, CA_SECRET_NAME); // lost a race: reuse
+        if (secret === undefined) throw e;
+      }
+    }
+    const rv = secret.metadata?.resourceVersion ?? "";
+    if (this.#ca !== undefined && rv !== "" && this.#ca.resourceVersion === rv) return this.#ca;
+    const where = `Secret ${this.#namespace}/${CA_SECRET_NAME}`;
+    const data = dataOf(secret);
+    const certPem = b64decode(data["tls.crt"]);
+    const keyPem = b64decode(data["tls.key"]);
+    if (certPem === undefined || keyPem === undefined) {
+      throw new BuiltinCAError(
+        `${where} lacks tls.crt or tls.key; delete it to have a new CA generated`,
+      );
+    }
+    let cert: x509.X509Certificate;
+    let key: CryptoKey;
+    try {
+      cert = new x509.X509Certificate(certPem);
+      key = await importPrivateKey(keyPem);
+    } catch (e) {
+      throw new BuiltinCAError(
+        `${where} does not hold an ECDSA P-256 CA pair (${
+          (e as Error).message
+        }); delete it to have a new CA generated`,
+        { cause: e },
+      );
+    }
+    if (!(await keyMatches(key, cert))) {
+      throw new BuiltinCAError(`${where}: tls.key does not match tls.crt`);
+    }
+    if (cert.notAfter.getTime() <= this.#now()) {
+      throw new BuiltinCAError(
+        `${where}: the CA expired at ${cert.notAfter.toISOString()}; delete it to have a new CA generated`,
+      );
+    }
+    this.#ca = { resourceVersion: rv, cert, certPem: withNewline(cert.toString("pem")), key };
+    return this.#ca;
+  }
+
+  /** Why the stored serving Secret must be (re-)issued, or undefined to keep it. */
+  async #reissueReason(
+    secret: KubeObject | undefined,
+    req: ServingCertRequest,
+    ca: LoadedCA,
+  ): Promise<{ reason?: string; notBefore?: number; notAfter?: number }> {
+    if (secret === undefined) return { reason: "the Secret does not exist" };
+    if ((secret as { type?: string }).type !== TLS_SECRET_TYPE) {
+      return { reason: `the Secret is not of type ${TLS_SECRET_TYPE}` };
+    }
+    const data = dataOf(secret);
+    const certPem = b64decode(data["tls.crt"]);
+    const keyPem = b64decode(data["tls.key"]);
+    if (certPem === undefined || keyPem === undefined) {
+      return { reason: "tls.crt or tls.key is missing" };
+    }
+    let cert: x509.X509Certificate;
+    try {
+      cert = new x509.X509Certificate(certPem);
+      if (!(await keyMatches(await importPrivateKey(keyPem), cert))) {
+        return { reason: "tls.key does not match tls.crt" };
+      }
+    } catch {
+      return { reason: "tls.crt or tls.key does not parse" };
+    }
+    if (!sameList(sansOf(cert), normalizedNames(req.dnsNames))) {
+      return { reason: "the DNS names changed" };
+    }
+    let signed = false;
+    try {
+      signed = await cert.verify({ publicKey: ca.cert.publicKey, signatureOnly: true });
+    } catch {
+      signed = false;
+    }
+    if (!signed) return { reason: "it was signed by a different CA" };
+    if (b64decode(data["ca.crt"])?.trim() !== ca.certPem.trim()) {
+      return { reason: "ca.crt is not the current CA" };
+    }
+    const notBefore = cert.notBefore.getTime();
+    const notAfter = cert.notAfter.getTime();
+    if (this.#now() >= renewalTime(notBefore, notAfter)) {
+      return { reason: "less than a third of its lifetime remains" };
+    }
+    return { notBefore, notAfter };
+  }
+
+  /** Ensures `req.secretName` holds a current serving certificate from the CA. */
+  async ensureServingCertificate(req: ServingCertRequest): Promise<ServingCertResult> {
+    if (req.dnsNames.length === 0) throw new Error("a serving certificate needs DNS names");
+    const ca = await this.ca();
+    const existing = await this.#store.get(req.namespace, req.secretName);
+    const check = await this.#reissueReason(existing, req, ca);
+    if (check.reason === undefined) {
+      return {
+        secret: existing!,
+        notAfter: check.notAfter!,
+        renewAt: renewalTime(check.notBefore!, check.notAfter!),
+      };
+    }
+    const now = this.#now();
+    const { certPem, keyPem } = await issueLeaf(ca, req, now);
+    const leaf = new x509.X509Certificate(certPem);
+    const data = {
+      "tls.crt": b64encode(certPem),
+      "tls.key": b64encode(keyPem),
+      "ca.crt": b64encode(ca.certPem),
+    };
+    const keepOwners = (existing?.metadata?.ownerReferences ?? []).filter((r) =>
+      r.uid !== req.owner.uid && r.controller !== true
+    );
+    const metadata = {
+      ...(existing?.metadata ?? {}),
+      name: req.secretName,
+      namespace: req.namespace,
+      labels: { ...(existing?.metadata?.labels ?? {}), ...(req.labels ?? {}) },
+      ownerReferences: [req.owner, ...keepOwners],
+    };
+    let stored: KubeObject;
+    if (existing === undefined || (existing as { type?: string }).type !== TLS_SECRET_TYPE) {
+      if (existing !== undefined) {
+        // The type of a Secret is immutable: this one cannot be converted in place.
+        throw new Error(
+          `Secret ${req.namespace}/${req.secretName} exists with type ${
+            JSON.stringify((existing as { type?: string }).type ?? "Opaque")
+          }, not ${TLS_SECRET_TYPE}; delete it so the manager can issue the serving certificate`,
+        );
+      }
+      const { resourceVersion: _rv, ...fresh } = metadata as Record<string, unknown>;
+      stored = await this.#store.create(req.namespace, {
+        apiVersion: "v1",
+        kind: "Secret",
+        metadata: fresh,
+        type: TLS_SECRET_TYPE,
+        data,
+      } as KubeObject);
+    } else {
+      stored = await this.#store.update(req.namespace, {
+        ...existing,
+        metadata,
+        type: TLS_SECRET_TYPE,
+        data,
+      } as KubeObject);
+    }
+    const notBefore = leaf.notBefore.getTime();
+    const notAfter = leaf.notAfter.getTime();
+    return {
+      secret: stored,
+      issued: check.reason,
+      notAfter,
+      renewAt: renewalTime(notBefore, notAfter),
+    };
+  }
+}

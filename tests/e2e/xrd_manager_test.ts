@@ -1,0 +1,587 @@
+/**
+ * [P11] The manager process with `--enable-xrd-support=true` against a real kube-apiserver, for
+ * Crossplane CompositeResourceDefinitions (runtime §4.1 steps 1 and 12, §4.4, §4.6, §4.7).
+ *
+ * Crossplane's own controller does not run here, so THE TEST PLAYS CROSSPLANE'S PART: it installs
+ * a minimal stand-in of the XRD CRD (`testdata/crossplane_xrd_crd.yaml`; v2 rejects `claimNames`
+ * like Crossplane 2.x), marks XRDs Established, renders the CRDs Crossplane would generate from an
+ * XRD (composite, plus the claim CRD when the XRD offers claims, owned by the XRD) and, while
+ * asked to, copies the XRD's `spec.conversion` into them (a small background loop). As in
+ * `manager_test.ts`, it also plays the kubelet (the Deployment status) and provides the TLS Secret.
+ *
+ * Flow: the XRD is patched (exact stanza, annotations, written at v2) → GeneratedCRDNotFound →
+ * NotPropagated once the CRD is rendered without the stanza → Propagated once copied; an
+ * out-of-band revert of the XRD's conversion is re-applied and counted
+ * (`dco_manager_conversion_reverts_total`); an XRD offering claims is written at v1 and both its
+ * generated CRDs are verified; an invalid config leaves its XRD untouched; deleting a config
+ * reverts its XRD. Converting objects through the Service is not part of this test.
+ */
+import assert from "node:assert/strict";
+import type * as k8s from "@kubernetes/client-node";
+import { parse } from "yaml";
+import { b64, createCA } from "../support/certs.ts";
+import {
+  type ControlPlane,
+  freePort,
+  waitFor,
+  withControlPlane,
+} from "../support/control_plane.ts";
+import { DCO_CRDS } from "../support/dco_crds.ts";
+import { httpGet, type RoleProcess, startRoleProcess } from "../support/role_process.ts";
+import { isNotFound, KubeClient, loadKubeconfig } from "../../src/kube/client.ts";
+
+const GROUP = "xrd.dco.test";
+const REPO = new URL("../../", import.meta.url).pathname;
+const ENTRY = `${REPO}src/main/manager.ts`;
+const SA_DIR = "/var/run/secrets/kubernetes.io/serviceaccount";
+const CWS = "dco";
+const SVC = `${CWS}-webhook-server`;
+const FIELD_MANAGER = "declarative-conversion-operator";
+const XRD_CRD = parse(
+  Deno.readTextFileSync(new URL("testdata/crossplane_xrd_crd.yaml", import.meta.url)),
+) as k8s.KubernetesObject;
+const XRDS = (version = "v2") => ({
+  group: "apiextensions.crossplane.io",
+  version,
+  plural: "compositeresourcedefinitions",
+});
+const CRDS = { group: "apiextensions.k8s.io", version: "v1", plural: "customresourcedefinitions" };
+
+// deno-lint-ignore no-explicit-any
+type Obj = any;
+
+/** An XRD with v1 (`size`) and v2 (`capacity`, referenceable); `claim` ⇒ legacy, at v1. */
+function xrd(plural: string, kind: string, claim?: { plural: string; kind: string }): Obj {
+  const schema = (sizeField: string) => ({
+    openAPIV3Schema: {
+      type: "object",
+      properties: {
+        spec: {
+          type: "object",
+          properties: { [sizeField]: { type: "integer" }, color: { type: "string" } },
+        },
+      },
+    },
+  });
+  return {
+    apiVersion: `apiextensions.crossplane.io/${claim ? "v1" : "v2"}`,
+    kind: "CompositeResourceDefinition",
+    metadata: { name: `${plural}.${GROUP}` },
+    spec: {
+      group: GROUP,
+      ...(claim ? { claimNames: claim } : { scope: "Namespaced" }),
+      names: { plural, kind },
+      versions: [
+        { name: "v1", served: true, referenceable: false, schema: schema("size") },
+        { name: "v2", served: true, referenceable: true, schema: schema("capacity") },
+      ],
+    },
+  };
+}
+
+function config(name: string, target: string, spokePath: string): Obj {
+  return {
+    apiVersion: "terasky.com/v1alpha1",
+    kind: "XRDConversionConfig",
+    metadata: { name },
+    spec: {
+      targetXRD: { name: target },
+      hubVersion: "v2",
+      spokes: [{
+        version: "v1",
+        rules: [{ strategy: "FieldRename", fieldRename: { hubPath: "spec.capacity", spokePath } }],
+      }],
+    },
+  };
+}
+
+/** JSON with sorted keys, to compare objects regardless of key order. */
+function canonical(v: unknown): string {
+  return JSON.stringify(
+    v,
+    (_k, x) =>
+      x && typeof x === "object" && !Array.isArray(x)
+        ? Object.fromEntries(Object.entries(x).sort(([a], [b]) => a.localeCompare(b)))
+        : x,
+  );
+}
+
+/**
+ * Plays Crossplane: for every XRD in `render`, creates the CRDs Crossplane generates from it; for
+ * every XRD in `copy`, keeps their `spec.conversion` equal to the XRD's.
+ */
+class FakeCrossplane {
+  readonly render = new Set<string>();
+  readonly copy = new Set<string>();
+  readonly #stop = new AbortController();
+  #loop: Promise<void> | undefined;
+  errors: string[] = [];
+
+  constructor(private readonly client: KubeClient) {}
+
+  start(): void {
+    this.#loop = (async () => {
+      while (!this.#stop.signal.aborted) {
+        for (const name of new Set([...this.render, ...this.copy])) {
+          try {
+            await this.sync(name);
+          } catch (e) {
+            this.errors.push(`${name}: ${e instanceof Error ? e.message : String(e)}`);
+          }
+        }
+        await new Promise((r) => setTimeout(r, 250));
+      }
+    })();
+  }
+
+  async stop(): Promise<void> {
+    this.#stop.abort();
+    await this.#loop;
+  }
+
+  async sync(name: string): Promise<void> {
+    const x: Obj = await this.client.get(XRDS(), name);
+    const generated: Array<{ names: Obj; scope: string }> = [{
+      names: x.spec.names,
+      scope: x.spec.scope ?? (x.spec.claimNames ? "Cluster" : "Namespaced"),
+    }];
+    if (x.spec.claimNames) generated.push({ names: x.spec.claimNames, scope: "Namespaced" });
+    const conversion = this.copy.has(name) && x.spec.conversion
+      ? x.spec.conversion
+      : { strategy: "None" };
+    for (const g of generated) {
+      const crdName = `${g.names.plural}.${x.spec.group}`;
+      let crd: Obj | undefined;
+      try {
+        crd = await this.client.get(CRDS, crdName);
+      } catch (e) {
+        if (!isNotFound(e)) throw e;
+      }
+      if (crd === undefined) {
+        await this.client.create(CRDS, {
+          apiVersion: "apiextensions.k8s.io/v1",
+          kind: "CustomResourceDefinition",
+          metadata: {
+            name: crdName,
+            ownerReferences: [{
+              apiVersion: "apiextensions.crossplane.io/v1",
+              kind: "CompositeResourceDefinition",
+              name,
+              uid: x.metadata.uid,
+              controller: true,
+            }],
+          },
+          spec: {
+            group: x.spec.group,
+            scope: g.scope,
+            names: {
+              plural: g.names.plural,
+              kind: g.names.kind,
+              singular: g.names.kind.toLowerCase(),
+              listKind: `${g.names.kind}List`,
+            },
+            versions: x.spec.versions.map((v: Obj) => ({
+              name: v.name,
+              served: v.served,
+              storage: v.referenceable,
+              schema: v.schema,
+            })),
+            conversion,
+          },
+        } as never);
+      } else if (this.copy.has(name) && canonical(crd.spec.conversion) !== canonical(conversion)) {
+        await this.client.patch(CRDS, crdName, [
+          { op: "replace", path: "/spec/conversion", value: conversion },
+        ], { type: "json" });
+      }
+    }
+  }
+}
+
+function startManager(
+  opts: { certDir: string; kubeconfig: string; namespace: string; admissionPort: number },
+): RoleProcess & { metricsURL: string; healthURL: string } {
+  const metricsPort = freePort();
+  const healthPort = freePort();
+  const role = startRoleProcess(
+    ENTRY,
+    ["--allow-net", "--allow-env", `--allow-read=${opts.certDir},${SA_DIR},${opts.kubeconfig}`],
+    [
+      `--kubeconfig=${opts.kubeconfig}`,
+      `--operator-namespace=${opts.namespace}`,
+      `--metrics-bind-address=127.0.0.1:${metricsPort}`,
+      `--health-probe-bind-address=127.0.0.1:${healthPort}`,
+      `--webhook-cert-dir=${opts.certDir}`,
+      `--webhook-bind-address=127.0.0.1:${opts.admissionPort}`,
+      "--enable-xrd-support=true",
+      "--leader-elect",
+      "--zap-log-level=debug",
+    ],
+  );
+  return Object.assign(role, {
+    metricsURL: `http://127.0.0.1:${metricsPort}`,
+    healthURL: `http://127.0.0.1:${healthPort}`,
+  });
+}
+
+async function sha256Hex(s: string): Promise<string> {
+  const d = new Uint8Array(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(s)));
+  return "sha256:" + [...d].map((b) => b.toString(16).padStart(2, "0")).join("");
+}
+
+const escape = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+
+Deno.test({
+  name: "manager process (XRD): patch, propagation into generated CRDs, revert detection, delete",
+  sanitizeResources: false,
+  sanitizeOps: false,
+  fn: withControlPlane(async (cp: ControlPlane, t) => {
+    for (const crd of [...DCO_CRDS, XRD_CRD]) await cp.apply(crd);
+    for (const crd of [...DCO_CRDS, XRD_CRD]) await cp.waitForCRD(crd.metadata!.name!);
+    const client = new KubeClient(await loadKubeconfig([cp.kubeconfigPath]));
+    const crossplane = new FakeCrossplane(client);
+    try {
+      const ns = await cp.createNamespace("dco-system");
+      const certDir = await cp.makeTempDir("mgr-tls");
+      const ca = await createCA(certDir, "dco-mgr-ca");
+      const admissionCert = await ca.issue({ commonName: "dco-admission", hosts: ["127.0.0.1"] });
+      await Deno.writeTextFile(`${certDir}/tls.crt`, admissionCert.cert);
+      await Deno.writeTextFile(`${certDir}/tls.key`, admissionCert.key);
+
+      const kubectl = async (...args: string[]): Promise<string> => {
+        const r = await cp.kubectl(...args);
+        assert.equal(r.code, 0, `kubectl ${args.join(" ")}: ${r.stderr}`);
+        return r.stdout;
+      };
+      const getJSON = async (...args: string[]): Promise<Obj> =>
+        JSON.parse(await kubectl("get", ...args, "-o", "json"));
+      const getXRD = (name: string) => client.get(XRDS(), name) as Promise<Obj>;
+      const xrdConfig = (name: string) => getJSON("xrdconversionconfigs.terasky.com", name);
+      const cond = (obj: Obj, type: string) =>
+        (obj.status?.conditions ?? []).find((c: Obj) => c.type === type);
+      /** Plays Crossplane's XRD controller: Established=True. */
+      const establish = async (name: string, version = "v2") => {
+        const now = new Date().toISOString().replace(/\.\d+Z$/, "Z");
+        await client.patch(XRDS(version), name, {
+          status: {
+            conditions: [{
+              type: "Established",
+              status: "True",
+              reason: "WatchingCompositeResource",
+              lastTransitionTime: now,
+            }],
+          },
+        }, { type: "merge", subresource: "status" });
+      };
+
+      const nets = `xnets.${GROUP}`;
+      const dbs = `xdbs.${GROUP}`;
+      const gadgets = `xgadgets.${GROUP}`;
+      await cp.apply(xrd("xnets", "XNet"));
+      await establish(nets);
+      await cp.apply({
+        apiVersion: "terasky.com/v1alpha1",
+        kind: "ConversionWebhookServer",
+        metadata: { name: CWS },
+        spec: { default: true, certificate: { issuerRef: { name: "x" } } },
+      } as k8s.KubernetesObject);
+      const serving = await ca.issue({
+        commonName: SVC,
+        hosts: [`${SVC}.${ns}.svc`, `${SVC}.${ns}`, SVC],
+      });
+      await cp.apply({
+        apiVersion: "v1",
+        kind: "Secret",
+        metadata: { name: `${CWS}-webhook-server-tls`, namespace: ns },
+        type: "kubernetes.io/tls",
+        data: { "tls.crt": b64(serving.cert), "tls.key": b64(serving.key), "ca.crt": b64(ca.cert) },
+      } as k8s.KubernetesObject);
+      await cp.apply(config("nets", nets, "spec.size"));
+
+      await using role = startManager({
+        certDir,
+        kubeconfig: cp.kubeconfigPath,
+        namespace: ns,
+        admissionPort: freePort(),
+      });
+      const metrics = async () => (await httpGet(`${role.metricsURL}/metrics`)).text;
+      const metric = (name: string, labels: string) =>
+        new RegExp(`^${escape(name)}\\{${escape(labels)}\\} (\\S+)$`, "m");
+      crossplane.start();
+
+      await t.step("readiness: the manager is ready, the server becomes ready", async () => {
+        await waitFor(
+          "readyz",
+          async () => (await httpGet(`${role.healthURL}/readyz`)).status === 200,
+          { timeoutMs: 60_000 },
+        );
+        assert.match(role.output(), /informer caches scoped.*generated CRDs/);
+        await waitFor("Deployment", async () => {
+          const r = await cp.kubectl("get", "deployment", SVC, "-n", ns, "-o", "json");
+          return r.code === 0;
+        }, { timeoutMs: 60_000 });
+        const dep = await getJSON("deployment", SVC, "-n", ns);
+        assert.ok(
+          dep.spec.template.spec.containers[0].args.includes("--enable-xrd-support=true"),
+          "the replicas mirror the manager's feature flags",
+        );
+        const now = new Date().toISOString().replace(/\.\d+Z$/, "Z");
+        await kubectl(
+          "patch",
+          "deployment",
+          SVC,
+          "-n",
+          ns,
+          "--subresource=status",
+          "--type=merge",
+          "-p",
+          JSON.stringify({
+            status: {
+              observedGeneration: 1,
+              replicas: 2,
+              updatedReplicas: 2,
+              readyReplicas: 2,
+              availableReplicas: 2,
+              conditions: [{
+                type: "Available",
+                status: "True",
+                reason: "MinimumReplicasAvailable",
+                message: "Deployment has minimum availability.",
+                lastUpdateTime: now,
+                lastTransitionTime: now,
+              }],
+            },
+          }),
+        );
+      });
+
+      /**
+       * The CA the manager reads (`ca.crt`, else `tls.crt`, of the server's TLS Secret), base64.
+       * Read back rather than assumed: depending on the certificate mode the manager may issue
+       * that Secret itself instead of using the one this test provided.
+       */
+      const servedCA = async (): Promise<{ b64: string; pem: string }> => {
+        const secret = await getJSON("secret", `${CWS}-webhook-server-tls`, "-n", ns);
+        const data = secret.data["ca.crt"] || secret.data["tls.crt"];
+        return {
+          b64: data,
+          pem: new TextDecoder().decode(Uint8Array.from(atob(data), (c) => c.charCodeAt(0))),
+        };
+      };
+
+      let planHash = "";
+      await t.step("(a) the XRD is patched at v2; its generated CRD is not there yet", async () => {
+        const applied = await waitFor("Applied", async () => {
+          const c = await xrdConfig("nets");
+          return c.status?.phase === "Applied" &&
+              cond(c, "ConversionPropagated") !== undefined
+            ? c
+            : undefined;
+        }, { timeoutMs: 60_000 });
+        planHash = applied.status.schemaHash;
+        assert.match(planHash, /^sha256:/);
+        assert.equal(applied.status.lastAppliedPlanHash, planHash);
+        assert.equal(applied.status.webhookPort, 443);
+        assert.equal(applied.status.webhookURL, `https://${SVC}.${ns}.svc/convert/${nets}`);
+        assert.equal(cond(applied, "XRDHealthy").reason, "Established");
+        assert.equal(cond(applied, "PackageManaged").status, "False");
+        assert.equal(cond(applied, "PackageManaged").reason, "NotPackageManaged");
+        const prop = cond(applied, "ConversionPropagated");
+        assert.equal(prop.status, "False");
+        assert.equal(prop.reason, "GeneratedCRDNotFound", prop.message);
+        assert.equal(applied.status.generatedCRDs.length, 1);
+        assert.equal(applied.status.generatedCRDs[0].name, nets);
+        assert.equal(applied.status.generatedCRDs[0].role, "composite");
+        assert.equal(applied.status.generatedCRDs[0].propagated, false);
+
+        const x = await getXRD(nets);
+        assert.deepEqual(x.spec.conversion, {
+          strategy: "Webhook",
+          webhook: {
+            clientConfig: {
+              service: { name: SVC, namespace: ns, path: `/convert/${nets}`, port: 443 },
+              caBundle: (await servedCA()).b64,
+            },
+            conversionReviewVersions: ["v1"],
+          },
+        });
+        assert.equal(x.metadata.annotations["conversion.terasky.com/managed-by"], "nets");
+        assert.equal(x.metadata.annotations["conversion.terasky.com/plan-hash"], planHash);
+        const ours = x.metadata.managedFields.filter((f: Obj) => f.manager === FIELD_MANAGER);
+        assert.equal(ours.length, 1);
+        assert.equal(ours[0].operation, "Apply");
+        assert.equal(ours[0].apiVersion, "apiextensions.crossplane.io/v2", "written at v2");
+        const m = await metrics();
+        assert.equal(
+          m.match(metric("dco_manager_conversion_propagated", `target="${nets}"`))?.[1],
+          "0",
+        );
+        assert.doesNotMatch(m, /^dco_manager_conversion_reverts_total\{/m, "never on first apply");
+      });
+
+      await t.step("(b) rendered without the stanza → NotPropagated", async () => {
+        crossplane.render.add(nets);
+        const c = await waitFor("NotPropagated", async () => {
+          const c = await xrdConfig("nets");
+          return cond(c, "ConversionPropagated")?.reason === "NotPropagated" ? c : undefined;
+        }, { timeoutMs: 30_000 });
+        assert.match(cond(c, "ConversionPropagated").message, /"None"/);
+        assert.equal(c.status.generatedCRDs[0].propagated, false);
+        assert.equal(c.status.generatedCRDs[0].observedCABundleHash, "");
+        assert.equal((await getJSON("crd", nets)).spec.conversion.strategy, "None");
+      });
+
+      await t.step("(c) Crossplane copies the stanza → Propagated", async () => {
+        crossplane.copy.add(nets);
+        const c = await waitFor("Propagated", async () => {
+          const c = await xrdConfig("nets");
+          return cond(c, "ConversionPropagated")?.status === "True" ? c : undefined;
+        }, { timeoutMs: 30_000 });
+        assert.equal(cond(c, "ConversionPropagated").reason, "Propagated");
+        assert.equal(c.status.generatedCRDs[0].propagated, true);
+        assert.equal(c.status.generatedCRDs[0].message ?? "", "");
+        assert.equal(
+          c.status.generatedCRDs[0].observedCABundleHash,
+          await sha256Hex((await servedCA()).pem),
+        );
+        assert.equal((await getJSON("crd", nets)).spec.conversion.strategy, "Webhook");
+        const m = await waitFor("gauge 1", async () => {
+          const m = await metrics();
+          return m.match(metric("dco_manager_conversion_propagated", `target="${nets}"`))?.[1] ===
+              "1"
+            ? m
+            : undefined;
+        });
+        assert.equal(
+          m.match(metric("dco_manager_propagation_lag_seconds_count", `target="${nets}"`))?.[1],
+          "1",
+        );
+        assert.doesNotMatch(m, /^dco_manager_conversion_reverts_total\{/m);
+      });
+
+      await t.step("(d) an out-of-band revert is re-applied and counted", async () => {
+        // A full-object write like Crossplane's package establisher: the stanza and our
+        // annotations are gone.
+        await client.patch(XRDS(), nets, [
+          { op: "replace", path: "/spec/conversion", value: { strategy: "None" } },
+          { op: "remove", path: "/metadata/annotations" },
+        ], { type: "json", fieldManager: "package-establisher" });
+        const reverts = metric(
+          "dco_manager_conversion_reverts_total",
+          `config_kind="xrd",target="${nets}"`,
+        );
+        await waitFor("reverts_total", async () => (await metrics()).match(reverts)?.[1] === "1", {
+          timeoutMs: 30_000,
+        });
+        const x = await waitFor("re-applied", async () => {
+          const x = await getXRD(nets);
+          return x.spec.conversion?.strategy === "Webhook" ? x : undefined;
+        });
+        assert.equal(x.metadata.annotations["conversion.terasky.com/managed-by"], "nets");
+        assert.equal(x.spec.conversion.webhook.clientConfig.caBundle, (await servedCA()).b64);
+        assert.match(role.output(), /out-of-band revert/);
+        // Crossplane re-renders; the config ends Propagated again and the count stays 1.
+        await waitFor("Propagated again", async () => {
+          const c = await xrdConfig("nets");
+          const gen = await getJSON("crd", nets);
+          return cond(c, "ConversionPropagated")?.status === "True" &&
+            gen.spec.conversion.strategy === "Webhook";
+        }, { timeoutMs: 30_000 });
+        await new Promise((r) => setTimeout(r, 1000));
+        assert.equal((await metrics()).match(reverts)?.[1], "1");
+        assert.equal((await xrdConfig("nets")).status.phase, "Applied");
+      });
+
+      await t.step("(e) an XRD offering claims is written at v1; both generated CRDs", async () => {
+        const legacy = xrd("xdbs", "XDb", { plural: "dbs", kind: "Db" });
+        await cp.apply(legacy);
+        await establish(dbs, "v1");
+        crossplane.render.add(dbs);
+        crossplane.copy.add(dbs);
+        await cp.apply(config("dbs", dbs, "spec.size"));
+        const c = await waitFor("claim XRD Propagated", async () => {
+          const c = await xrdConfig("dbs");
+          return cond(c, "ConversionPropagated")?.status === "True" ? c : undefined;
+        }, { timeoutMs: 60_000 });
+        assert.equal(c.status.phase, "Applied");
+        assert.deepEqual(
+          c.status.generatedCRDs.map((g: Obj) => [g.name, g.role, g.propagated]),
+          [[dbs, "composite", true], [`dbs.${GROUP}`, "claim", true]],
+        );
+        const x = await getXRD(dbs);
+        const ours = x.metadata.managedFields.filter((f: Obj) => f.manager === FIELD_MANAGER);
+        assert.deepEqual(ours.map((f: Obj) => f.apiVersion), ["apiextensions.crossplane.io/v1"]);
+        assert.equal(x.spec.conversion.strategy, "Webhook");
+        assert.deepEqual(x.spec.claimNames, { plural: "dbs", kind: "Db" });
+        // Our stand-in rejects claims at v2, as Crossplane does: the v1 write is what made it.
+        const r = await cp.kubectl(
+          "patch",
+          `compositeresourcedefinitions.v2.apiextensions.crossplane.io/${dbs}`,
+          "--type=merge",
+          "-p",
+          JSON.stringify({ spec: { conversion: { strategy: "None" } } }),
+        );
+        assert.notEqual(r.code, 0);
+        assert.match(r.stderr, /claimNames is not supported/);
+      });
+
+      await t.step("(f) an invalid config is Invalid and its XRD untouched", async () => {
+        await cp.apply(xrd("xgadgets", "XGadget"));
+        await establish(gadgets);
+        await cp.apply(config("gadgets", gadgets, "spec.missing"));
+        const c = await waitFor("Invalid", async () => {
+          const c = await xrdConfig("gadgets");
+          return c.status?.phase === "Invalid" ? c : undefined;
+        }, { timeoutMs: 60_000 });
+        assert.match(c.status.message, /\[path-not-found\]/);
+        assert.equal(cond(c, "Validated").status, "False");
+        assert.equal(cond(c, "ConversionPropagated"), undefined, "only after an apply");
+        assert.equal(cond(c, "PackageManaged").reason, "NotPackageManaged");
+        const x = await getXRD(gadgets);
+        assert.equal(x.spec.conversion, undefined);
+        assert.equal(x.metadata.annotations, undefined);
+        assert.ok(!x.metadata.managedFields.some((f: Obj) => f.manager === FIELD_MANAGER));
+      });
+
+      await t.step("(g) deleting the config reverts the XRD", async () => {
+        await kubectl("delete", "xrdconversionconfigs.terasky.com", "nets", "--wait=false");
+        const held = await waitFor("DeletionBlocked", async () => {
+          const c = await xrdConfig("nets");
+          return cond(c, "DeletionBlocked")?.status === "True" ? c : undefined;
+        }, { timeoutMs: 30_000 });
+        assert.equal(cond(held, "DeletionBlocked").reason, "MultipleServedVersions");
+        assert.equal((await getXRD(nets)).spec.conversion.strategy, "Webhook");
+        await kubectl(
+          "annotate",
+          "xrdconversionconfigs.terasky.com",
+          "nets",
+          "conversion.terasky.com/allow-unsafe-delete=true",
+        );
+        await waitFor("config gone", async () => {
+          const r = await cp.kubectl("get", "xrdconversionconfigs.terasky.com", "nets");
+          return r.code !== 0 && /NotFound/.test(r.stderr);
+        }, { timeoutMs: 30_000 });
+        const x = await getXRD(nets);
+        assert.deepEqual(x.spec.conversion, { strategy: "None" });
+        assert.equal(x.metadata.annotations?.["conversion.terasky.com/managed-by"], undefined);
+        assert.equal(x.metadata.annotations?.["conversion.terasky.com/plan-hash"], undefined);
+        const reverts = metric(
+          "dco_manager_conversion_reverts_total",
+          `config_kind="xrd",target="${nets}"`,
+        );
+        assert.equal((await metrics()).match(reverts)?.[1], "1", "never during delete");
+      });
+
+      await t.step("SIGTERM exits cleanly", async () => {
+        await crossplane.stop();
+        assert.deepEqual(crossplane.errors.filter((e) => !/conflict/i.test(e)), []);
+        role.child.kill("SIGTERM");
+        const status = await role.child.status;
+        assert.equal(status.code, 0, role.output().slice(-3000));
+      });
+    } finally {
+      await crossplane.stop();
+      client.close();
+    }
+  }),
+});

@@ -1,0 +1,388 @@
+/**
+ * The ConversionWebhookServer reconcile with fakes (runtime.md §6.1, §6.3; api.md §3.4): the
+ * finalizer, the delete guard (exact DeletionBlocked message, force annotation, no dependents),
+ * the certificate modes, and built-in issuance/reuse/renewal/SAN change through the reconcile
+ * with a fixed clock.
+ */
+import assert from "node:assert/strict";
+import { X509Certificate } from "node:crypto";
+import { CRD_CONFIG_KIND, XRD_CONFIG_KIND } from "../../src/api/mod.ts";
+import type { ServerInfo } from "../../src/assign/resolve.ts";
+import type { KubeObject, ResourceRef, StatusCondition } from "../../src/kube/mod.ts";
+import type { ConfigSummary } from "../../src/manager/admission.ts";
+import { BuiltinIssuer, LEAF_VALIDITY_MS } from "../../src/manager/builtin_certs.ts";
+import {
+  type CertMode,
+  MISSING_ISSUER_MESSAGE,
+  type ServerChildSettings,
+} from "../../src/manager/server_children.ts";
+import {
+  deletionBlockedMessage,
+  reconcileServer,
+  REQUEUE_SERVER_DELETE_BLOCKED_MS,
+  REQUEUE_SERVER_MS,
+  SERVER_FINALIZER,
+  type ServerReconcileDeps,
+} from "../../src/manager/server_reconcile.ts";
+import { AlreadyExists, FakeSecretStore, T0 } from "./fake_secrets.ts";
+
+const FORCE = "conversion.terasky.com/allow-force-delete";
+const TLS = "alpha-webhook-server-tls";
+
+function rawServer(
+  spec: Record<string, unknown> = {},
+  meta: Record<string, unknown> = {},
+): KubeObject {
+  return {
+    apiVersion: "terasky.com/v1alpha1",
+    kind: "ConversionWebhookServer",
+    metadata: { name: "alpha", uid: "uid-1", generation: 4, resourceVersion: "10", ...meta },
+    spec: { namespace: "wh", ...spec },
+  };
+}
+
+interface Fake {
+  deps: ServerReconcileDeps;
+  server: KubeObject | undefined;
+  finalizerWrites: string[][];
+  applied: Array<[string, string]>;
+  statuses: Array<Record<string, unknown>>;
+  lists: number;
+  secrets: FakeSecretStore;
+  clock: { now: number };
+}
+
+function fake(opts: {
+  server: KubeObject;
+  certMode?: CertMode;
+  configs?: ConfigSummary[];
+  servers?: ServerInfo[];
+  deploymentAvailable?: boolean;
+}): Fake {
+  const secrets = new FakeSecretStore();
+  const clock = { now: T0 };
+  const settings: ServerChildSettings = {
+    operatorNamespace: "dco-system",
+    enableXrdSupport: true,
+    enableCrdSupport: true,
+    certMode: opts.certMode ?? "Builtin",
+  };
+  const f: Fake = {
+    server: structuredClone(opts.server),
+    finalizerWrites: [],
+    applied: [],
+    statuses: [],
+    lists: 0,
+    secrets,
+    clock,
+    deps: undefined as unknown as ServerReconcileDeps,
+  };
+  f.deps = {
+    settings,
+    getServer: (name) =>
+      Promise.resolve(f.server?.metadata.name === name ? structuredClone(f.server) : undefined),
+    updateFinalizers(server, finalizers) {
+      assert.equal(server.metadata.resourceVersion, f.server?.metadata.resourceVersion);
+      f.finalizerWrites.push(finalizers);
+      f.server!.metadata.finalizers = finalizers;
+      f.server!.metadata.resourceVersion = String(Number(f.server!.metadata.resourceVersion) + 1);
+      return Promise.resolve(structuredClone(f.server!));
+    },
+    listConfigs() {
+      f.lists++;
+      return Promise.resolve(opts.configs ?? []);
+    },
+    listServers: () => Promise.resolve(opts.servers ?? [{ name: "alpha", default: false }]),
+    apply(ref: ResourceRef, obj: KubeObject) {
+      f.applied.push([ref.plural, `${ref.namespace}/${obj.metadata.name}`]);
+      const out = structuredClone(obj);
+      if (ref.plural === "deployments" && opts.deploymentAvailable) {
+        out.status = {
+          replicas: 2,
+          readyReplicas: 2,
+          conditions: [{ type: "Available", status: "True" }],
+        };
+      }
+      return Promise.resolve(out);
+    },
+    getSecret: (ns, name) => secrets.get(ns, name),
+    patchStatus(_name, _before, after) {
+      f.statuses.push(structuredClone(after));
+      (f.server as { status?: unknown }).status = structuredClone(after);
+      return Promise.resolve();
+    },
+    issuer: new BuiltinIssuer({
+      store: secrets,
+      namespace: "dco-system",
+      now: () => clock.now,
+      isAlreadyExists: (e) => e instanceof AlreadyExists,
+    }),
+    now: () => clock.now,
+  };
+  return f;
+}
+
+function condition(status: unknown, type: string): StatusCondition | undefined {
+  const list = (status as { conditions?: StatusCondition[] }).conditions ?? [];
+  return list.find((c) => c.type === type);
+}
+
+function tlsCrt(f: Fake): string {
+  const data = f.secrets.objects.get(`wh/${TLS}`)?.data as Record<string, string> | undefined;
+  assert.ok(data?.["tls.crt"], "the TLS Secret holds tls.crt");
+  return atob(data["tls.crt"]);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Finalizer and delete guard
+
+Deno.test("server reconcile: the finalizer is added once, other finalizers kept", async () => {
+  const f = fake({
+    server: rawServer({}, { finalizers: ["other/keep"] }),
+    certMode: "ExistingSecret",
+  });
+  await reconcileServer("alpha", f.deps);
+  assert.deepEqual(f.finalizerWrites, [["other/keep", SERVER_FINALIZER]]);
+  await reconcileServer("alpha", f.deps);
+  assert.equal(f.finalizerWrites.length, 1, "no second write when present");
+  assert.deepEqual(f.applied.slice(0, 2), [
+    ["services", "wh/alpha-webhook-server"],
+    ["deployments", "wh/alpha-webhook-server"],
+  ]);
+});
+
+Deno.test("server reconcile: a missing server is done", async () => {
+  const f = fake({ server: rawServer() });
+  f.server = undefined;
+  assert.deepEqual(await reconcileServer("alpha", f.deps), {});
+  assert.equal(f.applied.length, 0);
+});
+
+const DELETING = { deletionTimestamp: "2030-01-01T00:00:00Z", finalizers: [SERVER_FINALIZER] };
+
+const CONFIGS: ConfigSummary[] = [
+  {
+    kind: CRD_CONFIG_KIND,
+    name: "b-widgets",
+    target: "widgets.x",
+    webhookServerRef: { name: "alpha" },
+  },
+  { kind: XRD_CONFIG_KIND, name: "a-unpinned", target: "xgizmos.x" }, // default ⇒ alpha
+  { kind: CRD_CONFIG_KIND, name: "c-elsewhere", target: "c.x", webhookServerRef: { name: "beta" } },
+  {
+    kind: CRD_CONFIG_KIND,
+    name: "d-moving",
+    target: "d.x",
+    webhookServerRef: { name: "beta" },
+    webhookURL: "https://alpha-webhook-server.wh.svc/convert/d.x", // last applied: alpha
+  },
+];
+
+Deno.test("server reconcile: delete blocked with the exact message; requeue 30 s", async () => {
+  const f = fake({
+    server: rawServer({ default: true }, DELETING),
+    configs: CONFIGS,
+    servers: [{ name: "alpha", default: true }, { name: "beta", default: false }],
+  });
+  const r = await reconcileServer("alpha", f.deps);
+  assert.deepEqual(r, { requeueAfter: REQUEUE_SERVER_DELETE_BLOCKED_MS });
+  assert.equal(REQUEUE_SERVER_DELETE_BLOCKED_MS, 30_000);
+  assert.deepEqual(f.finalizerWrites, [], "the finalizer stays");
+  assert.deepEqual(f.applied, [], "no children are applied while deleting");
+  const c = condition(f.statuses[0], "DeletionBlocked");
+  assert.equal(c?.status, "True");
+  assert.equal(c?.reason, "ConfigsStillAssigned");
+  assert.equal(
+    c?.message,
+    "deletion blocked: 3 config(s) still depend on this server (it is the default instance, " +
+      "so unpinned configs without webhookServerRef depend on it too): " +
+      "a-unpinned (XRDConversionConfig), b-widgets (CRDConversionConfig), " +
+      "d-moving (CRDConversionConfig); move or delete them, or set the annotation " +
+      'conversion.terasky.com/allow-force-delete: "true" to force the deletion',
+  );
+});
+
+Deno.test("server reconcile: the blocked message of a non-default server has no suffix", async () => {
+  const f = fake({
+    server: rawServer({}, DELETING),
+    configs: CONFIGS,
+    servers: [{ name: "alpha", default: false }, { name: "beta", default: true }],
+  });
+  await reconcileServer("alpha", f.deps);
+  assert.equal(
+    condition(f.statuses[0], "DeletionBlocked")?.message,
+    "deletion blocked: 2 config(s) still depend on this server: b-widgets (CRDConversionConfig), " +
+      "d-moving (CRDConversionConfig); move or delete them, or set the annotation " +
+      'conversion.terasky.com/allow-force-delete: "true" to force the deletion',
+  );
+  assert.match(
+    deletionBlockedMessage(Array.from({ length: 25 }, (_, i) => `c${100 + i}`), false),
+    /^deletion blocked: 25 config\(s\) .*c119, … and 5 more;/,
+  );
+});
+
+Deno.test("server reconcile: the force annotation removes the finalizer without listing", async () => {
+  const f = fake({
+    server: rawServer({ default: true }, {
+      ...DELETING,
+      finalizers: ["other/keep", SERVER_FINALIZER],
+      annotations: { [FORCE]: "true" },
+    }),
+    configs: CONFIGS,
+  });
+  assert.deepEqual(await reconcileServer("alpha", f.deps), {});
+  assert.deepEqual(f.finalizerWrites, [["other/keep"]]);
+  assert.equal(f.lists, 0);
+  assert.deepEqual(f.statuses, []);
+});
+
+Deno.test('server reconcile: only the exact value "true" forces', async () => {
+  const f = fake({
+    server: rawServer({}, { ...DELETING, annotations: { [FORCE]: "yes" } }),
+    configs: CONFIGS,
+    servers: [{ name: "alpha", default: false }],
+  });
+  const r = await reconcileServer("alpha", f.deps);
+  assert.equal(r.requeueAfter, REQUEUE_SERVER_DELETE_BLOCKED_MS);
+  assert.deepEqual(f.finalizerWrites, []);
+});
+
+Deno.test("server reconcile: delete allowed when no config depends on it", async () => {
+  const f = fake({
+    server: rawServer({}, DELETING),
+    configs: CONFIGS.filter((c) => c.name === "c-elsewhere"),
+    servers: [{ name: "alpha", default: false }, { name: "beta", default: true }],
+  });
+  assert.deepEqual(await reconcileServer("alpha", f.deps), {});
+  assert.deepEqual(f.finalizerWrites, [[]]);
+  assert.deepEqual(f.statuses, []);
+});
+
+Deno.test("server reconcile: deleting without our finalizer does nothing", async () => {
+  const f = fake({ server: rawServer({}, { ...DELETING, finalizers: ["other/keep"] }) });
+  assert.deepEqual(await reconcileServer("alpha", f.deps), {});
+  assert.deepEqual(f.finalizerWrites, []);
+  assert.equal(f.lists, 0);
+});
+
+// ---------------------------------------------------------------------------------------------
+// Certificate modes
+
+Deno.test("server reconcile: builtin mode issues, then reuses, the serving certificate", async () => {
+  const f = fake({ server: rawServer(), deploymentAvailable: true });
+  const r = await reconcileServer("alpha", f.deps);
+  assert.deepEqual(r, { requeueAfter: REQUEUE_SERVER_MS });
+  assert.ok(!f.applied.some(([plural]) => plural === "certificates"), "no cert-manager object");
+  const leaf = new X509Certificate(tlsCrt(f));
+  assert.equal(
+    leaf.subjectAltName,
+    "DNS:alpha-webhook-server, DNS:alpha-webhook-server.wh, DNS:alpha-webhook-server.wh.svc, " +
+      "DNS:alpha-webhook-server.wh.svc.cluster.local",
+  );
+  const status = f.statuses.at(-1)!;
+  assert.equal(condition(status, "CertificateReady")?.status, "True");
+  assert.equal(condition(status, "Available")?.status, "True");
+  assert.equal(status.endpoint, "https://alpha-webhook-server.wh.svc:443");
+  assert.equal(status.observedGeneration, 4);
+
+  const first = tlsCrt(f);
+  const writes = f.secrets.writes.length;
+  f.clock.now = T0 + 86_400_000;
+  await reconcileServer("alpha", f.deps);
+  assert.equal(tlsCrt(f), first, "reused");
+  assert.equal(f.secrets.writes.length, writes);
+});
+
+Deno.test("server reconcile: requeue no later than the renewal, then renewed", async () => {
+  const f = fake({ server: rawServer() });
+  await reconcileServer("alpha", f.deps);
+  const first = tlsCrt(f);
+  const notAfter = Date.parse(new X509Certificate(first).validTo);
+  const notBefore = Date.parse(new X509Certificate(first).validFrom);
+  const renewAt = notAfter - Math.floor((notAfter - notBefore) / 3);
+  // Two minutes before the renewal: the requeue lands on it.
+  f.clock.now = renewAt - 120_000;
+  assert.deepEqual(await reconcileServer("alpha", f.deps), { requeueAfter: 120_000 });
+  assert.equal(tlsCrt(f), first);
+  f.clock.now = renewAt;
+  const r = await reconcileServer("alpha", f.deps);
+  const renewed = tlsCrt(f);
+  assert.notEqual(renewed, first);
+  assert.equal(Date.parse(new X509Certificate(renewed).validTo), renewAt + LEAF_VALIDITY_MS);
+  assert.deepEqual(r, { requeueAfter: REQUEUE_SERVER_MS });
+});
+
+Deno.test("server reconcile: a dnsNames change re-issues the certificate", async () => {
+  const f = fake({ server: rawServer() });
+  await reconcileServer("alpha", f.deps);
+  const first = tlsCrt(f);
+  (f.server as unknown as { spec: Record<string, unknown> }).spec.certificate = {
+    dnsNames: ["conv.example.com", "alpha-webhook-server.wh.svc"],
+  };
+  await reconcileServer("alpha", f.deps);
+  const second = tlsCrt(f);
+  assert.notEqual(second, first);
+  assert.equal(
+    new X509Certificate(second).subjectAltName,
+    "DNS:conv.example.com, DNS:alpha-webhook-server.wh.svc",
+  );
+});
+
+Deno.test("server reconcile: a builtin issuance failure is reported, then retried", async () => {
+  const f = fake({ server: rawServer() });
+  f.deps.issuer = {
+    ensureServingCertificate: () => Promise.reject(new Error("secrets is forbidden")),
+  };
+  await assert.rejects(() => reconcileServer("alpha", f.deps), /secrets is forbidden/);
+  const c = condition(f.statuses.at(-1), "CertificateReady");
+  assert.equal(c?.status, "False");
+  assert.equal(c?.reason, "CertificateNotReady");
+  assert.equal(c?.message, "issuing the built-in serving certificate: secrets is forbidden");
+});
+
+Deno.test("server reconcile: cert-manager mode applies the Certificate first", async () => {
+  const f = fake({
+    server: rawServer({ certificate: { issuerRef: { name: "corp", kind: "Issuer" } } }),
+    certMode: "CertManager",
+  });
+  await reconcileServer("alpha", f.deps);
+  assert.deepEqual(f.applied.slice(0, 3), [
+    ["certificates", "wh/alpha-webhook-server-cert"],
+    ["services", "wh/alpha-webhook-server"],
+    ["deployments", "wh/alpha-webhook-server"],
+  ]);
+  assert.equal(f.secrets.writes.length, 0, "the manager issues nothing itself");
+  const c = condition(f.statuses.at(-1), "CertificateReady");
+  assert.equal(c?.status, "False");
+  assert.equal(c?.message, "the TLS Secret does not exist yet");
+});
+
+Deno.test("server reconcile: cert-manager mode without issuerRef is CertificateReady=False", async () => {
+  for (const spec of [{}, { certificate: { dnsNames: ["x.example"] } }]) {
+    const f = fake({ server: rawServer(spec), certMode: "CertManager" });
+    await reconcileServer("alpha", f.deps);
+    assert.ok(!f.applied.some(([plural]) => plural === "certificates"));
+    const c = condition(f.statuses.at(-1), "CertificateReady");
+    assert.equal(c?.status, "False");
+    assert.equal(c?.reason, "CertificateNotReady");
+    assert.equal(c?.message, MISSING_ISSUER_MESSAGE);
+  }
+});
+
+Deno.test("server reconcile: existing-secret mode only reads the Secret", async () => {
+  const f = fake({ server: rawServer(), certMode: "ExistingSecret" });
+  await reconcileServer("alpha", f.deps);
+  assert.equal(f.secrets.writes.length, 0);
+  assert.equal(condition(f.statuses.at(-1), "CertificateReady")?.status, "False");
+  await f.secrets.create("wh", {
+    apiVersion: "v1",
+    kind: "Secret",
+    metadata: { name: TLS, namespace: "wh" },
+    type: "kubernetes.io/tls",
+    data: { "tls.crt": btoa("user-provided") },
+  });
+  const r = await reconcileServer("alpha", f.deps);
+  assert.deepEqual(r, { requeueAfter: REQUEUE_SERVER_MS });
+  assert.equal(condition(f.statuses.at(-1), "CertificateReady")?.status, "True");
+  assert.equal(f.secrets.writes.length, 1, "the user's Secret is left alone");
+});

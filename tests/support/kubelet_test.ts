@@ -1,0 +1,145 @@
+/**
+ * The kubelet harness itself: a Deployment becomes running processes behind a Service that the
+ * apiserver reaches through EndpointSlices; a Pod reaches the apiserver with its bound
+ * service-account token; a deleted Pod's process is stopped and replaced; Secret volumes follow
+ * their Secret.
+ */
+import assert from "node:assert/strict";
+import { waitFor, withControlPlane } from "./control_plane.ts";
+
+const IMAGE = "dco.test/echo:1";
+// A tiny server: /readyz answers once /tmp-free marker exists in the volume; / tells who it is
+// and what the apiserver said to its service-account token.
+const SERVER = `
+const token = () => Deno.readTextFileSync("/var/run/secrets/kubernetes.io/serviceaccount/token");
+const ca = Deno.readTextFileSync("/var/run/secrets/kubernetes.io/serviceaccount/ca.crt");
+const client = Deno.createHttpClient({ caCerts: [ca] });
+const api = "https://" + Deno.env.get("KUBERNETES_SERVICE_HOST") + ":" + Deno.env.get("KUBERNETES_SERVICE_PORT");
+Deno.serve({ port: 8080, hostname: "0.0.0.0" }, async (req) => {
+  const path = new URL(req.url).pathname;
+  if (path === "/readyz") return new Response("ok");
+  if (path === "/secret") return new Response(Deno.readTextFileSync("/config/greeting"));
+  const res = await fetch(api + "/apis/authentication.k8s.io/v1/selfsubjectreviews", {
+    method: "POST", client,
+    headers: { authorization: "Bearer " + token(), "content-type": "application/json" },
+    body: JSON.stringify({ apiVersion: "authentication.k8s.io/v1", kind: "SelfSubjectReview" }),
+  });
+  const who = (await res.json()).status?.userInfo?.username ?? "?";
+  return new Response(Deno.env.get("POD_NAME") + " " + who);
+});
+`;
+
+Deno.test({
+  name: "test kubelet: Deployment → Pods as processes behind a Service, tokens, volumes",
+  sanitizeResources: false,
+  sanitizeOps: false,
+  fn: withControlPlane(async (cp, t) => {
+    const ns = await cp.createNamespace("kubelet");
+    const kubectl = async (...args: string[]) => {
+      const r = await cp.kubectl(...args);
+      assert.equal(r.code, 0, `kubectl ${args.join(" ")}: ${r.stderr}`);
+      return r.stdout;
+    };
+    await cp.apply({
+      apiVersion: "v1",
+      kind: "Secret",
+      metadata: { name: "greeting", namespace: ns },
+      stringData: { greeting: "hello" },
+    } as never);
+    await cp.apply({
+      apiVersion: "v1",
+      kind: "ServiceAccount",
+      metadata: { name: "echo", namespace: ns },
+    } as never);
+    await cp.apply({
+      apiVersion: "apps/v1",
+      kind: "Deployment",
+      metadata: { name: "echo", namespace: ns },
+      spec: {
+        replicas: 2,
+        selector: { matchLabels: { app: "echo" } },
+        template: {
+          metadata: { labels: { app: "echo" } },
+          spec: {
+            serviceAccountName: "echo",
+            containers: [{
+              name: "echo",
+              image: IMAGE,
+              args: ["eval", SERVER],
+              ports: [{ name: "http", containerPort: 8080 }],
+              env: [{ name: "POD_NAME", valueFrom: { fieldRef: { fieldPath: "metadata.name" } } }],
+              readinessProbe: { httpGet: { path: "/readyz", port: "http" }, periodSeconds: 5 },
+              volumeMounts: [{ name: "config", mountPath: "/config", readOnly: true }],
+            }],
+            volumes: [{ name: "config", secret: { secretName: "greeting" } }],
+          },
+        },
+      },
+    } as never);
+    await cp.apply({
+      apiVersion: "v1",
+      kind: "Service",
+      metadata: { name: "echo", namespace: ns },
+      spec: { selector: { app: "echo" }, ports: [{ port: 80, targetPort: 8080 }] },
+    } as never);
+
+    const proxy = (path: string) =>
+      cp.kubectl("get", "--raw", `/api/v1/namespaces/${ns}/services/echo:80/proxy${path}`);
+
+    await t.step("the Deployment's Pods run, become Ready and back the Service", async () => {
+      await waitFor("2 ready replicas", async () => {
+        const d = JSON.parse(await kubectl("get", "deployment", "echo", "-n", ns, "-o", "json"));
+        return d.status?.readyReplicas === 2;
+      }, { timeoutMs: 90_000 });
+      const slices = JSON.parse(
+        await kubectl(
+          "get",
+          "endpointslices",
+          "-n",
+          ns,
+          "-l",
+          "kubernetes.io/service-name=echo",
+          "-o",
+          "json",
+        ),
+      );
+      const ready = slices.items.flatMap((s: { endpoints?: unknown[] }) => s.endpoints ?? [])
+        .filter((e: { conditions?: { ready?: boolean } }) => e.conditions?.ready);
+      assert.equal(ready.length, 2);
+      const out = await waitFor("the Service answers through the apiserver", async () => {
+        const r = await proxy("/");
+        return r.code === 0 ? r.stdout : undefined;
+      }, { timeoutMs: 30_000 });
+      assert.match(out, new RegExp(`^echo-[a-z0-9]+-[a-z0-9]+ system:serviceaccount:${ns}:echo$`));
+    });
+
+    await t.step("Secret volumes follow their Secret", async () => {
+      assert.equal((await proxy("/secret")).stdout, "hello");
+      await cp.apply({
+        apiVersion: "v1",
+        kind: "Secret",
+        metadata: { name: "greeting", namespace: ns },
+        stringData: { greeting: "rotated" },
+      } as never);
+      await waitFor("both replicas see the new Secret", async () => {
+        const seen = new Set<string>();
+        for (let i = 0; i < 8; i++) seen.add((await proxy("/secret")).stdout);
+        return seen.size === 1 && seen.has("rotated");
+      }, { timeoutMs: 30_000 });
+    });
+
+    await t.step("a deleted Pod's process stops and the ReplicaSet replaces it", async () => {
+      const pods = JSON.parse(await kubectl("get", "pods", "-n", ns, "-o", "json")).items;
+      const victim = pods[0].metadata;
+      const pid = Number(pods[0].status.containerStatuses[0].containerID.split("://")[1]);
+      await kubectl("delete", "pod", victim.name, "-n", ns, "--wait=true", "--timeout=60s");
+      assert.throws(() => Deno.kill(pid, "SIGCONT"), "the pod's process group is gone");
+      await waitFor("a replacement is ready", async () => {
+        const d = JSON.parse(await kubectl("get", "deployment", "echo", "-n", ns, "-o", "json"));
+        const names = JSON.parse(await kubectl("get", "pods", "-n", ns, "-o", "json")).items
+          .map((p: { metadata: { name: string } }) => p.metadata.name);
+        return d.status?.readyReplicas === 2 && !names.includes(victim.name);
+      }, { timeoutMs: 60_000 });
+    });
+  }, { name: "kubelet", kubelet: { images: { [IMAGE]: { entrypoint: [Deno.execPath()] } } } }),
+});
