@@ -143,3 +143,39 @@ Deno.test({
     }
   },
 });
+
+Deno.test({
+  name: "control plane: restartApiServer replaces the apiserver process; dispose stops the new one",
+  ignore: external,
+  fn: async () => {
+    const cp = await startControlPlane({ name: "restart" });
+    const dir = cp.dir!;
+    const before = cp.pgids;
+    const core = cp.api(k8s.CoreV1Api);
+    try {
+      await core.createNamespace({ body: { metadata: { name: "kept-across-restart" } } });
+      let servedWhileDown = true;
+      await cp.restartApiServer({
+        downMs: 200,
+        whileDown: async () => {
+          servedWhileDown = await core.readNamespace({ name: "default" }).then(
+            () => true,
+            () => false,
+          );
+        },
+      });
+      assert.equal(servedWhileDown, false, "nothing answers while the apiserver is down");
+      const after = cp.pgids;
+      assert.equal(after.length, 2);
+      assert.equal(after[0], before[0], "etcd is the same process");
+      assert.notEqual(after[1], before[1], "kube-apiserver is a new process");
+      assert.equal(await groupAlive(before[1]), false, "the old apiserver is gone");
+      // Same port, same certificates, same etcd data.
+      const ns = await core.readNamespace({ name: "kept-across-restart" });
+      assert.equal(ns.metadata?.name, "kept-across-restart");
+    } finally {
+      await cp.dispose();
+    }
+    await assertGone(dir, [...before, ...cp.pgids]);
+  },
+});
