@@ -11,8 +11,9 @@
  * The CWS controller (src/manager/server_reconcile.ts, documented in docs/manager.md): finalizer
  * and delete guard, children (the cert-manager Certificate only in `cert-manager` certificate
  * mode; `--certificate-mode=auto` picks it when discovery finds `cert-manager.io/v1`, else the
- * built-in CA of src/manager/builtin_certs.ts), readiness status. Not yet: DefaultConflict,
- * assignedConfigs, Leases, the Crossplane discovery check and the XRD conversion guard.
+ * built-in CA of src/manager/builtin_certs.ts), readiness status, DefaultConflict,
+ * assignedConfigs, servedTargets/reportingReplicas (Leases read through; no Lease watch). Not yet:
+ * the Crossplane discovery check and the XRD conversion guard.
  *
  * Permissions: `--allow-net --allow-env --allow-read=<cert dir>,<service-account dir>`.
  */
@@ -52,7 +53,13 @@ import {
 } from "../manager/flags.ts";
 import { ManagerMetrics } from "../manager/deps.ts";
 import type { ServerChildSettings } from "../manager/server_children.ts";
-import { reconcileServer, serverReconcileDeps } from "../manager/server_reconcile.ts";
+import {
+  configAffectsServers,
+  defaultFlagChanged,
+  defaultServerNames,
+  reconcileServer,
+  serverReconcileDeps,
+} from "../manager/server_reconcile.ts";
 import { configureLogging, createLogger } from "../obs/log.ts";
 import { createMetricsRegistry, metricsResponse } from "../obs/metrics.ts";
 import {
@@ -253,6 +260,24 @@ async function main(argv: readonly string[]): Promise<void> {
   enqueueFor(caches.servers, serverController.queue);
   enqueueFor(caches.deployments, serverController.queue, ownerServer);
   enqueueFor(caches.services, serverController.queue, ownerServer);
+  // Configs (both kinds; runtime §2.2 names XRD configs) → every server: `assignedConfigs`.
+  for (const configCache of caches.configs.values()) {
+    enqueueFor(
+      configCache,
+      serverController.queue,
+      () => caches.servers.list().map((s) => s.metadata?.name ?? ""),
+      { predicate: configAffectsServers },
+    );
+  }
+  // A default server added/removed/flipped → every default server: DefaultConflict (api §3.3).
+  enqueueFor(
+    caches.servers,
+    serverController.queue,
+    () => defaultServerNames(caches.servers.list()),
+    {
+      predicate: defaultFlagChanged,
+    },
+  );
   controllers.push(serverController);
 
   // The plain listeners before any sync.

@@ -546,3 +546,48 @@ export function targetLabelOf(obj: KubeObject | undefined): string {
   const r = parseConfig(obj);
   return r.ok ? targetNameOf(r.config) : rawTargetOf(obj) ?? "";
 }
+
+// ---------------------------------------------------------------------------------------------
+// ConversionWebhookServer status reads (runtime.md §6.1 step 4, §7)
+
+/** Leases of the served-target reports (runtime.md §7). */
+export const LEASES = (namespace?: string): ResourceRef => ({
+  group: "coordination.k8s.io",
+  version: "v1",
+  plural: "leases",
+  namespace,
+});
+
+/**
+ * The served-target Leases of instance `serverName` in `serverNamespace`, read through (the same
+ * read as {@link ConfigReconcileDeps.listServedLeases}): label
+ * `conversion.terasky.com/webhook-server=<cws>`.
+ */
+export async function listServedLeases(
+  client: KubeClient,
+  serverName: string,
+  serverNamespace: string,
+): Promise<ServedLeaseLike[]> {
+  const list = await client.list(LEASES(serverNamespace), {
+    labelSelector: servedLeaseSelector(serverName),
+  });
+  return list.items as unknown as ServedLeaseLike[];
+}
+
+/** A config summary (admission's view) plus the config's `status.phase`. */
+export type ConfigSummaryWithPhase = ConfigSummary & { phase?: string };
+
+/** Every cached config of the enabled kinds with its phase (CWS `status.assignedConfigs`). */
+export function listConfigsWithPhase(o: DepsOptions): ConfigSummaryWithPhase[] {
+  const out: ConfigSummaryWithPhase[] = [];
+  for (const [kind, informer] of o.caches.configs) {
+    for (const obj of informer.list()) {
+      const phase = (obj as { status?: { phase?: unknown } }).status?.phase;
+      out.push({
+        ...rawConfigSummary(kind, obj),
+        ...(typeof phase === "string" && phase !== "" ? { phase } : {}),
+      });
+    }
+  }
+  return out;
+}

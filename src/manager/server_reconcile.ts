@@ -6,14 +6,21 @@
  * is ServedBy the server — the same rule as the admission delete guard
  * ({@link servedBy}), so the two cannot disagree — unless the live force annotation is set.
  *
+ * Status (step 4) also carries `DefaultConflict` (step 2, api.md §3.3), `assignedConfigs` (the
+ * shared resolver over the cached configs of both kinds) and, [P15], `servedTargets` +
+ * `reportingReplicas` aggregated from the instance's live served-target Leases (runtime.md §7;
+ * read through on every reconcile). There is no Lease watch: the CWS is requeued after at most
+ * {@link REQUEUE_SERVER_HANDOVER_MS} while a config is mid-handover to or from it (the handover
+ * gate reads the Leases itself; the status is for humans and dashboards), else after 5 minutes.
+ *
  * Every cluster access goes through {@link ServerReconcileDeps}, so the algorithm is unit-tested
  * with fakes; {@link serverReconcileDeps} backs it with the manager's client and caches.
  *
- * Not yet here: DefaultConflict, `assignedConfigs`/`servedTargets`/`reportingReplicas`, and
- * deleting a removed HPA/PDB (runtime.md §6.1 steps 2–4).
+ * Not yet here: deleting a removed HPA/PDB (runtime.md §6.1 step 3).
  */
 import type { ConversionWebhookServer } from "../api/mod.ts";
-import type { ServerInfo } from "../assign/resolve.ts";
+import type { ServedLeaseLike } from "../api/served_lease.ts";
+import { resolveServer, type ServerInfo } from "../assign/resolve.ts";
 import {
   applyObject,
   type ConditionInput,
@@ -21,6 +28,7 @@ import {
   isNotFound,
   type KubeObject,
   patchStatus,
+  removeCondition,
   type ResourceRef,
   setCondition,
   type StatusCondition,
@@ -28,14 +36,18 @@ import {
 } from "../kube/mod.ts";
 import {
   admissionContext,
+  type ConfigSummaryWithPhase,
   decodeServer,
   DEPLOYMENTS,
   type DepsOptions,
+  listConfigsWithPhase,
+  listServedLeases,
   SECRETS,
   SERVER_RESOURCE,
   SERVICES,
 } from "./deps.ts";
-import { type ConfigSummary, FORCE_DELETE_ANNOTATION, servedBy } from "./admission.ts";
+import { FORCE_DELETE_ANNOTATION, servedBy, serverInfoOf } from "./admission.ts";
+import { aggregateServedTargets } from "./served_targets.ts";
 import { BuiltinIssuer, type ServingCertRequest, type ServingCertResult } from "./builtin_certs.ts";
 import {
   childName,
@@ -59,6 +71,8 @@ export const SERVER_FINALIZER = "conversion.terasky.com/protect-in-use";
 /** Timed requeues (runtime.md §2.3), milliseconds. */
 export const REQUEUE_SERVER_MS = 5 * 60_000;
 export const REQUEUE_SERVER_DELETE_BLOCKED_MS = 30_000;
+/** [P15] Requeue while a config is mid-handover to or from the server (fresh `servedTargets`). */
+export const REQUEUE_SERVER_HANDOVER_MS = 30_000;
 /** Floor of a renewal-driven requeue. */
 export const MIN_RENEWAL_REQUEUE_MS = 1_000;
 /** Most dependents named in the DeletionBlocked message. */
@@ -96,9 +110,14 @@ export interface ServerReconcileDeps {
   getServer(name: string): Promise<KubeObject | undefined>;
   /** Writes `metadata.finalizers` (optimistic concurrency); returns the updated server. */
   updateFinalizers(server: KubeObject, finalizers: string[]): Promise<KubeObject>;
-  /** Configs of the enabled kinds and the servers, as the admission guard sees them. */
-  listConfigs(): Promise<readonly ConfigSummary[]>;
+  /**
+   * Configs of the enabled kinds and the servers, as the admission guard sees them; a config's
+   * `phase` (optional) is copied to `status.assignedConfigs`.
+   */
+  listConfigs(): Promise<readonly ConfigSummaryWithPhase[]>;
   listServers(): Promise<readonly ServerInfo[]>;
+  /** [P15] The instance's served-target Leases (label `conversion.terasky.com/webhook-server`). */
+  listServedLeases(serverName: string, namespace: string): Promise<readonly ServedLeaseLike[]>;
   /** Server-side apply (dco's field manager, force); returns the object as stored. */
   apply(ref: ResourceRef, obj: KubeObject): Promise<KubeObject>;
   /** A Secret, undefined when not found (read through). */
@@ -144,6 +163,143 @@ export function deletionBlockedMessage(
       ? " (it is the default instance, so unpinned configs without webhookServerRef depend on it too)"
       : ""
   }: ${shown}; move or delete them, or set the annotation ${FORCE_DELETE_ANNOTATION}: "true" to force the deletion`;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Status pieces (runtime.md §6.1 steps 2 and 4; api.md §3.2, §3.3)
+
+/** One `status.assignedConfigs` entry: `xrdName` holds the target name for both kinds. */
+export interface AssignedConfig {
+  name: string;
+  xrdName: string;
+  phase?: string;
+}
+
+function compare(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+/** `servers` with the entry of `self.name` replaced by (or extended with) `self`. */
+export function withServer(servers: readonly ServerInfo[], self: ServerInfo): ServerInfo[] {
+  return [...servers.filter((s) => s.name !== self.name), self];
+}
+
+/**
+ * The `DefaultConflict` condition of server `name` (api.md §3.3): when it is marked default and
+ * so is at least one other server — True/`MultipleDefaults`, the defaults listed sorted. Never
+ * auto-fixed. `undefined` ⇒ the condition is removed (resolved, or this server is not default).
+ */
+export function defaultConflictCondition(
+  servers: readonly ServerInfo[],
+  name: string,
+): ConditionInput | undefined {
+  if (servers.find((s) => s.name === name)?.default !== true) return undefined;
+  const defaults = servers.filter((s) => s.default === true).map((s) => s.name).sort(compare);
+  if (defaults.length < 2) return undefined;
+  return {
+    type: "DefaultConflict",
+    status: "True",
+    reason: "MultipleDefaults",
+    message: `multiple ConversionWebhookServers are marked default: ${defaults.join(", ")}; ` +
+      "unpinned configs outside a shard pool cannot be resolved until all but one set " +
+      "spec.default: false",
+  };
+}
+
+/**
+ * `status.assignedConfigs` (api.md §3.2): the configs of both kinds the shared resolver assigns
+ * to `name` (explicit ref, shard pool or default), sorted by config name. Desired assignment, not
+ * proof of loading; a config that does not resolve is assigned to nobody.
+ */
+export function assignedConfigsOf(
+  configs: readonly ConfigSummaryWithPhase[],
+  servers: readonly ServerInfo[],
+  name: string,
+): AssignedConfig[] {
+  const out: AssignedConfig[] = [];
+  for (const c of configs) {
+    const r = resolveServer(c, servers);
+    if (!r.ok || r.server !== name) continue;
+    out.push({
+      name: c.name,
+      xrdName: c.target,
+      ...(c.phase === undefined || c.phase === "" ? {} : { phase: c.phase }),
+    });
+  }
+  return out.sort((a, b) => compare(a.name, b.name) || compare(a.xrdName, b.xrdName));
+}
+
+/**
+ * [P15] Whether a previously applied config (phase `Applied`/`Stale`) is mid-handover to or from
+ * server `name`: it resolves here while its last applied endpoint names another server, or its
+ * last applied endpoint names this server while it resolves elsewhere (runtime.md §5).
+ */
+export function handoverInFlight(
+  configs: readonly ConfigSummaryWithPhase[],
+  servers: readonly ServerInfo[],
+  name: string,
+): boolean {
+  const prefix = `https://${childName(name)}.`;
+  return configs.some((c) => {
+    const url = c.webhookURL ?? "";
+    if (url === "" || (c.phase !== "Applied" && c.phase !== "Stale")) return false;
+    const r = resolveServer(c, servers);
+    return r.ok && (r.server === name) !== url.startsWith(prefix);
+  });
+}
+
+// ---------------------------------------------------------------------------------------------
+// Watch predicates (runtime.md §2.2), wired in src/main/manager.ts
+
+type WatchEvent = "add" | "update" | "delete";
+
+function assignmentView(obj: KubeObject | undefined): unknown {
+  const o = obj as {
+    spec?: {
+      webhookServerRef?: unknown;
+      targetXRD?: { name?: unknown };
+      targetCRD?: { name?: unknown };
+    };
+    status?: { phase?: unknown; webhookURL?: unknown };
+  } | undefined;
+  return [
+    o?.spec?.webhookServerRef ?? null,
+    o?.spec?.targetXRD?.name ?? null,
+    o?.spec?.targetCRD?.name ?? null,
+    o?.status?.phase ?? null,
+    o?.status?.webhookURL ?? null,
+  ];
+}
+
+/**
+ * Config → every server: creates and deletes pass; an update passes only when what the servers'
+ * status reads changed (`webhookServerRef`, the target name, `status.phase`, `status.webhookURL`),
+ * so the config controller's own status writes do not wake every server.
+ */
+export function configAffectsServers(
+  event: WatchEvent,
+  obj: KubeObject,
+  old?: KubeObject,
+): boolean {
+  if (event !== "update") return true;
+  return JSON.stringify(assignmentView(obj)) !== JSON.stringify(assignmentView(old));
+}
+
+function isDefaultServer(obj: KubeObject | undefined): boolean {
+  return (obj as { spec?: { default?: unknown } } | undefined)?.spec?.default === true;
+}
+
+/**
+ * Server → every default server (DefaultConflict, api.md §3.3): a default server created or
+ * deleted, or `spec.default` flipped.
+ */
+export function defaultFlagChanged(event: WatchEvent, obj: KubeObject, old?: KubeObject): boolean {
+  return event === "update" ? isDefaultServer(obj) !== isDefaultServer(old) : isDefaultServer(obj);
+}
+
+/** The names of the servers marked default in `servers` (the DefaultConflict fan-out). */
+export function defaultServerNames(servers: readonly KubeObject[]): string[] {
+  return servers.filter(isDefaultServer).map((s) => s.metadata?.name ?? "").sort(compare);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -219,7 +375,12 @@ export async function reconcileServer(
   const { settings } = deps;
   const certMode = settings.certMode ?? "CertManager";
 
-  // 1.–3. namespace, children (Certificate → Service → Deployment → HPA → PDB)
+  // 2. DefaultConflict (api.md §3.3), over the cached servers with this one as read through.
+  const [configs, cachedServers] = await Promise.all([deps.listConfigs(), deps.listServers()]);
+  const servers = withServer(cachedServers, serverInfoOf(cws));
+  const conflict = defaultConflictCondition(servers, name);
+
+  // 1., 3. namespace, children (Certificate → Service → Deployment → HPA → PDB)
   let children;
   try {
     children = serverChildren(cws, settings);
@@ -283,18 +444,39 @@ export async function reconcileServer(
     const input = c.type === "CertificateReady" && certOverride ? certOverride : c;
     conditions = setCondition(conditions, { ...input, observedGeneration: generation }, now);
   }
+  conditions = conflict === undefined
+    ? removeCondition(conditions, "DefaultConflict")
+    : setCondition(conditions, { ...conflict, observedGeneration: generation }, now);
   const after: Json = {
     ...before,
     observedGeneration: generation,
     replicas: readiness.replicas,
     readyReplicas: readiness.readyReplicas,
     conditions,
+    assignedConfigs: assignedConfigsOf(configs, servers, name),
   };
   if (readiness.endpoint !== undefined) after.endpoint = readiness.endpoint;
-  // 5. merge-patch status; requeue (no later than the certificate's renewal)
+  // [P15] The live Leases (runtime.md §7): a read failure keeps the previous values and is
+  // returned after the rest of the status is written.
+  let leaseError: unknown;
+  try {
+    const aggregate = aggregateServedTargets(await deps.listServedLeases(name, ns), now);
+    after.servedTargets = aggregate.servedTargets; // empty when unreadable (unknown)
+    after.reportingReplicas = aggregate.reportingReplicas; // unreadable reports included
+  } catch (e) {
+    leaseError = new Error(
+      `listing the served-target Leases of ConversionWebhookServer ${name}: ${message(e)}`,
+      { cause: e },
+    );
+  }
+  // 5. merge-patch status; requeue (no later than the certificate's renewal, sooner mid-handover)
   await deps.patchStatus(name, before, after);
   if (issueError !== undefined) throw issueError; // retried with backoff
+  if (leaseError !== undefined) throw leaseError;
   let requeueAfter = REQUEUE_SERVER_MS;
+  if (handoverInFlight(configs, servers, name)) {
+    requeueAfter = Math.min(requeueAfter, REQUEUE_SERVER_HANDOVER_MS);
+  }
   if (renewAt !== undefined) {
     requeueAfter = Math.min(requeueAfter, Math.max(MIN_RENEWAL_REQUEUE_MS, renewAt - now));
   }
@@ -310,7 +492,7 @@ export function serverReconcileDeps(
   settings: ServerChildSettings,
 ): ServerReconcileDeps {
   const { client } = o;
-  const ctx = admissionContext(o, { xrd: true, crd: true });
+  const ctx = admissionContext(o, { xrd: true, crd: true }); // servers only
   const getSecret = async (namespace: string, name: string) => {
     try {
       return await client.get(SECRETS(namespace), name);
@@ -339,8 +521,10 @@ export function serverReconcileDeps(
         { type: "merge" },
       );
     },
-    listConfigs: () => Promise.resolve(ctx.listConfigs()),
+    listConfigs: () => Promise.resolve(listConfigsWithPhase(o)),
     listServers: () => Promise.resolve(ctx.listServers()),
+    // Read through, like the handover gate's read.
+    listServedLeases: (server, namespace) => listServedLeases(client, server, namespace),
     apply: (ref, obj) => applyObject(client, ref, obj),
     getSecret,
     async patchStatus(name, before, after) {

@@ -2,14 +2,22 @@
  * The ConversionWebhookServer reconcile with fakes (runtime.md §6.1, §6.3; api.md §3.4): the
  * finalizer, the delete guard (exact DeletionBlocked message, force annotation, no dependents),
  * the certificate modes, and built-in issuance/reuse/renewal/SAN change through the reconcile
- * with a fixed clock.
+ * with a fixed clock; the status of §6.1 steps 2 and 4 (DefaultConflict, assignedConfigs,
+ * [P15] servedTargets/reportingReplicas from the live Leases), the handover requeue, and the
+ * watch predicates wired in the manager.
  */
 import assert from "node:assert/strict";
 import { X509Certificate } from "node:crypto";
 import { CRD_CONFIG_KIND, XRD_CONFIG_KIND } from "../../src/api/mod.ts";
+import {
+  encodeServedTargets,
+  SERVED_TARGETS_ANNOTATION,
+  SERVED_TARGETS_TRUNCATED_ANNOTATION,
+  type ServedLeaseLike,
+} from "../../src/api/served_lease.ts";
 import type { ServerInfo } from "../../src/assign/resolve.ts";
 import type { KubeObject, ResourceRef, StatusCondition } from "../../src/kube/mod.ts";
-import type { ConfigSummary } from "../../src/manager/admission.ts";
+import type { ConfigSummaryWithPhase } from "../../src/manager/deps.ts";
 import { BuiltinIssuer, LEAF_VALIDITY_MS } from "../../src/manager/builtin_certs.ts";
 import {
   type CertMode,
@@ -17,9 +25,13 @@ import {
   type ServerChildSettings,
 } from "../../src/manager/server_children.ts";
 import {
+  configAffectsServers,
+  defaultFlagChanged,
+  defaultServerNames,
   deletionBlockedMessage,
   reconcileServer,
   REQUEUE_SERVER_DELETE_BLOCKED_MS,
+  REQUEUE_SERVER_HANDOVER_MS,
   REQUEUE_SERVER_MS,
   SERVER_FINALIZER,
   type ServerReconcileDeps,
@@ -48,6 +60,9 @@ interface Fake {
   applied: Array<[string, string]>;
   statuses: Array<Record<string, unknown>>;
   lists: number;
+  leaseReads: Array<[string, string]>;
+  leases: ServedLeaseLike[];
+  leaseError?: Error;
   secrets: FakeSecretStore;
   clock: { now: number };
 }
@@ -55,9 +70,10 @@ interface Fake {
 function fake(opts: {
   server: KubeObject;
   certMode?: CertMode;
-  configs?: ConfigSummary[];
+  configs?: ConfigSummaryWithPhase[];
   servers?: ServerInfo[];
   deploymentAvailable?: boolean;
+  leases?: ServedLeaseLike[];
 }): Fake {
   const secrets = new FakeSecretStore();
   const clock = { now: T0 };
@@ -73,6 +89,8 @@ function fake(opts: {
     applied: [],
     statuses: [],
     lists: 0,
+    leaseReads: [],
+    leases: [...(opts.leases ?? [])],
     secrets,
     clock,
     deps: undefined as unknown as ServerReconcileDeps,
@@ -93,6 +111,11 @@ function fake(opts: {
       return Promise.resolve(opts.configs ?? []);
     },
     listServers: () => Promise.resolve(opts.servers ?? [{ name: "alpha", default: false }]),
+    listServedLeases(server, namespace) {
+      f.leaseReads.push([server, namespace]);
+      if (f.leaseError) return Promise.reject(f.leaseError);
+      return Promise.resolve(structuredClone(f.leases));
+    },
     apply(ref: ResourceRef, obj: KubeObject) {
       f.applied.push([ref.plural, `${ref.namespace}/${obj.metadata.name}`]);
       const out = structuredClone(obj);
@@ -160,7 +183,7 @@ Deno.test("server reconcile: a missing server is done", async () => {
 
 const DELETING = { deletionTimestamp: "2030-01-01T00:00:00Z", finalizers: [SERVER_FINALIZER] };
 
-const CONFIGS: ConfigSummary[] = [
+const CONFIGS: ConfigSummaryWithPhase[] = [
   {
     kind: CRD_CONFIG_KIND,
     name: "b-widgets",
@@ -385,4 +408,400 @@ Deno.test("server reconcile: existing-secret mode only reads the Secret", async 
   assert.deepEqual(r, { requeueAfter: REQUEUE_SERVER_MS });
   assert.equal(condition(f.statuses.at(-1), "CertificateReady")?.status, "True");
   assert.equal(f.secrets.writes.length, 1, "the user's Secret is left alone");
+});
+
+// ---------------------------------------------------------------------------------------------
+// Status: DefaultConflict (api.md §3.3)
+
+Deno.test("server reconcile: DefaultConflict on every default server, removed when resolved", async () => {
+  const servers: ServerInfo[] = [
+    { name: "gamma", default: true },
+    { name: "alpha", default: true },
+    { name: "beta", default: false },
+  ];
+  const f = fake({ server: rawServer({ default: true }), servers, certMode: "ExistingSecret" });
+  await reconcileServer("alpha", f.deps);
+  const c = condition(f.statuses.at(-1), "DefaultConflict");
+  assert.equal(c?.status, "True");
+  assert.equal(c?.reason, "MultipleDefaults");
+  assert.equal(c?.observedGeneration, 4);
+  assert.equal(
+    c?.message,
+    "multiple ConversionWebhookServers are marked default: alpha, gamma; unpinned configs " +
+      "outside a shard pool cannot be resolved until all but one set spec.default: false",
+  );
+  // Still conflicting later: the transition time stays.
+  f.clock.now = T0 + 60_000;
+  await reconcileServer("alpha", f.deps);
+  assert.equal(
+    condition(f.statuses.at(-1), "DefaultConflict")?.lastTransitionTime,
+    c?.lastTransitionTime,
+  );
+  // Resolved (gamma no longer default): removed, never set to False.
+  servers[0].default = false;
+  await reconcileServer("alpha", f.deps);
+  assert.equal(condition(f.statuses.at(-1), "DefaultConflict"), undefined);
+  assert.equal(condition(f.statuses.at(-1), "Available")?.type, "Available", "others kept");
+});
+
+Deno.test("server reconcile: DefaultConflict reads this server as read through, not the cache", async () => {
+  // The cache still says alpha is default, the stored object says it is not: no condition, and
+  // a previous one is removed.
+  const f = fake({
+    server: rawServer({}),
+    servers: [{ name: "alpha", default: true }, { name: "beta", default: true }],
+    certMode: "ExistingSecret",
+  });
+  (f.server as { status?: unknown }).status = {
+    conditions: [{
+      type: "DefaultConflict",
+      status: "True",
+      reason: "MultipleDefaults",
+      message: "old",
+      lastTransitionTime: "2030-01-01T00:00:00Z",
+    }],
+  };
+  await reconcileServer("alpha", f.deps);
+  assert.equal(condition(f.statuses.at(-1), "DefaultConflict"), undefined);
+  // The other way round: the cache lags a flip to default.
+  const g = fake({
+    server: rawServer({ default: true }),
+    servers: [{ name: "alpha", default: false }, { name: "beta", default: true }],
+    certMode: "ExistingSecret",
+  });
+  await reconcileServer("alpha", g.deps);
+  assert.match(
+    condition(g.statuses.at(-1), "DefaultConflict")?.message ?? "",
+    /marked default: alpha, beta;/,
+  );
+  // A single default: nothing.
+  const h = fake({
+    server: rawServer({ default: true }),
+    servers: [{ name: "alpha", default: true }, { name: "beta", default: false }],
+    certMode: "ExistingSecret",
+  });
+  await reconcileServer("alpha", h.deps);
+  assert.equal(condition(h.statuses.at(-1), "DefaultConflict"), undefined);
+});
+
+// ---------------------------------------------------------------------------------------------
+// Status: assignedConfigs (api.md §3.2)
+
+const PHASED: ConfigSummaryWithPhase[] = [
+  {
+    kind: CRD_CONFIG_KIND,
+    name: "b-widgets",
+    target: "widgets.x",
+    webhookServerRef: { name: "alpha" },
+    phase: "Applied",
+  },
+  { kind: XRD_CONFIG_KIND, name: "a-unpinned", target: "xgizmos.x", phase: "Pending" },
+  { kind: CRD_CONFIG_KIND, name: "c-elsewhere", target: "c.x", webhookServerRef: { name: "beta" } },
+  { kind: CRD_CONFIG_KIND, name: "e-nophase", target: "e.x", webhookServerRef: { name: "alpha" } },
+  { kind: XRD_CONFIG_KIND, name: "f-missing", target: "f.x", webhookServerRef: { name: "nope" } },
+];
+
+Deno.test("server reconcile: assignedConfigs lists XRD and CRD configs, sorted, with phase", async () => {
+  const f = fake({
+    server: rawServer({ default: true }),
+    configs: PHASED,
+    servers: [{ name: "alpha", default: true }, { name: "beta", default: false }],
+    certMode: "ExistingSecret",
+  });
+  const r = await reconcileServer("alpha", f.deps);
+  assert.deepEqual(f.statuses.at(-1)?.assignedConfigs, [
+    { name: "a-unpinned", xrdName: "xgizmos.x", phase: "Pending" },
+    { name: "b-widgets", xrdName: "widgets.x", phase: "Applied" },
+    { name: "e-nophase", xrdName: "e.x" },
+  ]);
+  assert.deepEqual(r, { requeueAfter: REQUEUE_SERVER_MS });
+  // Not the default: only the pinned ones.
+  const g = fake({
+    server: rawServer({}),
+    configs: PHASED,
+    servers: [{ name: "alpha", default: true }, { name: "beta", default: true }],
+    certMode: "ExistingSecret",
+  });
+  await reconcileServer("alpha", g.deps);
+  assert.deepEqual(
+    (g.statuses.at(-1)?.assignedConfigs as Array<{ name: string }>).map((c) => c.name),
+    ["b-widgets", "e-nophase"],
+    "the stored (non-default) alpha wins over the cache; beta is the only default",
+  );
+  // None: an empty list (written, so a stale list is cleared).
+  const h = fake({ server: rawServer({}), configs: [], certMode: "ExistingSecret" });
+  await reconcileServer("alpha", h.deps);
+  assert.deepEqual(h.statuses.at(-1)?.assignedConfigs, []);
+});
+
+Deno.test("server reconcile: assignedConfigs follows the shard pool (resolver precedence)", async () => {
+  const configs: ConfigSummaryWithPhase[] = Array.from({ length: 40 }, (_, i) => ({
+    kind: i % 2 ? CRD_CONFIG_KIND : XRD_CONFIG_KIND,
+    name: `cfg-${String(i).padStart(2, "0")}`,
+    target: `t${i}.example.com`,
+  }));
+  configs.push({
+    kind: CRD_CONFIG_KIND,
+    name: "pinned-beta",
+    target: "p.x",
+    webhookServerRef: { name: "beta" },
+  });
+  const servers: ServerInfo[] = [
+    { name: "alpha", default: true, sharding: { enabled: true } },
+    { name: "beta", default: false, sharding: { enabled: true, weight: 1 } },
+  ];
+  const names: Record<string, string[]> = {};
+  for (const s of ["alpha", "beta"]) {
+    const f = fake({
+      server: rawServer(s === "alpha" ? { default: true, sharding: {} } : { sharding: {} }, {
+        name: s,
+      }),
+      configs,
+      servers,
+      certMode: "ExistingSecret",
+    });
+    await reconcileServer(s, f.deps);
+    names[s] = (f.statuses.at(-1)?.assignedConfigs as Array<{ name: string }>).map((c) => c.name);
+  }
+  assert.ok(names.alpha.length > 0 && names.beta.length > 1, "the pool splits the configs");
+  assert.ok(names.beta.includes("pinned-beta") && !names.alpha.includes("pinned-beta"));
+  assert.deepEqual(
+    [...names.alpha, ...names.beta].sort(),
+    configs.map((c) => c.name).sort(),
+    "every config is assigned to exactly one pool member",
+  );
+  assert.deepEqual(names.alpha, [...names.alpha].sort());
+});
+
+// ---------------------------------------------------------------------------------------------
+// Status: servedTargets / reportingReplicas (runtime.md §7)
+
+const micro = (ms: number) => new Date(ms).toISOString().replace(/Z$/, "000Z");
+
+function lease(
+  targets: string[] | "truncated" | "garbage",
+  renewedAgoMs = 0,
+): ServedLeaseLike {
+  const annotations: Record<string, string> = targets === "truncated"
+    ? { [SERVED_TARGETS_TRUNCATED_ANNOTATION]: "true" }
+    : {
+      [SERVED_TARGETS_ANNOTATION]: targets === "garbage"
+        ? "not base64 gzip!"
+        : encodeServedTargets(targets),
+    };
+  return { metadata: { annotations }, spec: { renewTime: micro(T0 - renewedAgoMs) } };
+}
+
+Deno.test("server reconcile: servedTargets is the intersection of the live Leases", async () => {
+  const f = fake({
+    server: rawServer(),
+    certMode: "ExistingSecret",
+    leases: [
+      lease(["c.x", "a.x", "b.x"]),
+      lease(["b.x", "c.x", "d.x"], 30_000),
+      lease(["z.x"], 91_000), // stale: neither counted nor intersected
+      lease(["z.x"], -301_000), // beyond the future-skew bound
+    ],
+  });
+  await reconcileServer("alpha", f.deps);
+  assert.deepEqual(f.leaseReads, [["alpha", "wh"]], "the instance namespace");
+  const s = f.statuses.at(-1)!;
+  assert.deepEqual(s.servedTargets, ["b.x", "c.x"]);
+  assert.equal(s.reportingReplicas, 2);
+  assert.equal(s.observedGeneration, 4, "the other fields stay");
+  assert.equal(s.endpoint, "https://alpha-webhook-server.wh.svc:443");
+});
+
+Deno.test("server reconcile: a truncated or undecodable live report empties servedTargets", async () => {
+  for (const bad of ["truncated", "garbage"] as const) {
+    const f = fake({
+      server: rawServer(),
+      certMode: "ExistingSecret",
+      leases: [lease(["a.x"])],
+    });
+    await reconcileServer("alpha", f.deps);
+    assert.deepEqual(f.statuses.at(-1)?.servedTargets, ["a.x"]);
+    f.leases.push(lease(bad, 10_000));
+    await reconcileServer("alpha", f.deps);
+    const s = f.statuses.at(-1)!;
+    assert.deepEqual(s.servedTargets, [], `${bad}: unknown, never a partial intersection`);
+    assert.equal(s.reportingReplicas, 2, `${bad}: still counted as reporting`);
+    // A stale bad report does not matter.
+    f.leases[1] = lease(bad, 120_000);
+    await reconcileServer("alpha", f.deps);
+    assert.deepEqual(f.statuses.at(-1)?.servedTargets, ["a.x"]);
+    assert.equal(f.statuses.at(-1)?.reportingReplicas, 1);
+  }
+});
+
+Deno.test("server reconcile: no Leases ⇒ servedTargets empty, reportingReplicas 0", async () => {
+  const f = fake({ server: rawServer({ namespace: undefined }), certMode: "ExistingSecret" });
+  await reconcileServer("alpha", f.deps);
+  assert.deepEqual(f.leaseReads, [["alpha", "dco-system"]], "operator namespace by default");
+  assert.deepEqual(f.statuses.at(-1)?.servedTargets, []);
+  assert.equal(f.statuses.at(-1)?.reportingReplicas, 0);
+});
+
+Deno.test("server reconcile: a Lease read failure keeps the old values and is retried", async () => {
+  const f = fake({ server: rawServer(), certMode: "ExistingSecret", leases: [lease(["a.x"])] });
+  await reconcileServer("alpha", f.deps);
+  f.leaseError = new Error("leases is forbidden");
+  f.leases = [];
+  f.clock.now = T0 + 1_000;
+  await assert.rejects(
+    () => reconcileServer("alpha", f.deps),
+    /listing the served-target Leases of ConversionWebhookServer alpha: leases is forbidden/,
+  );
+  const s = f.statuses.at(-1)!;
+  assert.deepEqual(s.servedTargets, ["a.x"]);
+  assert.equal(s.reportingReplicas, 1);
+  assert.deepEqual(s.assignedConfigs, [], "the rest of the status is still written");
+});
+
+// ---------------------------------------------------------------------------------------------
+// Requeue while a handover is in flight
+
+Deno.test("server reconcile: requeue 30 s while a config moves to or from the server", async () => {
+  const servers: ServerInfo[] = [{ name: "alpha", default: true }, { name: "beta" }];
+  const url = (s: string) => `https://${s}-webhook-server.wh.svc/convert/x`;
+  const cases: Array<[string, ConfigSummaryWithPhase, number]> = [
+    ["moving here", {
+      kind: CRD_CONFIG_KIND,
+      name: "m",
+      target: "m.x",
+      phase: "Applied",
+      webhookURL: url("beta"),
+    }, REQUEUE_SERVER_HANDOVER_MS],
+    ["moving here (gate blocked: Stale)", {
+      kind: XRD_CONFIG_KIND,
+      name: "m",
+      target: "m.x",
+      phase: "Stale",
+      webhookURL: url("beta"),
+    }, REQUEUE_SERVER_HANDOVER_MS],
+    ["moving away", {
+      kind: CRD_CONFIG_KIND,
+      name: "m",
+      target: "m.x",
+      phase: "Stale",
+      webhookServerRef: { name: "beta" },
+      webhookURL: url("alpha"),
+    }, REQUEUE_SERVER_HANDOVER_MS],
+    ["settled here", {
+      kind: CRD_CONFIG_KIND,
+      name: "m",
+      target: "m.x",
+      phase: "Applied",
+      webhookURL: url("alpha"),
+    }, REQUEUE_SERVER_MS],
+    ["settled elsewhere", {
+      kind: CRD_CONFIG_KIND,
+      name: "m",
+      target: "m.x",
+      phase: "Applied",
+      webhookServerRef: { name: "beta" },
+      webhookURL: url("beta"),
+    }, REQUEUE_SERVER_MS],
+    [
+      "first apply",
+      { kind: CRD_CONFIG_KIND, name: "m", target: "m.x", phase: "Pending" },
+      REQUEUE_SERVER_MS,
+    ],
+    ["not applied (no move)", {
+      kind: CRD_CONFIG_KIND,
+      name: "m",
+      target: "m.x",
+      phase: "Invalid",
+      webhookURL: url("beta"),
+    }, REQUEUE_SERVER_MS],
+    ["unresolvable", {
+      kind: CRD_CONFIG_KIND,
+      name: "m",
+      target: "m.x",
+      phase: "Stale",
+      webhookServerRef: { name: "gone" },
+      webhookURL: url("alpha"),
+    }, REQUEUE_SERVER_MS],
+  ];
+  assert.equal(REQUEUE_SERVER_HANDOVER_MS, 30_000);
+  for (const [what, config, want] of cases) {
+    const f = fake({
+      server: rawServer({ default: true }),
+      configs: [config],
+      servers,
+      certMode: "ExistingSecret",
+    });
+    assert.deepEqual(await reconcileServer("alpha", f.deps), { requeueAfter: want }, what);
+  }
+});
+
+// ---------------------------------------------------------------------------------------------
+// Watch predicates (wired in src/main/manager.ts)
+
+function cfg(spec: Record<string, unknown>, status: Record<string, unknown> = {}): KubeObject {
+  return {
+    apiVersion: "terasky.com/v1alpha1",
+    kind: "CRDConversionConfig",
+    metadata: { name: "c" },
+    spec: { targetCRD: { name: "w.x" }, ...spec },
+    status,
+  } as KubeObject;
+}
+
+Deno.test("watch: configs wake the servers only on what assignedConfigs reads", () => {
+  const base = cfg({}, { phase: "Applied", webhookURL: "u", conditions: [] });
+  assert.equal(configAffectsServers("add", base), true);
+  assert.equal(configAffectsServers("delete", base), true);
+  assert.equal(
+    configAffectsServers(
+      "update",
+      cfg({}, { phase: "Applied", webhookURL: "u", conditions: [{}] }),
+      base,
+    ),
+    false,
+    "a condition-only status write",
+  );
+  assert.equal(
+    configAffectsServers("update", cfg({}, { phase: "Stale", webhookURL: "u" }), base),
+    true,
+  );
+  assert.equal(
+    configAffectsServers("update", cfg({}, { phase: "Applied", webhookURL: "v" }), base),
+    true,
+  );
+  assert.equal(
+    configAffectsServers(
+      "update",
+      cfg({ webhookServerRef: { name: "beta" } }, { phase: "Applied", webhookURL: "u" }),
+      base,
+    ),
+    true,
+  );
+  assert.equal(
+    configAffectsServers(
+      "update",
+      cfg({ targetCRD: { name: "v.x" } }, { phase: "Applied", webhookURL: "u" }),
+      base,
+    ),
+    true,
+  );
+});
+
+Deno.test("watch: a default flip wakes every default server", () => {
+  const def = rawServer({ default: true });
+  const plain = rawServer({});
+  assert.equal(defaultFlagChanged("add", def), true);
+  assert.equal(defaultFlagChanged("add", plain), false);
+  assert.equal(defaultFlagChanged("delete", def), true);
+  assert.equal(defaultFlagChanged("update", def, plain), true);
+  assert.equal(defaultFlagChanged("update", plain, def), true);
+  assert.equal(defaultFlagChanged("update", def, def), false);
+  assert.deepEqual(
+    defaultServerNames([
+      rawServer({ default: true }, { name: "zeta" }),
+      plain,
+      rawServer({ default: true }, { name: "beta" }),
+    ]),
+    ["beta", "zeta"],
+  );
 });
