@@ -585,7 +585,8 @@ async function main(): Promise<number> {
   }
   log(
     `ok: ${tally.requests} requests (${tally.reads} reads, ${tally.writes} writes, ` +
-      `${tally.lists} lists), 0 failures and 0 wrong values over 3 verified moves; ` +
+      `${tally.lists} lists; ${tally.retried429} 429s retried), 0 failures and 0 wrong values ` +
+      "over 3 verified moves; " +
       `crash phase: ${JSON.stringify(killPhase)}`,
   );
   return 0;

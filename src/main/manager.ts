@@ -18,7 +18,6 @@
  * Permissions: `--allow-net --allow-env --allow-read=<cert dir>,<service-account dir>`.
  */
 import { type ConfigKind, CRD_CONFIG_KIND, XRD_CONFIG_KIND } from "../api/mod.ts";
-import { resolveServer } from "../assign/resolve.ts";
 import {
   Controller,
   enqueueFor,
@@ -35,11 +34,11 @@ import { reconcileConfig } from "../manager/config_reconcile.ts";
 import {
   admissionContext,
   configReconcileDeps,
+  configsToWake,
   createManagerCaches,
   type DepsOptions,
   mapGeneratedCRDToConfigs,
   rawServerInfo,
-  rawTargetOf,
   targetLabelOf,
 } from "../manager/deps.ts";
 import {
@@ -229,24 +228,16 @@ async function main(argv: readonly string[]): Promise<void> {
     // CWS → the configs assigned to it (now, or last applied to it), paced at 50/s (§6.5).
     const pacer = new Pacer(controller.queue);
     pacers.push(pacer);
-    enqueueFor(caches.servers, pacer, (cws) => {
-      const server = cws.metadata?.name ?? "";
-      const infos = caches.servers.list().map(rawServerInfo);
-      const keys: string[] = [];
-      for (const cfg of configCache.list()) {
-        const spec = (cfg as { spec?: { webhookServerRef?: { name?: string } | null } }).spec;
-        const assigned = (cfg as { status?: { assignedWebhookServer?: string } }).status
-          ?.assignedWebhookServer;
-        const r = resolveServer(
-          { target: rawTargetOf(cfg) ?? "", webhookServerRef: spec?.webhookServerRef },
-          infos,
-        );
-        if ((r.ok && r.server === server) || assigned === server) {
-          keys.push(cfg.metadata?.name ?? "");
-        }
-      }
-      return keys.sort();
-    });
+    enqueueFor(
+      caches.servers,
+      pacer,
+      (cws) =>
+        configsToWake(
+          cws.metadata?.name ?? "",
+          caches.servers.list().map(rawServerInfo),
+          configCache.list(),
+        ),
+    );
     controllers.push(controller);
   }
   const serverDeps = serverReconcileDeps(deps, settings);

@@ -21,7 +21,7 @@ import {
   XRD_CONFIG_KIND,
 } from "../api/mod.ts";
 import { type ServedLeaseLike, servedLeaseSelector } from "../api/served_lease.ts";
-import type { ServerInfo } from "../assign/resolve.ts";
+import { resolveServer, type ServerInfo } from "../assign/resolve.ts";
 import type { JsonObject } from "../engine/mod.ts";
 import {
   applyObject,
@@ -228,6 +228,31 @@ export function rawServerInfo(obj: KubeObject): ServerInfo {
     default: spec?.default === true,
     ...(spec?.sharding === undefined ? {} : { sharding: spec.sharding }),
   };
+}
+
+/**
+ * The paced CWS → configs fan-out (runtime §6.5, §5 "Pacing"): on an event of server `server`,
+ * the configs it wins now (resolver over the current servers) plus the configs it held (their
+ * `status.assignedWebhookServer`). So adding a pool member wakes exactly the configs it now wins,
+ * and removing one (deleted, or `sharding.enabled: false`) exactly the configs it held. Sorted.
+ */
+export function configsToWake(
+  server: string,
+  servers: readonly ServerInfo[],
+  configs: readonly KubeObject[],
+): string[] {
+  const keys: string[] = [];
+  for (const cfg of configs) {
+    const spec = (cfg as { spec?: { webhookServerRef?: { name?: string } | null } }).spec;
+    const assigned = (cfg as { status?: { assignedWebhookServer?: string } }).status
+      ?.assignedWebhookServer;
+    const r = resolveServer(
+      { target: rawTargetOf(cfg) ?? "", webhookServerRef: spec?.webhookServerRef },
+      servers,
+    );
+    if ((r.ok && r.server === server) || assigned === server) keys.push(cfg.metadata?.name ?? "");
+  }
+  return keys.sort();
 }
 
 /**
