@@ -3,13 +3,16 @@
  * the default values and the main toggles, `helm template` parsed into objects and asserted on
  * (feature flags, RBAC gating, the restricted security context, probes, the derived V8 heap
  * limit, the Lease Role's namespace, admission wiring, the default ConversionWebhookServer),
- * `values.schema.json` rejecting unknown keys, and one `helm install` into a real apiserver
- * proving every rendered object is accepted.
+ * `values.schema.json` rejecting unknown keys, the opt-in monitoring objects (ServiceMonitors,
+ * PrometheusRule, Grafana dashboard ConfigMaps; their alerts run through promtool in
+ * tests/chart/alerts_test.ts), and one `helm install` into a real apiserver proving every rendered
+ * object is accepted.
  *
  * Needs the helm binary that hack/testenv.sh builds (found through `resolveAssets()`).
  */
 import assert from "node:assert/strict";
 import { parseAllDocuments } from "yaml";
+import { podLabels } from "../../src/manager/server_children.ts";
 import { resolveAssets, withControlPlane } from "../support/control_plane.ts";
 
 const CHART = new URL("../../charts/declarative-conversion-operator", import.meta.url).pathname;
@@ -123,6 +126,11 @@ const LINT_CASES: Array<[string, Record<string, string>]> = [
   }],
   ["certManager off", { "certManager.enabled": "false" }],
   ["built-in serving certificates", { "certificates.mode": "builtin" }],
+  ["ServiceMonitors, PrometheusRule and dashboards on", {
+    "metrics.serviceMonitor.enabled": "true",
+    "metrics.prometheusRule.enabled": "true",
+    "dashboards.enabled": "true",
+  }],
   ["admission webhook off, no CWS, autoscaling", {
     "admissionWebhook.enabled": "false",
     "conversionWebhookServer.create": "false",
@@ -717,6 +725,270 @@ Deno.test("chart: values.schema.json rejects unknown keys (top level and in a bl
       nested.stdout + nested.stderr,
       /\/manager.*additional properties 'replicas' not allowed/,
     );
+  }
+});
+
+// ---------------------------------------------------------------------------------------------
+// monitoring: ServiceMonitors, PrometheusRule, dashboards (operations.md §1.5, §2, §3)
+
+const MONITORING_ON: Record<string, string> = {
+  "metrics.serviceMonitor.enabled": "true",
+  "metrics.prometheusRule.enabled": "true",
+  "dashboards.enabled": "true",
+};
+const MONITORING_KINDS = ["ServiceMonitor", "PrometheusRule", "ConfigMap"];
+
+function monitoringObjects(objs: Obj[]): string[] {
+  return objs.filter((o) => MONITORING_KINDS.includes(o.kind)).map((o) =>
+    `${o.kind}/${o.metadata.name}`
+  ).sort();
+}
+
+function alertRules(objs: Obj[], name = FULLNAME): Record<string, Obj> {
+  const pr = find(objs, "PrometheusRule", name);
+  return Object.fromEntries(
+    pr.spec.groups.flatMap((g: Obj) => g.rules).map((r: Obj) => [r.alert, r]),
+  );
+}
+
+Deno.test("chart: monitoring objects render only when metrics.enabled and their own gate are on", async () => {
+  assert.deepEqual(monitoringObjects(await render()), []);
+  assert.deepEqual(
+    monitoringObjects(await render({ ...MONITORING_ON, "metrics.enabled": "false" })),
+    [],
+  );
+  assert.deepEqual(monitoringObjects(await render(MONITORING_ON)), [
+    `ConfigMap/${FULLNAME}-dashboard-conversion-overview`,
+    `PrometheusRule/${FULLNAME}`,
+    `ServiceMonitor/${FULLNAME}-manager`,
+    `ServiceMonitor/${FULLNAME}-webhook-server`,
+  ]);
+  assert.deepEqual(
+    monitoringObjects(await render({ "metrics.serviceMonitor.enabled": "true" })),
+    [`ServiceMonitor/${FULLNAME}-manager`, `ServiceMonitor/${FULLNAME}-webhook-server`],
+  );
+  assert.deepEqual(
+    monitoringObjects(await render({ "metrics.prometheusRule.enabled": "true" })),
+    [`PrometheusRule/${FULLNAME}`],
+  );
+  assert.deepEqual(
+    monitoringObjects(await render({ "dashboards.enabled": "true" })),
+    [`ConfigMap/${FULLNAME}-dashboard-conversion-overview`],
+  );
+  for (const o of (await render(MONITORING_ON)).filter((x) => MONITORING_KINDS.includes(x.kind))) {
+    assert.equal(o.metadata.namespace, "dco-system", `${o.kind}/${o.metadata.name}`);
+    assert.equal(o.metadata.labels["app.kubernetes.io/instance"], "rel");
+  }
+});
+
+Deno.test("chart: ServiceMonitors scrape the manager and every webhook-server, with targetLabels", async () => {
+  const objs = await render({
+    "metrics.serviceMonitor.enabled": "true",
+    "metrics.serviceMonitor.interval": "15s",
+    "metrics.serviceMonitor.labels.release": "kube-prometheus",
+    "metrics.serviceMonitor.labels.app\\.kubernetes\\.io/name": "hijack",
+  });
+  const svc = find(objs, "Service", `${FULLNAME}-manager-metrics`);
+  const mgr = find(objs, "ServiceMonitor", `${FULLNAME}-manager`);
+  assert.equal(mgr.apiVersion, "monitoring.coreos.com/v1");
+  // The selector picks the manager metrics Service (and not the admission Service).
+  for (const [k, v] of Object.entries(mgr.spec.selector.matchLabels)) {
+    assert.equal(svc.metadata.labels[k], v, `manager metrics Service carries ${k}`);
+  }
+  const admission = find(objs, "Service", `${FULLNAME}-webhook-service`);
+  assert.ok(
+    Object.entries(mgr.spec.selector.matchLabels).some(([k, v]) =>
+      admission.metadata.labels[k] !== v
+    ),
+    "the admission Service is not selected",
+  );
+  assert.deepEqual(mgr.spec.namespaceSelector, { matchNames: ["dco-system"] });
+  assert.ok(svc.spec.ports.some((p: Obj) => p.name === "metrics" && p.port === 8080));
+  const wh = find(objs, "ServiceMonitor", `${FULLNAME}-webhook-server`);
+  // What the manager puts on every webhook-server Service (src/manager/server_children.ts).
+  const childLabels = podLabels("any-cws");
+  assert.deepEqual(wh.spec.selector.matchLabels, {
+    "app.kubernetes.io/name": childLabels["app.kubernetes.io/name"],
+    "app.kubernetes.io/managed-by": childLabels["app.kubernetes.io/managed-by"],
+  });
+  assert.deepEqual(wh.spec.namespaceSelector, { any: true });
+  for (const sm of [mgr, wh]) {
+    assert.deepEqual(sm.spec.targetLabels, ["app.kubernetes.io/name"]);
+    assert.deepEqual(sm.spec.endpoints, [{
+      port: "metrics",
+      scheme: "http",
+      path: "/metrics",
+      interval: "15s",
+    }]);
+    assert.equal(sm.metadata.labels.release, "kube-prometheus");
+    assert.equal(sm.metadata.labels["app.kubernetes.io/name"], FULLNAME, "reserved key kept");
+  }
+});
+
+Deno.test("chart: PrometheusRule alert thresholds and durations follow values", async () => {
+  const def = alertRules(await render({ "metrics.prometheusRule.enabled": "true" }));
+  assert.equal(Object.keys(def).length, 13);
+  const sel =
+    'app_kubernetes_io_name=~"declarative-conversion-operator|declarative-conversion-webhook-server"';
+  assert.ok(def.ControllerWorkqueueBacklog.expr.includes(`workqueue_depth{${sel}}`));
+  assert.match(def.ControllerWorkqueueBacklog.expr, /> 10$/);
+  assert.equal(def.ControllerWorkqueueBacklog.for, "15m");
+  assert.ok(
+    def.ControllerReconcileErrors.expr.includes(
+      `controller_runtime_reconcile_errors_total{${sel}}[5m]`,
+    ),
+  );
+  assert.match(def.ControllerReconcileErrors.expr, /> 0\.1$/);
+  assert.equal(def.ControllerReconcileErrors.for, "15m");
+  assert.equal(def.ConversionAppliedButNotPropagated.for, "5m");
+
+  const objs = await render({
+    "metrics.prometheusRule.enabled": "true",
+    "metrics.prometheusRule.labels.release": "kube-prometheus",
+    "metrics.prometheusRule.workqueueDepthThreshold": "25",
+    "metrics.prometheusRule.workqueueBacklogFor": "30m",
+    "metrics.prometheusRule.reconcileErrorRateThreshold": "0.5",
+    "metrics.prometheusRule.propagationLagFor": "20m",
+  });
+  assert.equal(find(objs, "PrometheusRule", FULLNAME).metadata.labels.release, "kube-prometheus");
+  const tuned = alertRules(objs);
+  assert.match(tuned.ControllerWorkqueueBacklog.expr, /> 25$/);
+  assert.equal(tuned.ControllerWorkqueueBacklog.for, "30m");
+  assert.match(
+    tuned.ControllerWorkqueueBacklog.annotations.description,
+    /for 30m \(threshold 25\)/,
+  );
+  assert.match(tuned.ControllerReconcileErrors.expr, /> 0\.5$/);
+  assert.equal(tuned.ControllerReconcileErrors.for, "15m", "fixed");
+  assert.equal(tuned.ConversionAppliedButNotPropagated.for, "20m");
+  // Nothing else changes.
+  for (const [name, r] of Object.entries(def)) {
+    if (
+      ![
+        "ControllerWorkqueueBacklog",
+        "ControllerReconcileErrors",
+        "ConversionAppliedButNotPropagated",
+      ]
+        .includes(name)
+    ) assert.deepEqual(tuned[name], r, name);
+  }
+  // nameOverride renames the manager's app.kubernetes.io/name, so the selector follows it.
+  const renamed = alertRules(
+    await render({ "metrics.prometheusRule.enabled": "true", "nameOverride": "dco" }),
+    "dco",
+  );
+  assert.ok(
+    renamed.ControllerWorkqueueBacklog.expr.includes(
+      'app_kubernetes_io_name=~"dco|declarative-conversion-webhook-server"',
+    ),
+  );
+});
+
+Deno.test("chart: dashboards carry the sidecar label and every panel has a description", async () => {
+  const objs = await render({ "dashboards.enabled": "true", "dashboards.labels.team": "sre" });
+  const cm = find(objs, "ConfigMap", `${FULLNAME}-dashboard-conversion-overview`);
+  assert.equal(cm.metadata.labels.grafana_dashboard, "1");
+  assert.equal(cm.metadata.labels.team, "sre");
+  assert.deepEqual(Object.keys(cm.data), ["conversion-overview.json"]);
+  const dash = JSON.parse(cm.data["conversion-overview.json"]);
+  assert.equal(dash.uid, "dco-conversion-overview");
+  assert.deepEqual(dash.tags, ["conversion"]);
+  assert.ok(
+    dash.templating.list.some((v: Obj) => v.name === "datasource" && v.type === "datasource"),
+  );
+  const panels = dash.panels as Obj[];
+  const ids = new Set<number>();
+  for (const p of panels) {
+    assert.ok(typeof p.description === "string" && p.description.length > 20, `${p.title}`);
+    assert.ok(!ids.has(p.id), `duplicate panel id ${p.id}`);
+    ids.add(p.id);
+    for (const t of p.targets ?? []) {
+      assert.ok(t.expr, `${p.title} has a query`);
+      assert.doesNotMatch(t.expr, /__[A-Z_]+__/, `${p.title}: placeholder left`);
+    }
+  }
+  const rows = panels.filter((p) => p.type === "row").map((p) => p.title);
+  assert.deepEqual(rows, ["Overview", "Controller health"]);
+  const start = panels.findIndex((p) => p.title === "Controller health");
+  const health = panels.slice(start + 1);
+  const byTitle = Object.fromEntries(health.map((p) => [p.title, p]));
+  const sel =
+    'app_kubernetes_io_name=~"declarative-conversion-operator|declarative-conversion-webhook-server"';
+  for (
+    const [title, metric] of [
+      ["Workqueue depth", "workqueue_depth"],
+      ["Workqueue add rate", "workqueue_adds_total"],
+      ["Work duration p50 / p99", "workqueue_work_duration_seconds_bucket"],
+      ["Reconcile error rate", "controller_runtime_reconcile_errors_total"],
+    ]
+  ) {
+    const p = byTitle[title];
+    assert.ok(p, `controller-health panel ${title}`);
+    for (const t of p.targets) {
+      assert.ok(t.expr.includes(`${metric}{${sel}}`), `${title}: ${t.expr}`);
+      assert.match(t.expr, /by \(job, controller/);
+    }
+  }
+  assert.deepEqual(
+    byTitle["Work duration p50 / p99"].targets.map((t: Obj) => t.expr.slice(0, 24)),
+    ["histogram_quantile(0.5, ", "histogram_quantile(0.99,"],
+  );
+  // Depth and add rate are read against each other.
+  assert.match(byTitle["Workqueue depth"].description, /add rate/);
+  assert.match(byTitle["Workqueue add rate"].description, /depth/);
+  const wake = panels.find((p) =>
+    p.targets?.some((t: Obj) => t.expr.includes("dco_operator_wake_total"))
+  );
+  assert.ok(wake, "a wake-cause panel");
+  assert.match(wake.targets[0].expr, /by \([^)]*cause[^)]*\)/);
+  // The sidecar label's value can be changed.
+  const custom = find(
+    await render({ "dashboards.enabled": "true" }, "dco-system", [
+      "--set-string",
+      "dashboards.labels.grafana_dashboard=true",
+    ]),
+    "ConfigMap",
+    `${FULLNAME}-dashboard-conversion-overview`,
+  );
+  assert.equal(custom.metadata.labels.grafana_dashboard, "true");
+});
+
+Deno.test("chart: values.schema.json accepts the monitoring keys and rejects unknown ones", async () => {
+  await render({
+    ...MONITORING_ON,
+    "metrics.serviceMonitor.interval": "1m",
+    "metrics.serviceMonitor.labels.release": "p",
+    "metrics.prometheusRule.labels.release": "p",
+    "metrics.prometheusRule.propagationLagFor": "1h30m",
+    "metrics.prometheusRule.workqueueDepthThreshold": "0",
+    "metrics.prometheusRule.workqueueBacklogFor": "90s",
+    "metrics.prometheusRule.reconcileErrorRateThreshold": "2.5",
+    "dashboards.labels.team": "sre",
+  });
+  for (
+    const [key, value, want] of [
+      ["metrics.serviceMonitor.scheme", "https", /additional properties 'scheme' not allowed/],
+      ["metrics.prometheusRule.severity", "page", /additional properties 'severity' not allowed/],
+      ["metrics.grafana", "true", /additional properties 'grafana' not allowed/],
+      ["dashboards.folder", "x", /additional properties 'folder' not allowed/],
+      ["metrics.prometheusRule.workqueueBacklogFor", "15", /workqueueBacklogFor/],
+      ["metrics.prometheusRule.propagationLagFor", "soon", /propagationLagFor/],
+      ["metrics.serviceMonitor.interval", "30", /interval/],
+      ["metrics.prometheusRule.workqueueDepthThreshold", "-1", /workqueueDepthThreshold/],
+      ["metrics.prometheusRule.reconcileErrorRateThreshold", "-0.1", /reconcileErrorRateThreshold/],
+    ] as Array<[string, string, RegExp]>
+  ) {
+    const r = await helm(
+      "template",
+      "rel",
+      CHART,
+      "--kube-version",
+      KUBE_VERSION,
+      "--set",
+      `${key}=${value}`,
+    );
+    assert.notEqual(r.code, 0, `${key}=${value} must be rejected`);
+    assert.match(r.stdout + r.stderr, want, `${key}=${value}`);
   }
 });
 

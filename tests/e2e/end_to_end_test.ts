@@ -419,6 +419,32 @@ Deno.test({
         assert.notEqual(r.code, 0, "nothing was stored");
       },
     );
+
+    await t.step(
+      "the manager's /metrics: workqueue, reconcile and wake-cause families",
+      async () => {
+        const res = await fetch(`${manager.metricsURL}/metrics`);
+        const text = await res.text();
+        assert.equal(res.status, 200);
+        for (
+          const family of [
+            /^workqueue_depth\{[^}]*name="crdconversionconfig"[^}]*\} \d+/m,
+            /^workqueue_adds_total\{[^}]*name="conversionwebhookserver"[^}]*\} [1-9]/m,
+            /^workqueue_work_duration_seconds_bucket\{/m,
+            /^controller_runtime_reconcile_total\{[^}]*controller="crdconversionconfig"[^}]*result="success"[^}]*\} [1-9]/m,
+            /^controller_runtime_reconcile_time_seconds_bucket\{/m,
+            /^dco_operator_wake_total\{[^}]*cause="watch"[^}]*\} [1-9]/m,
+            /^dco_manager_phase_transitions_total\{/m,
+          ]
+        ) assert.match(text, family);
+        // A sample for the record (the issue's closing note shows one).
+        const sample = text.split("\n").filter((l) =>
+          /^(workqueue_(depth|adds_total)|controller_runtime_reconcile_total|dco_operator_wake_total)\{/
+            .test(l)
+        );
+        console.log(`manager /metrics sample:\n${sample.join("\n")}`);
+      },
+    );
   }, { name: "end-to-end", kubelet: { images: { [IMAGE]: WEBHOOK_SERVER_IMAGE } } }),
 });
 
