@@ -13,4 +13,5 @@ cd "$root"
 deno bundle --quiet --platform deno -o "$out/webhook_server.js" src/main/webhook_server.ts
 deno bundle --quiet --platform deno -o "$out/compile_worker.js" src/webhook/compile_worker.ts
 deno bundle --quiet --platform deno -o "$out/convctl.js" src/main/convctl.ts
+deno bundle --quiet --platform deno -o "$out/manager.js" src/main/manager.ts
 ls -l "$out" >&2

@@ -2,7 +2,7 @@
  * [P11] The manager process with `--enable-xrd-support=true` against a real kube-apiserver, for
  * Crossplane CompositeResourceDefinitions (runtime §4.1 steps 1 and 12, §4.4, §4.6, §4.7).
  *
- * Crossplane's own controller does not run here, so THE TEST PLAYS CROSSPLANE'S PART: it installs
+ * Crossplane's own controller does not run here, so THE TEST PLAYS CROSSPLANE'S PART (`_crossplane.ts`): it installs
  * a minimal stand-in of the XRD CRD (`testdata/crossplane_xrd_crd.yaml`; v2 rejects `claimNames`
  * like Crossplane 2.x), marks XRDs Established, renders the CRDs Crossplane would generate from an
  * XRD (composite, plus the claim CRD when the XRD offers claims, owned by the XRD) and, while
@@ -18,7 +18,6 @@
  */
 import assert from "node:assert/strict";
 import type * as k8s from "@kubernetes/client-node";
-import { parse } from "yaml";
 import { b64, createCA } from "../support/certs.ts";
 import {
   type ControlPlane,
@@ -28,7 +27,8 @@ import {
 } from "../support/control_plane.ts";
 import { DCO_CRDS } from "../support/dco_crds.ts";
 import { httpGet, type RoleProcess, startRoleProcess } from "../support/role_process.ts";
-import { isNotFound, KubeClient, loadKubeconfig } from "../../src/kube/client.ts";
+import { KubeClient, loadKubeconfig } from "../../src/kube/client.ts";
+import { FakeCrossplane, XRD_CRD, XRDS } from "./_crossplane.ts";
 
 const GROUP = "xrd.dco.test";
 const REPO = new URL("../../", import.meta.url).pathname;
@@ -37,16 +37,6 @@ const SA_DIR = "/var/run/secrets/kubernetes.io/serviceaccount";
 const CWS = "dco";
 const SVC = `${CWS}-webhook-server`;
 const FIELD_MANAGER = "declarative-conversion-operator";
-const XRD_CRD = parse(
-  Deno.readTextFileSync(new URL("testdata/crossplane_xrd_crd.yaml", import.meta.url)),
-) as k8s.KubernetesObject;
-const XRDS = (version = "v2") => ({
-  group: "apiextensions.crossplane.io",
-  version,
-  plural: "compositeresourcedefinitions",
-});
-const CRDS = { group: "apiextensions.k8s.io", version: "v1", plural: "customresourcedefinitions" };
-
 // deno-lint-ignore no-explicit-any
 type Obj = any;
 
@@ -93,109 +83,6 @@ function config(name: string, target: string, spokePath: string): Obj {
       }],
     },
   };
-}
-
-/** JSON with sorted keys, to compare objects regardless of key order. */
-function canonical(v: unknown): string {
-  return JSON.stringify(
-    v,
-    (_k, x) =>
-      x && typeof x === "object" && !Array.isArray(x)
-        ? Object.fromEntries(Object.entries(x).sort(([a], [b]) => a.localeCompare(b)))
-        : x,
-  );
-}
-
-/**
- * Plays Crossplane: for every XRD in `render`, creates the CRDs Crossplane generates from it; for
- * every XRD in `copy`, keeps their `spec.conversion` equal to the XRD's.
- */
-class FakeCrossplane {
-  readonly render = new Set<string>();
-  readonly copy = new Set<string>();
-  readonly #stop = new AbortController();
-  #loop: Promise<void> | undefined;
-  errors: string[] = [];
-
-  constructor(private readonly client: KubeClient) {}
-
-  start(): void {
-    this.#loop = (async () => {
-      while (!this.#stop.signal.aborted) {
-        for (const name of new Set([...this.render, ...this.copy])) {
-          try {
-            await this.sync(name);
-          } catch (e) {
-            this.errors.push(`${name}: ${e instanceof Error ? e.message : String(e)}`);
-          }
-        }
-        await new Promise((r) => setTimeout(r, 250));
-      }
-    })();
-  }
-
-  async stop(): Promise<void> {
-    this.#stop.abort();
-    await this.#loop;
-  }
-
-  async sync(name: string): Promise<void> {
-    const x: Obj = await this.client.get(XRDS(), name);
-    const generated: Array<{ names: Obj; scope: string }> = [{
-      names: x.spec.names,
-      scope: x.spec.scope ?? (x.spec.claimNames ? "Cluster" : "Namespaced"),
-    }];
-    if (x.spec.claimNames) generated.push({ names: x.spec.claimNames, scope: "Namespaced" });
-    const conversion = this.copy.has(name) && x.spec.conversion
-      ? x.spec.conversion
-      : { strategy: "None" };
-    for (const g of generated) {
-      const crdName = `${g.names.plural}.${x.spec.group}`;
-      let crd: Obj | undefined;
-      try {
-        crd = await this.client.get(CRDS, crdName);
-      } catch (e) {
-        if (!isNotFound(e)) throw e;
-      }
-      if (crd === undefined) {
-        await this.client.create(CRDS, {
-          apiVersion: "apiextensions.k8s.io/v1",
-          kind: "CustomResourceDefinition",
-          metadata: {
-            name: crdName,
-            ownerReferences: [{
-              apiVersion: "apiextensions.crossplane.io/v1",
-              kind: "CompositeResourceDefinition",
-              name,
-              uid: x.metadata.uid,
-              controller: true,
-            }],
-          },
-          spec: {
-            group: x.spec.group,
-            scope: g.scope,
-            names: {
-              plural: g.names.plural,
-              kind: g.names.kind,
-              singular: g.names.kind.toLowerCase(),
-              listKind: `${g.names.kind}List`,
-            },
-            versions: x.spec.versions.map((v: Obj) => ({
-              name: v.name,
-              served: v.served,
-              storage: v.referenceable,
-              schema: v.schema,
-            })),
-            conversion,
-          },
-        } as never);
-      } else if (this.copy.has(name) && canonical(crd.spec.conversion) !== canonical(conversion)) {
-        await this.client.patch(CRDS, crdName, [
-          { op: "replace", path: "/spec/conversion", value: conversion },
-        ], { type: "json" });
-      }
-    }
-  }
 }
 
 function startManager(
@@ -259,20 +146,7 @@ Deno.test({
       const xrdConfig = (name: string) => getJSON("xrdconversionconfigs.terasky.com", name);
       const cond = (obj: Obj, type: string) =>
         (obj.status?.conditions ?? []).find((c: Obj) => c.type === type);
-      /** Plays Crossplane's XRD controller: Established=True. */
-      const establish = async (name: string, version = "v2") => {
-        const now = new Date().toISOString().replace(/\.\d+Z$/, "Z");
-        await client.patch(XRDS(version), name, {
-          status: {
-            conditions: [{
-              type: "Established",
-              status: "True",
-              reason: "WatchingCompositeResource",
-              lastTransitionTime: now,
-            }],
-          },
-        }, { type: "merge", subresource: "status" });
-      };
+      const establish = (name: string, version = "v2") => crossplane.establish(name, version);
 
       const nets = `xnets.${GROUP}`;
       const dbs = `xdbs.${GROUP}`;

@@ -1,7 +1,7 @@
 /**
  * The per-role artifacts of hack/bundle.sh (used where `deno compile` cannot fetch `denort`) run
- * on their own, outside the repo, under their roles' permission flags; the bundled compile Worker
- * compiles a config by itself.
+ * on their own, outside the repo, under their roles' permission flags — all three roles (manager,
+ * webhook server, convctl) — and the bundled compile Worker compiles a config by itself.
  */
 import assert from "node:assert/strict";
 
@@ -59,6 +59,29 @@ Deno.test({
           assert.match(r.stderr, /--webhook-server-name is required/);
         },
       );
+
+      await t.step("manager.js starts and validates its flags with net/env only", async () => {
+        const r = await run(Deno.execPath(), [
+          "run",
+          "--allow-net",
+          "--allow-env",
+          `${dist}/manager.js`,
+          "--certificate-mode=bogus",
+        ], cwd);
+        assert.equal(r.code, 1);
+        assert.match(r.stdout + r.stderr, /invalid flags: --certificate-mode: \\"bogus\\"/);
+      });
+
+      await t.step("every role and the compile Worker has an artifact", async () => {
+        const names = [];
+        for await (const e of Deno.readDir(dist)) names.push(e.name);
+        assert.deepEqual(names.sort(), [
+          "compile_worker.js",
+          "convctl.js",
+          "manager.js",
+          "webhook_server.js",
+        ]);
+      });
 
       await t.step("the bundled compile Worker compiles a config", async () => {
         // A driver outside the repo posts one job to the bundled worker (deno run, as in a Pod).

@@ -17,7 +17,11 @@
  * Deliberate differences from a kubelet: one node; one container per Pod; probes run every
  * min(periodSeconds, 1 s) so tests do not wait out production periods; liveness probes are not
  * run; an emptyDir is not mounted where it would hide this checkout or the Deno binary
- * (the "image" is the host's files).
+ * (the "image" is the host's files). The securityContext (runAsNonRoot, readOnlyRootFilesystem,
+ * dropped capabilities, seccomp) and resource limits are not enforced: Pods run as the test's
+ * user on the host's filesystem. The chart's manager Deployment runs as rendered
+ * (tests/chart/helm_install_e2e_test.ts): its /tmp emptyDir is skipped when it would hide the
+ * control plane's directory (a TMPDIR under /tmp), its admission Secret is mounted below /tmp.
  */
 import { setTimeout as delay } from "node:timers/promises";
 import https from "node:https";
@@ -225,8 +229,13 @@ export class TestKubelet {
       if (pod.spec.nodeName !== this.nodeName) continue;
       const known = this.#pods.get(uid);
       if (pod.metadata.deletionTimestamp) {
-        if (known && !known.terminating) void this.#terminate(known, pod);
-        else if (!known) await this.#finalDelete(pod);
+        if (known && !known.terminating) {
+          // A termination still running when the kubelet stops (its API client closed) must not
+          // become an unhandled rejection that fails the test file.
+          void this.#terminate(known, pod).catch((e) =>
+            this.#error(`terminating ${known.name}: ${e.message}`)
+          );
+        } else if (!known) await this.#finalDelete(pod);
         continue;
       }
       if (!known) {

@@ -1,0 +1,350 @@
+/**
+ * `helm install` of the chart with real workloads: the control plane runs kube-controller-manager
+ * and the test kubelet (tests/support/kubelet.ts), so the chart's manager Deployment becomes a
+ * manager Pod — a real process running `deno run <the manager task's permission flags>
+ * src/main/manager.ts` with the chart's args and env, its ServiceAccount token and the chart's
+ * RBAC, its readiness probe polled on the chart's probe port — and the chart's default
+ * ConversionWebhookServer becomes webhook-server Pods the manager's Deployment made.
+ *
+ * The images are test names (set through `image.*` values) mapped to entrypoints on this machine
+ * whose permission flags are read from the deno.json tasks (`manager`, `webhook-server`), i.e.
+ * what the Dockerfile's binaries are compiled with (tests/repo/dockerfile_test.ts).
+ *
+ * Certificates without cert-manager: `certificates.mode=builtin` (the manager's own CA issues the
+ * webhook-server certificates) and, for the admission webhook, the chart's documented
+ * `certManager.enabled=false` path: Secret `<fullname>-webhook-cert` (tls.crt, tls.key, ca.crt)
+ * exists before the install, the manager Pod mounts it and the ValidatingWebhookConfiguration's
+ * caBundle is read from it (`lookup`) at install time.
+ *
+ * Uninstalling follows docs/installation.md: configs first (break-glass, the target reverts), then
+ * the ConversionWebhookServer while the manager still runs, then `helm uninstall` — a bare
+ * `helm uninstall` fails in this chart version (Helm deletes the manager's admission Service
+ * before the CWS, whose DELETE the Fail-policy admission webhook then cannot admit).
+ *
+ * Not exercised (the test kubelet does not enforce them): readOnlyRootFilesystem, runAsNonRoot,
+ * seccomp, dropped capabilities, resource limits (only DENO_V8_FLAGS, an env var, takes effect),
+ * and the liveness probe.
+ */
+import assert from "node:assert/strict";
+import { b64, createCA } from "../support/certs.ts";
+import { type ControlPlane, waitFor, withControlPlane } from "../support/control_plane.ts";
+import { resolveAssets } from "../support/control_plane.ts";
+
+const REPO = new URL("../../", import.meta.url).pathname;
+const CHART = `${REPO}charts/declarative-conversion-operator`;
+const FULLNAME = "declarative-conversion-operator";
+const RELEASE = "dco";
+const REGISTRY = "dco.test";
+const TAG = "helm-e2e";
+const MANAGER_IMAGE = `${REGISTRY}/manager:${TAG}`;
+const WEBHOOK_SERVER_IMAGE = `${REGISTRY}/webhook-server:${TAG}`;
+const CWS = "default";
+const GROUP = "helm.dco.test";
+const GADGETS = `gadgets.${GROUP}`;
+
+// deno-lint-ignore no-explicit-any
+type Obj = any;
+
+/**
+ * A role's "image": `deno run <flags of the deno.json task> <entry>`, relative read paths made
+ * absolute (the task runs from the repo root; a Pod's process does not).
+ */
+async function roleImage(
+  task: string,
+): Promise<{ entrypoint: string[]; env: Record<string, string> }> {
+  const tasks = JSON.parse(await Deno.readTextFile(`${REPO}deno.json`)).tasks as Record<
+    string,
+    string
+  >;
+  const words = tasks[task].split(/\s+/);
+  assert.deepEqual(words.slice(0, 2), ["deno", "run"], `task ${task} is a deno run`);
+  const entry = words.at(-1)!;
+  const flags = words.slice(2, -1).map((f) => {
+    const m = /^(--allow-(?:read|write))=(.*)$/.exec(f);
+    if (!m) return f;
+    const paths = m[2].split(",").map((p) => (p.startsWith("/") ? p : `${REPO}${p}`));
+    return `${m[1]}=${paths.join(",")}`;
+  });
+  return {
+    entrypoint: [Deno.execPath(), "run", ...flags, `${REPO}${entry}`],
+    env: { NO_COLOR: "1", RUST_BACKTRACE: "0" },
+  };
+}
+
+async function helm(cp: ControlPlane, ...args: string[]) {
+  const { helm } = await resolveAssets();
+  assert.ok(helm, "helm is provided by hack/testenv.sh");
+  const home = await cp.makeTempDir("helm-home");
+  const out = await new Deno.Command(helm, {
+    args: [...args, "--kubeconfig", cp.kubeconfigPath],
+    env: { HELM_CACHE_HOME: home, HELM_CONFIG_HOME: home, HELM_DATA_HOME: home },
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  const dec = new TextDecoder();
+  return { code: out.code, stdout: dec.decode(out.stdout), stderr: dec.decode(out.stderr) };
+}
+
+function twoVersionCRD() {
+  const schema = (sizeField: string) => ({
+    openAPIV3Schema: {
+      type: "object",
+      properties: {
+        spec: {
+          type: "object",
+          properties: { [sizeField]: { type: "integer" }, color: { type: "string" } },
+        },
+      },
+    },
+  });
+  return {
+    apiVersion: "apiextensions.k8s.io/v1",
+    kind: "CustomResourceDefinition",
+    metadata: { name: GADGETS },
+    spec: {
+      group: GROUP,
+      scope: "Namespaced",
+      names: { plural: "gadgets", singular: "gadget", kind: "Gadget", listKind: "GadgetList" },
+      versions: [
+        { name: "v1", served: true, storage: true, schema: schema("size") },
+        { name: "v2", served: true, storage: false, schema: schema("capacity") },
+      ],
+    },
+  };
+}
+
+function gadgetsConfig(name: string, spokePath: string) {
+  return {
+    apiVersion: "terasky.com/v1alpha1",
+    kind: "CRDConversionConfig",
+    metadata: { name },
+    spec: {
+      targetCRD: { name: GADGETS },
+      hubVersion: "v1",
+      spokes: [{
+        version: "v2",
+        rules: [{ strategy: "FieldRename", fieldRename: { hubPath: "spec.size", spokePath } }],
+      }],
+    },
+  };
+}
+
+Deno.test({
+  name: "chart: helm install runs the manager and the default webhook server; configs convert",
+  sanitizeResources: false,
+  sanitizeOps: false,
+  fn: withControlPlane(async (cp: ControlPlane, t) => {
+    const ns = await cp.createNamespace("dco-helm");
+    const kubectl = async (...args: string[]): Promise<string> => {
+      const r = await cp.kubectl(...args);
+      assert.equal(r.code, 0, `kubectl ${args.join(" ")}: ${r.stderr}`);
+      return r.stdout;
+    };
+    const getJSON = async (...args: string[]): Promise<Obj> =>
+      JSON.parse(await kubectl("get", ...args, "-o", "json"));
+    const applyObj = async (obj: unknown): Promise<void> => {
+      const file = `${await cp.makeTempDir("obj")}/obj.json`;
+      await Deno.writeTextFile(file, JSON.stringify(obj));
+      await kubectl("apply", "-f", file);
+    };
+    const cond = (obj: Obj, type: string) =>
+      (obj.status?.conditions ?? []).find((c: Obj) => c.type === type);
+    const fail = async (msg: string) => `${msg}\n${await cp.kubelet!.allLogs(40)}`;
+    // Each step needs the previous ones: after a failure the rest are skipped, not waited out.
+    let broken = false;
+    const step = async (name: string, fn: () => Promise<void>) => {
+      if (!await t.step({ name, ignore: broken, fn })) broken = true;
+    };
+
+    await step("helm install (builtin certificates, admission Secret provided)", async () => {
+      // The admission certificate: what cert-manager would issue, made by a test CA.
+      const ca = await createCA(await cp.makeTempDir("admission-ca"), "dco-admission-ca");
+      const svc = `${FULLNAME}-webhook-service`;
+      const leaf = await ca.issue({
+        commonName: "dco-admission", // a CN is at most 64 bytes; the SANs carry the names
+        hosts: [`${svc}.${ns}.svc`, `${svc}.${ns}.svc.cluster.local`],
+      });
+      await applyObj({
+        apiVersion: "v1",
+        kind: "Secret",
+        type: "kubernetes.io/tls",
+        metadata: { name: `${FULLNAME}-webhook-cert`, namespace: ns },
+        data: { "tls.crt": b64(leaf.cert), "tls.key": b64(leaf.key), "ca.crt": b64(ca.cert) },
+      });
+      const sets: Record<string, string> = {
+        "image.registry": REGISTRY,
+        "image.manager.repository": "manager",
+        "image.manager.tag": TAG,
+        "image.webhookServer.repository": "webhook-server",
+        "image.webhookServer.tag": TAG,
+        "certificates.mode": "builtin",
+        "certManager.enabled": "false",
+        // No Crossplane in this cluster.
+        "features.crossplane.enabled": "false",
+        // Faster rollouts than the production defaults; the chart passes them into the CWS.
+        "conversionWebhookServer.rollout.preStopSleepSeconds": "1",
+        "conversionWebhookServer.rollout.terminationGracePeriodSeconds": "35",
+      };
+      const r = await helm(
+        cp,
+        "install",
+        RELEASE,
+        CHART,
+        "--namespace",
+        ns,
+        ...Object.entries(sets).flatMap(([k, v]) => ["--set", `${k}=${v}`]),
+      );
+      assert.equal(r.code, 0, `helm install:\n${r.stdout}\n${r.stderr}`);
+      const vwc = await getJSON(
+        "validatingwebhookconfiguration",
+        `${FULLNAME}-validating-webhook-configuration`,
+      );
+      for (const w of vwc.webhooks) assert.equal(w.clientConfig.caBundle, b64(ca.cert));
+    });
+
+    await step("the manager Pod becomes Ready (chart probes, SA token, chart RBAC)", async () => {
+      const pod = await waitFor("manager Pod Ready", async () => {
+        const pods = (await getJSON(
+          "pods",
+          "-n",
+          ns,
+          "-l",
+          "control-plane=controller-manager",
+        )).items;
+        return pods.find((p: Obj) => cond(p, "Ready")?.status === "True");
+      }, { timeoutMs: 120_000 }).catch(async (e) => {
+        throw new Error(await fail((e as Error).message));
+      });
+      assert.equal(pod.spec.containers[0].image, MANAGER_IMAGE);
+      assert.equal(pod.spec.serviceAccountName, `${FULLNAME}-manager`);
+      const log = await cp.kubelet!.podLog(ns, pod.metadata.name);
+      assert.match(log, /"mode":"builtin"/, log.slice(-4000));
+      // Leader election through the chart's RBAC: the manager holds its Lease.
+      await waitFor("manager Lease held", async () => {
+        const leases = (await getJSON("leases", "-n", ns)).items;
+        return leases.some((l: Obj) => l.spec?.holderIdentity);
+      }, { timeoutMs: 60_000 }).catch(async (e) => {
+        throw new Error(await fail((e as Error).message));
+      });
+    });
+
+    await step("the default ConversionWebhookServer's Pods become Ready", async () => {
+      const cws = await waitFor("CWS ready", async () => {
+        const s = await getJSON("conversionwebhookservers.terasky.com", CWS);
+        return s.status?.readyReplicas === 2 && cond(s, "Available")?.status === "True" &&
+            cond(s, "ServiceReady")?.status === "True" &&
+            cond(s, "CertificateReady")?.status === "True"
+          ? s
+          : undefined;
+      }, { timeoutMs: 180_000 }).catch(async (e) => {
+        throw new Error(await fail((e as Error).message));
+      });
+      assert.equal(cws.spec.default, true);
+      const pods = (await getJSON("pods", "-n", ns, "-l", `app.kubernetes.io/instance=${CWS}`))
+        .items;
+      assert.equal(pods.length, 2);
+      for (const p of pods) {
+        assert.equal(p.spec.containers[0].image, WEBHOOK_SERVER_IMAGE);
+        assert.equal(cond(p, "Ready")?.status, "True");
+      }
+      // The built-in CA (the manager's chart-granted Secret writes) issued the serving cert.
+      const tls = await getJSON("secret", `${CWS}-webhook-server-tls`, "-n", ns);
+      const caSecret = await getJSON("secret", "dco-webhook-ca", "-n", ns);
+      assert.equal(tls.data["ca.crt"], caSecret.data["tls.crt"]);
+    });
+
+    const objNs = await cp.createNamespace("gadgets");
+    await step("a CRDConversionConfig is Applied; v1 writes read back at v2", async () => {
+      await applyObj(twoVersionCRD());
+      await cp.waitForCRD(GADGETS);
+      // Goes through the chart's ValidatingWebhookConfiguration (failurePolicy Fail) to the
+      // manager Pod's admission listener.
+      await applyObj(gadgetsConfig("gadgets", "spec.capacity"));
+      await waitFor("gadgets Applied", async () => {
+        const c = await getJSON("crdconversionconfigs.terasky.com", "gadgets");
+        return c.status?.phase === "Applied" ? c : undefined;
+      }, { timeoutMs: 90_000 }).catch(async (e) => {
+        throw new Error(await fail((e as Error).message));
+      });
+      const target = await getJSON("crd", GADGETS);
+      assert.equal(target.spec.conversion.strategy, "Webhook");
+      assert.equal(
+        target.spec.conversion.webhook.clientConfig.service.name,
+        `${CWS}-webhook-server`,
+      );
+      await applyObj({
+        apiVersion: `${GROUP}/v1`,
+        kind: "Gadget",
+        metadata: { name: "g1", namespace: objNs },
+        spec: { size: 5, color: "green" },
+      });
+      const v2 = await waitFor("read at v2", async () => {
+        const r = await cp.kubectl("get", `gadgets.v2.${GROUP}`, "g1", "-n", objNs, "-o", "json");
+        return r.code === 0 ? JSON.parse(r.stdout) : undefined;
+      }, { timeoutMs: 30_000 });
+      assert.equal(v2.apiVersion, `${GROUP}/v2`);
+      assert.deepEqual(v2.spec, { capacity: 5, color: "green" });
+    });
+
+    await step("the admission webhook (manager Pod) refuses a second config", async () => {
+      // Through the chart's ValidatingWebhookConfiguration (caBundle from the Secret) and the
+      // admission Service to the manager Pod: a target has at most one config.
+      const file = `${await cp.makeTempDir("bad")}/bad.json`;
+      await Deno.writeTextFile(file, JSON.stringify(gadgetsConfig("second", "spec.capacity")));
+      const r = await cp.kubectl("create", "-f", file);
+      assert.notEqual(r.code, 0, "a second config for the target must be refused");
+      assert.match(r.stderr, /vcrdconversionconfig\.terasky\.com" denied the request/, r.stderr);
+      assert.match(r.stderr, /already configured by CRDConversionConfig "gadgets"/, r.stderr);
+      const got = await cp.kubectl("get", "crdconversionconfigs.terasky.com", "second");
+      assert.notEqual(got.code, 0, "nothing was stored");
+    });
+
+    await step(
+      "uninstall: configs (break-glass), servers, then the release",
+      async () => {
+        // The target still serves two versions: the delete guard holds the config until the
+        // break-glass annotation (docs/installation.md "Uninstalling").
+        await kubectl(
+          "annotate",
+          "crdconversionconfigs.terasky.com",
+          "gadgets",
+          "conversion.terasky.com/allow-unsafe-delete=true",
+        );
+        await kubectl("delete", "crdconversionconfigs.terasky.com", "gadgets", "--timeout=60s");
+        const target = await getJSON("crd", GADGETS);
+        assert.equal(target.spec.conversion?.strategy ?? "None", "None", "the target reverted");
+
+        // The servers next, while the manager runs: `helm uninstall` deletes the manager's
+        // Deployment and admission Service before the ConversionWebhookServer (Helm deletes
+        // kinds it does not know last), so the CWS DELETE would fail the admission webhook
+        // (failurePolicy Fail, no Service) and, without the manager, its finalizer would stay.
+        await kubectl("delete", "conversionwebhookservers.terasky.com", CWS, "--timeout=90s");
+        await waitFor("the server's Deployment is gone", async () => {
+          const g = await cp.kubectl("get", "deployments", "-n", ns, "-o", "name");
+          return g.code === 0 && !g.stdout.includes(`deployment.apps/${CWS}`);
+        }, { timeoutMs: 60_000 }).catch(async (e) => {
+          throw new Error(await fail((e as Error).message));
+        });
+
+        const r = await helm(cp, "uninstall", RELEASE, "--namespace", ns, "--wait");
+        assert.equal(r.code, 0, `helm uninstall:\n${r.stdout}\n${r.stderr}`);
+        await waitFor("no Pods left in the release namespace", async () => {
+          const g = await cp.kubectl("get", "pods", "-n", ns, "-o", "name");
+          return g.code === 0 && g.stdout.trim() === "";
+        }, { timeoutMs: 60_000 }).catch(async (e) => {
+          throw new Error(await fail((e as Error).message));
+        });
+        const left = await cp.kubectl("get", "clusterrole", `${FULLNAME}-manager-role`);
+        assert.notEqual(left.code, 0, "the release's ClusterRole is gone");
+      },
+    );
+  }, {
+    name: "helm-install-e2e",
+    kubelet: {
+      images: {
+        [MANAGER_IMAGE]: await roleImage("manager"),
+        [WEBHOOK_SERVER_IMAGE]: await roleImage("webhook-server"),
+      },
+    },
+  }),
+});
