@@ -102,12 +102,14 @@ export function deepCopy(v: JsonValue): JsonValue {
     for (let i = 0; i < v.length; i++) out[i] = deepCopy(v[i]);
     return out;
   }
-  const out: JsonObject = {};
+  // A spread clone keeps the source's fast shape (and copies an own `__proto__` key as data);
+  // nested containers are then replaced in place, which adds no property. Built key by key, an
+  // object past ~20 properties turns into a V8 dictionary, which JSON.stringify encodes ~4× slower.
+  const out: JsonObject = { ...v };
   const keys = Object.keys(v);
   for (let i = 0; i < keys.length; i++) {
-    const key = keys[i];
-    if (key === "__proto__") setKey(out, key, deepCopy(v[key]));
-    else out[key] = deepCopy(v[key]);
+    const value = v[keys[i]];
+    if (typeof value === "object" && value !== null) out[keys[i]] = deepCopy(value);
   }
   return out;
 }

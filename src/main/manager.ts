@@ -4,8 +4,10 @@
  *
  * Startup: flags (invalid ⇒ exit 1) → client → caches (per feature flag) with their event wiring
  * → the plain listeners (/metrics, /healthz, /readyz) before any sync → cache sync (a terminal
- * cache failure ⇒ exit 1) → admission on TLS when `--webhook-cert-dir` holds `tls.crt`/`tls.key`
- * (else disabled, logged) → ready → controllers, directly or once elected (`--leader-elect`; a
+ * cache failure ⇒ exit 1) → admission on TLS when `--webhook-cert-dir` holds `tls.crt`/`tls.key`,
+ * else from the self-issued admission Secret (`--admission-cert-secret` in builtin/auto mode:
+ * issued, or renewed, before serving, then kept current with the VWC caBundle; a Secret that
+ * cannot be issued ⇒ exit 1), else disabled (logged) → ready → controllers, directly or once elected (`--leader-elect`; a
  * lost lease exits 1, like controller-runtime).
  *
  * The CWS controller (src/manager/server_reconcile.ts, documented in docs/manager.md): finalizer
@@ -21,6 +23,8 @@ import { type ConfigKind, CRD_CONFIG_KIND, XRD_CONFIG_KIND } from "../api/mod.ts
 import {
   Controller,
   enqueueFor,
+  isAlreadyExists,
+  isConflict,
   isNotFound,
   KubeClient,
   type KubeObject,
@@ -29,7 +33,9 @@ import {
   Pacer,
   SERVICE_ACCOUNT_DIR,
 } from "../kube/mod.ts";
-import { createNodeAdmissionListener } from "../manager/admission_http.ts";
+import { createNodeAdmissionListener, SecretTlsServer } from "../manager/admission_http.ts";
+import { AdmissionCertKeeper, type AdmissionCertState } from "../manager/admission_certs.ts";
+import { BuiltinIssuer } from "../manager/builtin_certs.ts";
 import { reconcileConfig } from "../manager/config_reconcile.ts";
 import {
   admissionContext,
@@ -39,6 +45,7 @@ import {
   type DepsOptions,
   mapGeneratedCRDToConfigs,
   rawServerInfo,
+  SECRETS,
   targetLabelOf,
 } from "../manager/deps.ts";
 import {
@@ -49,6 +56,7 @@ import {
   parseManagerFlags,
   resolveCertificateMode,
   resolveOperatorNamespace,
+  selfIssuedAdmission,
 } from "../manager/flags.ts";
 import { ManagerMetrics } from "../manager/deps.ts";
 import type { ServerChildSettings } from "../manager/server_children.ts";
@@ -93,6 +101,54 @@ async function serviceAccountNamespace(): Promise<string | undefined> {
   } catch {
     return undefined; // not in a pod (or not readable)
   }
+}
+
+const VWC_RESOURCE = {
+  group: "admissionregistration.k8s.io",
+  version: "v1",
+  plural: "validatingwebhookconfigurations",
+} as const;
+
+/** The self-issued admission certificate's keeper (src/manager/admission_certs.ts). */
+function admissionCertKeeper(
+  client: KubeClient,
+  flags: ManagerFlags,
+  namespace: string,
+): AdmissionCertKeeper {
+  const getSecret = async (ns: string, name: string) => {
+    try {
+      return await client.get(SECRETS(ns), name);
+    } catch (e) {
+      if (isNotFound(e)) return undefined;
+      throw e;
+    }
+  };
+  const store = {
+    get: getSecret,
+    create: (ns: string, secret: KubeObject) => client.create(SECRETS(ns), secret),
+    update: (ns: string, secret: KubeObject) => client.update(SECRETS(ns), secret),
+  };
+  return new AdmissionCertKeeper({
+    issuer: new BuiltinIssuer({ store, namespace, isAlreadyExists }),
+    secrets: store,
+    namespace,
+    secretName: flags.admissionCertSecret,
+    serviceName: flags.admissionService,
+    webhookConfiguration: flags.admissionWebhookConfiguration,
+    webhookConfigs: {
+      async get(name) {
+        try {
+          return await client.get(VWC_RESOURCE, name);
+        } catch (e) {
+          if (isNotFound(e)) return undefined;
+          throw e;
+        }
+      },
+      patch: (name, patch) => client.patch(VWC_RESOURCE, name, patch, { type: "strategic" }),
+    },
+    isRaceLost: (e) => isConflict(e) || isAlreadyExists(e),
+    logger: createLogger("manager.admission.certs"),
+  });
 }
 
 async function hasKeyPair(dir: string): Promise<boolean> {
@@ -287,8 +343,10 @@ async function main(argv: readonly string[]): Promise<void> {
     }
   }
   let elector: LeaderElector | undefined;
+  let keeper: AdmissionCertKeeper | undefined;
   const stopAll = async (code: number): Promise<never> => {
     readiness.set(false);
+    await keeper?.stop();
     for (const p of pacers) p.stop();
     await elector?.stop();
     await Promise.all(controllers.map((c) => c.stop()));
@@ -309,7 +367,16 @@ async function main(argv: readonly string[]): Promise<void> {
     await stopAll(1);
   }
 
-  // Admission on TLS, when the pair is there.
+  // Admission on TLS: the pair in the cert dir (cert-manager, user-provided) when it is there,
+  // else the self-issued one (built-in CA), else off.
+  const admissionListener = () =>
+    createNodeAdmissionListener({
+    ctx: admissionContext(deps, {
+      xrd: flags.enableXrdSupport,
+      crd: flags.enableCrdSupport,
+    }),
+    onError: (error, path) => log.error("admission decision failed", { path, error }),
+  });
   if (await hasKeyPair(flags.webhookCertDir)) {
     try {
       servers.push(
@@ -317,13 +384,7 @@ async function main(argv: readonly string[]): Promise<void> {
           address: flags.webhookBindAddress,
           certDir: flags.webhookCertDir,
           reloadIntervalMs: CERT_RELOAD_INTERVAL_MS,
-          listener: createNodeAdmissionListener({
-            ctx: admissionContext(deps, {
-              xrd: flags.enableXrdSupport,
-              crd: flags.enableCrdSupport,
-            }),
-            onError: (error, path) => log.error("admission decision failed", { path, error }),
-          }),
+          listener: admissionListener(),
         }),
       );
       log.info("admission webhooks serving", { address: flags.webhookBindAddress });
@@ -333,9 +394,64 @@ async function main(argv: readonly string[]): Promise<void> {
         error: e,
       });
     }
+  } else if (selfIssuedAdmission(flags)) {
+    keeper = admissionCertKeeper(client, flags, operatorNamespace);
+    // Before serving: a current leaf in the Secret (and, best effort, the caBundle).
+    let state: AdmissionCertState | undefined;
+    let lastError: unknown;
+    for (let attempt = 0; attempt < DISCOVERY_ATTEMPTS && state === undefined; attempt++) {
+      if (attempt > 0) await new Promise((r) => setTimeout(r, DISCOVERY_RETRY_MS));
+      if (shutdown.signal.aborted) await stopAll(0);
+      try {
+        state = await keeper.ensure();
+      } catch (e) {
+        lastError = e;
+        // The leaf may be fine and only the caBundle failed (e.g. the VWC is not created yet).
+        if (await keeper.readPair().then(() => true, () => false)) break;
+      }
+    }
+    if (state === undefined && !(await keeper.readPair().then(() => true, () => false))) {
+      log.error("cannot issue the admission certificate", {
+        secret: keeper.secretRef,
+        error: lastError,
+      });
+      await stopAll(1);
+    }
+    if (lastError !== undefined && state === undefined) {
+      log.error("the admission caBundle is not set yet; retrying", {
+        validatingWebhookConfiguration: flags.admissionWebhookConfiguration,
+        error: lastError,
+      });
+    }
+    try {
+      const server = await SecretTlsServer.start({
+        address: flags.webhookBindAddress,
+        loadPair: () => keeper!.readPair(),
+        source: keeper.secretRef,
+        reloadIntervalMs: CERT_RELOAD_INTERVAL_MS,
+        listener: admissionListener(),
+      });
+      servers.push(server);
+      keeper.onEnsured = () => server.reloadNow();
+    } catch (e) {
+      exit(1, "cannot start the admission listener", {
+        address: flags.webhookBindAddress,
+        error: e,
+      });
+    }
+    keeper.start(keeper.nextDelay(state));
+    log.info("admission webhooks serving (self-issued certificate)", {
+      address: flags.webhookBindAddress,
+      secret: keeper.secretRef,
+      validatingWebhookConfiguration: flags.admissionWebhookConfiguration || undefined,
+      notAfter: state ? new Date(state.notAfter).toISOString() : undefined,
+    });
   } else {
     log.info("admission webhooks disabled: no tls.crt/tls.key in the webhook cert dir", {
       dir: flags.webhookCertDir,
+      ...(flags.admissionCertSecret !== ""
+        ? { ignored: `--admission-* (--certificate-mode=${flags.certificateMode})` }
+        : {}),
     });
   }
   readiness.set(true);

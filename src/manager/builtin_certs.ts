@@ -69,8 +69,11 @@ export interface ServingCertRequest {
   dnsNames: readonly string[];
   /** Subject common name (cut to 64 characters). */
   commonName: string;
-  /** The CWS owner reference; other Secret metadata labels are merged. */
-  owner: OwnerReference;
+  /**
+   * The CWS owner reference (the controller owner; other owners are kept). Absent for a Secret
+   * nothing owns (the manager's own admission certificate): the stored owners are kept as is.
+   */
+  owner?: OwnerReference;
   labels?: Record<string, string>;
 }
 
@@ -385,15 +388,17 @@ export class BuiltinIssuer {
       "tls.key": b64encode(keyPem),
       "ca.crt": b64encode(ca.certPem),
     };
-    const keepOwners = (existing?.metadata?.ownerReferences ?? []).filter((r) =>
-      r.uid !== req.owner.uid && r.controller !== true
-    );
+    const owner = req.owner;
+    const storedOwners = existing?.metadata?.ownerReferences ?? [];
+    const ownerReferences = owner === undefined
+      ? storedOwners
+      : [owner, ...storedOwners.filter((r) => r.uid !== owner.uid && r.controller !== true)];
     const metadata = {
       ...(existing?.metadata ?? {}),
       name: req.secretName,
       namespace: req.namespace,
       labels: { ...(existing?.metadata?.labels ?? {}), ...(req.labels ?? {}) },
-      ownerReferences: [req.owner, ...keepOwners],
+      ...(ownerReferences.length > 0 ? { ownerReferences } : {}),
     };
     let stored: KubeObject;
     if (existing === undefined || (existing as { type?: string }).type !== TLS_SECRET_TYPE) {

@@ -6,7 +6,9 @@
  *
  * Beyond the spec's table (whose admission port and cert dir are fixed), `--webhook-bind-address`,
  * `--webhook-cert-dir`, `--operator-namespace` and `--kubeconfig` exist for development and tests;
- * their defaults are the spec's fixed values. `--webhook-server-image` is an alias of
+ * their defaults are the spec's fixed values. `--admission-cert-secret`, `--admission-service` and
+ * `--admission-webhook-configuration` (default "", off) make the manager issue its own admission
+ * certificate from the built-in CA (src/manager/admission_certs.ts; docs/manager.md). `--webhook-server-image` is an alias of
  * `--default-webhook-server-image`.
  */
 
@@ -36,6 +38,21 @@ export interface ManagerFlags {
    * `cert-manager.io/v1` certificates (discovery at start-up), else `builtin`.
    */
   certificateMode: CertificateModeFlag;
+  /**
+   * `--admission-cert-secret`: the Secret (operator namespace) the manager issues its own
+   * admission serving certificate into, from the built-in CA (src/manager/admission_certs.ts),
+   * and serves admission from. "" (default) ⇒ off: admission uses `--webhook-cert-dir` only.
+   * Used when `--certificate-mode` is `builtin` or `auto` and the cert dir holds no pair; needs
+   * `--admission-service`.
+   */
+  admissionCertSecret: string;
+  /** `--admission-service`: the admission Service, whose DNS names become the SANs. */
+  admissionService: string;
+  /**
+   * `--admission-webhook-configuration`: the ValidatingWebhookConfiguration whose webhooks'
+   * `clientConfig.caBundle` the manager sets to the built-in CA. "" ⇒ left alone.
+   */
+  admissionWebhookConfiguration: string;
 }
 
 export const CERTIFICATE_MODES = ["auto", "cert-manager", "builtin", "existing-secret"] as const;
@@ -89,6 +106,9 @@ const FLAGS: Record<string, [keyof ManagerFlags, Kind]> = {
   "webhook-server-image": ["defaultWebhookServerImage", "string"],
   "kubeconfig": ["kubeconfig", "string"],
   "certificate-mode": ["certificateMode", "string"],
+  "admission-cert-secret": ["admissionCertSecret", "string"],
+  "admission-service": ["admissionService", "string"],
+  "admission-webhook-configuration": ["admissionWebhookConfiguration", "string"],
 };
 
 /** The spec's fixed admission cert dir (controller-runtime's default). */
@@ -109,7 +129,24 @@ export const DEFAULT_MANAGER_FLAGS: Readonly<ManagerFlags> = Object.freeze({
   defaultWebhookServerImage: "",
   kubeconfig: "",
   certificateMode: "auto",
+  admissionCertSecret: "",
+  admissionService: "",
+  admissionWebhookConfiguration: "",
 });
+
+/** An object name (RFC 1123 subdomain). */
+const DNS_SUBDOMAIN = /^(?=.{1,253}$)[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
+
+/**
+ * Whether the manager issues its own admission certificate: the flags are set and the
+ * certificate mode flag is `builtin` or `auto` (also when `auto` picked cert-manager for the
+ * webhook servers: the flags are the opt-in, and the chart passes them only when it renders no
+ * admission Certificate). The cert dir, when it holds a pair, still wins (checked at start-up).
+ */
+export function selfIssuedAdmission(flags: ManagerFlags): boolean {
+  return flags.admissionCertSecret !== "" &&
+    (flags.certificateMode === "builtin" || flags.certificateMode === "auto");
+}
 
 const BIND_ADDRESS = /^(?:\[[^\]]*\]|[^:[\]]*):(\d{1,5})$/;
 
@@ -174,6 +211,26 @@ export function parseManagerFlags(args: readonly string[]): ManagerFlags {
   }
   if (out.webhookCertDir.trim() === "") {
     throw new ManagerFlagError("--webhook-cert-dir must not be empty");
+  }
+  const admission: Array<[string, string]> = [
+    ["admission-cert-secret", out.admissionCertSecret],
+    ["admission-service", out.admissionService],
+    ["admission-webhook-configuration", out.admissionWebhookConfiguration],
+  ];
+  for (const [name, value] of admission) {
+    if (value !== "" && !DNS_SUBDOMAIN.test(value)) {
+      throw new ManagerFlagError(`--${name}: ${JSON.stringify(value)} is not a valid object name`);
+    }
+  }
+  if ((out.admissionCertSecret === "") !== (out.admissionService === "")) {
+    throw new ManagerFlagError(
+      "--admission-cert-secret and --admission-service must be given together",
+    );
+  }
+  if (out.admissionWebhookConfiguration !== "" && out.admissionCertSecret === "") {
+    throw new ManagerFlagError(
+      "--admission-webhook-configuration needs --admission-cert-secret and --admission-service",
+    );
   }
   return out;
 }

@@ -10,11 +10,11 @@
  * whose permission flags are read from the deno.json tasks (`manager`, `webhook-server`), i.e.
  * what the Dockerfile's binaries are compiled with (tests/repo/dockerfile_test.ts).
  *
- * Certificates without cert-manager: `certificates.mode=builtin` (the manager's own CA issues the
- * webhook-server certificates) and, for the admission webhook, the chart's documented
- * `certManager.enabled=false` path: Secret `<fullname>-webhook-cert` (tls.crt, tls.key, ca.crt)
- * exists before the install, the manager Pod mounts it and the ValidatingWebhookConfiguration's
- * caBundle is read from it (`lookup`) at install time.
+ * Certificates without cert-manager and without any hand-made Secret: `certificates.mode=builtin`
+ * with `certManager.enabled=false`. The manager's own CA issues the webhook-server certificates
+ * and the admission certificate (Secret `<fullname>-webhook-cert`, created by the manager, read
+ * through the API, not mounted), and the manager sets the ValidatingWebhookConfiguration's
+ * caBundle (rendered without one) — the admission steps below go through that certificate.
  *
  * Uninstalling follows docs/installation.md: configs first (break-glass, the target reverts), then
  * the ConversionWebhookServer while the manager still runs, then `helm uninstall` — a bare
@@ -26,7 +26,6 @@
  * and the liveness probe.
  */
 import assert from "node:assert/strict";
-import { b64, createCA } from "../support/certs.ts";
 import { type ControlPlane, waitFor, withControlPlane } from "../support/control_plane.ts";
 import { resolveAssets } from "../support/control_plane.ts";
 
@@ -156,21 +155,7 @@ Deno.test({
       if (!await t.step({ name, ignore: broken, fn })) broken = true;
     };
 
-    await step("helm install (builtin certificates, admission Secret provided)", async () => {
-      // The admission certificate: what cert-manager would issue, made by a test CA.
-      const ca = await createCA(await cp.makeTempDir("admission-ca"), "dco-admission-ca");
-      const svc = `${FULLNAME}-webhook-service`;
-      const leaf = await ca.issue({
-        commonName: "dco-admission", // a CN is at most 64 bytes; the SANs carry the names
-        hosts: [`${svc}.${ns}.svc`, `${svc}.${ns}.svc.cluster.local`],
-      });
-      await applyObj({
-        apiVersion: "v1",
-        kind: "Secret",
-        type: "kubernetes.io/tls",
-        metadata: { name: `${FULLNAME}-webhook-cert`, namespace: ns },
-        data: { "tls.crt": b64(leaf.cert), "tls.key": b64(leaf.key), "ca.crt": b64(ca.cert) },
-      });
+    await step("helm install (builtin certificates, no admission Secret)", async () => {
       const sets: Record<string, string> = {
         "image.registry": REGISTRY,
         "image.manager.repository": "manager",
@@ -199,7 +184,10 @@ Deno.test({
         "validatingwebhookconfiguration",
         `${FULLNAME}-validating-webhook-configuration`,
       );
-      for (const w of vwc.webhooks) assert.equal(w.clientConfig.caBundle, b64(ca.cert));
+      // Rendered without a caBundle: the manager sets it.
+      for (const w of vwc.webhooks) assert.equal(w.clientConfig.caBundle, undefined);
+      const noSecret = await cp.kubectl("get", "secret", `${FULLNAME}-webhook-cert`, "-n", ns);
+      assert.notEqual(noSecret.code, 0, "no admission Secret before the manager runs");
     });
 
     await step("the manager Pod becomes Ready (chart probes, SA token, chart RBAC)", async () => {
@@ -219,6 +207,23 @@ Deno.test({
       assert.equal(pod.spec.serviceAccountName, `${FULLNAME}-manager`);
       const log = await cp.kubelet!.podLog(ns, pod.metadata.name);
       assert.match(log, /"mode":"builtin"/, log.slice(-4000));
+      assert.match(log, /admission webhooks serving \(self-issued certificate\)/, log.slice(-4000));
+      // The self-issued admission certificate, from the built-in CA, and the caBundle it set.
+      const caSecret = await getJSON("secret", "dco-webhook-ca", "-n", ns);
+      const admission = await getJSON("secret", `${FULLNAME}-webhook-cert`, "-n", ns);
+      assert.equal(admission.type, "kubernetes.io/tls");
+      assert.equal(admission.data["ca.crt"], caSecret.data["tls.crt"]);
+      await waitFor("VWC caBundle set by the manager", async () => {
+        const vwc = await getJSON(
+          "validatingwebhookconfiguration",
+          `${FULLNAME}-validating-webhook-configuration`,
+        );
+        return vwc.webhooks.every((w: Obj) => w.clientConfig.caBundle === caSecret.data["tls.crt"])
+          ? vwc
+          : undefined;
+      }, { timeoutMs: 30_000 }).catch(async (e) => {
+        throw new Error(await fail((e as Error).message));
+      });
       // Leader election through the chart's RBAC: the manager holds its Lease.
       await waitFor("manager Lease held", async () => {
         const leases = (await getJSON("leases", "-n", ns)).items;
@@ -287,8 +292,9 @@ Deno.test({
     });
 
     await step("the admission webhook (manager Pod) refuses a second config", async () => {
-      // Through the chart's ValidatingWebhookConfiguration (caBundle from the Secret) and the
-      // admission Service to the manager Pod: a target has at most one config.
+      // Through the chart's ValidatingWebhookConfiguration (caBundle set by the manager) and the
+      // admission Service to the manager Pod's self-issued certificate: a target has at most one
+      // config.
       const file = `${await cp.makeTempDir("bad")}/bad.json`;
       await Deno.writeTextFile(file, JSON.stringify(gadgetsConfig("second", "spec.capacity")));
       const r = await cp.kubectl("create", "-f", file);

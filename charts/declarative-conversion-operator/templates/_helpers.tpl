@@ -59,6 +59,21 @@ control-plane: controller-manager
 {{- printf "%s-webhook-cert" (include "dco.fullname" .) -}}
 {{- end -}}
 
+{{/*
+"true" when the manager issues its own admission certificate from its built-in CA into
+`dco.webhookCertSecret` and sets the ValidatingWebhookConfiguration's caBundle itself
+(`--admission-*` flags): admission on, cert-manager off, certificates.mode auto or builtin.
+*/}}
+{{- define "dco.admissionSelfIssued" -}}
+{{- if and .Values.admissionWebhook.enabled (not .Values.certManager.enabled) (has .Values.certificates.mode (list "auto" "builtin")) -}}
+true
+{{- end -}}
+{{- end -}}
+
+{{- define "dco.validatingWebhookConfigurationName" -}}
+{{- printf "%s-validating-webhook-configuration" (include "dco.fullname" .) -}}
+{{- end -}}
+
 {{- define "dco.webhookServiceName" -}}
 {{- printf "%s-webhook-service" (include "dco.fullname" .) -}}
 {{- end -}}
