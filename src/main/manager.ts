@@ -371,12 +371,12 @@ async function main(argv: readonly string[]): Promise<void> {
   // else the self-issued one (built-in CA), else off.
   const admissionListener = () =>
     createNodeAdmissionListener({
-    ctx: admissionContext(deps, {
-      xrd: flags.enableXrdSupport,
-      crd: flags.enableCrdSupport,
-    }),
-    onError: (error, path) => log.error("admission decision failed", { path, error }),
-  });
+      ctx: admissionContext(deps, {
+        xrd: flags.enableXrdSupport,
+        crd: flags.enableCrdSupport,
+      }),
+      onError: (error, path) => log.error("admission decision failed", { path, error }),
+    });
   if (await hasKeyPair(flags.webhookCertDir)) {
     try {
       servers.push(
@@ -418,10 +418,14 @@ async function main(argv: readonly string[]): Promise<void> {
       await stopAll(1);
     }
     if (lastError !== undefined && state === undefined) {
-      log.error("the admission caBundle is not set yet; retrying", {
-        validatingWebhookConfiguration: flags.admissionWebhookConfiguration,
-        error: lastError,
-      });
+      log.error(
+        "ensuring the admission certificate/caBundle failed; serving the stored pair, retrying",
+        {
+          secret: keeper.secretRef,
+          validatingWebhookConfiguration: flags.admissionWebhookConfiguration,
+          error: lastError,
+        },
+      );
     }
     try {
       const server = await SecretTlsServer.start({

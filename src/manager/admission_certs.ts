@@ -6,7 +6,8 @@
  * no hand-made Secret.
  *
  * - The leaf lives in `--admission-cert-secret` (operator namespace; `kubernetes.io/tls` with
- *   `tls.crt`, `tls.key`, `ca.crt`; no owner: it is the manager's own), SANs `<svc>`,
+ *   `tls.crt`, `tls.key`, `ca.crt`; no owner: it is the manager's own; an `Opaque` Secret made by
+ *   hand for an older install is taken over in place, its type being immutable), SANs `<svc>`,
  *   `<svc>.<ns>`, `<svc>.<ns>.svc`, `<svc>.<ns>.svc.cluster.local` of `--admission-service`.
  *   Issuance, re-issue reasons and renewal (two thirds of the lifetime) are the issuer's.
  * - Replicas race safely: every write is a create, or an update carrying the `resourceVersion`
@@ -23,8 +24,8 @@
  * {@link ADMISSION_RETRY_MS}. Cluster access goes through small interfaces (fakes in tests).
  */
 import type { KubeObject } from "../kube/mod.ts";
-import type { KeyPairPem } from "../webhook/servers.ts";
-import type { WebhookLogger } from "../webhook/_log.ts";
+import type { Logger } from "../obs/log.ts";
+import type { KeyPairPem } from "./admission_http.ts";
 import { type BuiltinIssuer, type SecretStore, x509 } from "./builtin_certs.ts";
 import { LABEL_MANAGED_BY, MANAGED_BY } from "./server_children.ts";
 
@@ -64,7 +65,7 @@ export interface AdmissionCertOptions {
   /** A write that lost a race: HTTP 409 (AlreadyExists or Conflict). */
   isRaceLost?: (e: unknown) => boolean;
   now?: () => number;
-  logger?: WebhookLogger;
+  logger?: Pick<Logger, "info" | "warn" | "error">;
 }
 
 export interface AdmissionCertState {
@@ -181,6 +182,7 @@ export class AdmissionCertKeeper {
           dnsNames,
           commonName: `${o.serviceName}.${o.namespace}.svc`,
           labels: { [LABEL_MANAGED_BY]: MANAGED_BY },
+          acceptOpaque: true,
         });
         break;
       } catch (e) {

@@ -31,21 +31,8 @@ import {
   validateConfigAdmission,
   validateServerAdmission,
 } from "./admission.ts";
-import type { WebhookLogger } from "../webhook/_log.ts";
-import { createLogger } from "../obs/log.ts";
-import {
-  type BindAddress,
-  DEFAULT_HTTP_LIMITS,
-  describeKeyPair,
-  formatAddr,
-  type HttpLimits,
-  type KeyPairPem,
-  type NodeListener,
-  parseBindAddress,
-  type ReloadResult,
-  type ServerHandle,
-  type TlsReloadStats,
-} from "../webhook/servers.ts";
+import { createPrivateKey, X509Certificate } from "node:crypto";
+import { createLogger, type Logger } from "../obs/log.ts";
 
 export const ADMISSION_REVIEW_API_VERSION = "admission.k8s.io/v1";
 export const ADMISSION_REVIEW_KIND = "AdmissionReview";
@@ -300,10 +287,76 @@ export function createNodeAdmissionListener(
 
 // ---------------------------------------------------------------------------------------------
 // The admission TLS listener with a pluggable key-pair source
+//
+// The manager layer may not import the webhook layer (docs/architecture.md, enforced by
+// tests/repo/layering_test.ts), so the few helpers of src/webhook/servers.ts this needs are
+// restated here, structurally compatible with it: `SecretTlsServer` is a `ServerHandle` for
+// `shutdownAll`, and the limits are `DEFAULT_HTTP_LIMITS`.
+
+/** PEM certificate chain and private key. */
+export interface KeyPairPem {
+  cert: string;
+  key: string;
+}
+
+type TlsLogger = Pick<Logger, "info" | "warn" | "error">;
+type NodeListener = (req: IncomingMessage, res: ServerResponse) => void;
+
+/** Server limits, as src/webhook/servers.ts `HttpLimits` (runtime §8.6 [P14]). */
+export interface AdmissionHttpLimits {
+  headerTimeoutMs: number;
+  requestTimeoutMs: number;
+  idleTimeoutMs: number;
+  maxHeaderBytes: number;
+}
+
+/** The values of src/webhook/servers.ts `DEFAULT_HTTP_LIMITS`. */
+export const DEFAULT_ADMISSION_HTTP_LIMITS: Readonly<AdmissionHttpLimits> = Object.freeze({
+  headerTimeoutMs: 10_000,
+  requestTimeoutMs: 35_000,
+  idleTimeoutMs: 120_000,
+  maxHeaderBytes: 1 << 20,
+});
+
+export type ReloadResult = "loaded" | "unchanged" | "reloaded" | "failed";
+
+/** Reload bookkeeping (for logs, debugging and tests). */
+export interface TlsReloadStats {
+  reloads: number;
+  failures: number;
+  lastError: string;
+  lastErrorAt: Date | null;
+  /** Serial of the certificate being served, "" before the first good pair. */
+  serial: string;
+}
+
+/** Go-style `[host]:port` (`:9443`, `127.0.0.1:0`, `[::1]:9443`); "" host = every interface. */
+function parseBindAddress(address: string): { hostname: string; port: number } {
+  const m = /^(?:\[([^\]]*)\]|([^:[\]]*)):(\d{1,5})$/.exec(address.trim());
+  if (m === null || Number(m[3]) > 65535) {
+    throw new Error(`invalid bind address ${JSON.stringify(address)}: want [host]:port`);
+  }
+  return { hostname: m[1] ?? m[2] ?? "", port: Number(m[3]) };
+}
+
+function formatAddr(addr: Deno.NetAddr): string {
+  return addr.hostname.includes(":")
+    ? `[${addr.hostname}]:${addr.port}`
+    : `${addr.hostname}:${addr.port}`;
+}
+
+/** What a pair is, for logs; throws when it does not parse or the key does not match. */
+function describeKeyPair(pair: KeyPairPem): { serial: string; notAfter: string } {
+  const cert = new X509Certificate(pair.cert);
+  if (!cert.checkPrivateKey(createPrivateKey(pair.key))) {
+    throw new Error("tls.key does not match the certificate in tls.crt");
+  }
+  return { serial: cert.serialNumber, notAfter: cert.validTo };
+}
 
 /**
  * Where the admission listener's pair comes from: the cert dir (files mounted from a Secret by
- * cert-manager or the user; {@link ConversionServer} reads those itself) or, for the self-issued
+ * cert-manager or the user; the webhook's `ConversionServer` reads those itself) or, for the self-issued
  * admission certificate (src/manager/admission_certs.ts), the Secret read through the API.
  */
 export type KeyPairSource = () => Promise<KeyPairPem>;
@@ -318,19 +371,20 @@ export interface SecretTlsServerOptions {
   /** Poll interval in ms; 0 disables polling (call `reloadNow`). */
   reloadIntervalMs: number;
   listener: NodeListener;
-  logger?: WebhookLogger;
-  limits?: Partial<HttpLimits>;
+  logger?: TlsLogger;
+  limits?: Partial<AdmissionHttpLimits>;
 }
 
 /**
  * The admission listener when the pair is not in files: `node:https` with `setSecureContext`
- * reload, mirroring {@link ConversionServer} (same TLS floor, same HTTP limits and per-socket
+ * reload, mirroring src/webhook/servers.ts `ConversionServer` (same TLS floor, HTTP limits, per-socket
  * timers, same "keep the last good pair" rule) with the pair read by a function instead of from
- * a directory. Before the first good pair the port listens and every handshake fails.
+ * a directory. Before the first good pair the port listens and every handshake fails. It is a
+ * `ServerHandle` of src/webhook/servers.ts (structurally) for `shutdownAll`.
  */
-export class SecretTlsServer implements ServerHandle {
+export class SecretTlsServer {
   readonly #opts: SecretTlsServerOptions;
-  readonly #log: WebhookLogger;
+  readonly #log: TlsLogger;
   readonly #tls: https.Server;
   readonly #timers = new Map<Socket, ReturnType<typeof setTimeout>>();
   #addr: Deno.NetAddr | undefined;
@@ -349,7 +403,7 @@ export class SecretTlsServer implements ServerHandle {
   private constructor(opts: SecretTlsServerOptions) {
     this.#opts = opts;
     this.#log = opts.logger ?? createLogger("manager.admission.tls");
-    const l = { ...DEFAULT_HTTP_LIMITS, ...opts.limits };
+    const l = { ...DEFAULT_ADMISSION_HTTP_LIMITS, ...opts.limits };
     this.#tls = https.createServer({
       noDelay: true,
       keepAliveTimeout: l.idleTimeoutMs,
@@ -386,7 +440,7 @@ export class SecretTlsServer implements ServerHandle {
     return s;
   }
 
-  async #listen(bind: BindAddress): Promise<void> {
+  async #listen(bind: { hostname: string; port: number }): Promise<void> {
     const listenOn = (host: string) =>
       new Promise<void>((resolve, reject) => {
         const onError = (e: Error) => reject(e);

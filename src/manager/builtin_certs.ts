@@ -75,6 +75,18 @@ export interface ServingCertRequest {
    */
   owner?: OwnerReference;
   labels?: Record<string, string>;
+  /**
+   * Take over an existing `Opaque` Secret in place (its type is immutable) instead of failing:
+   * for the admission Secret, which older installs created by hand with `kubectl create secret
+   * generic`.
+   */
+  acceptOpaque?: boolean;
+}
+
+/** Whether `secret` may hold the pair: type `kubernetes.io/tls`, or Opaque when accepted. */
+function usableType(secret: KubeObject, req: ServingCertRequest): boolean {
+  const type = (secret as { type?: string }).type ?? "Opaque";
+  return type === TLS_SECRET_TYPE || (req.acceptOpaque === true && type === "Opaque");
 }
 
 export interface ServingCertResult {
@@ -328,7 +340,7 @@ export class BuiltinIssuer {
     ca: LoadedCA,
   ): Promise<{ reason?: string; notBefore?: number; notAfter?: number }> {
     if (secret === undefined) return { reason: "the Secret does not exist" };
-    if ((secret as { type?: string }).type !== TLS_SECRET_TYPE) {
+    if (!usableType(secret, req)) {
       return { reason: `the Secret is not of type ${TLS_SECRET_TYPE}` };
     }
     const data = dataOf(secret);
@@ -401,7 +413,7 @@ export class BuiltinIssuer {
       ...(ownerReferences.length > 0 ? { ownerReferences } : {}),
     };
     let stored: KubeObject;
-    if (existing === undefined || (existing as { type?: string }).type !== TLS_SECRET_TYPE) {
+    if (existing === undefined || !usableType(existing, req)) {
       if (existing !== undefined) {
         // The type of a Secret is immutable: this one cannot be converted in place.
         throw new Error(
@@ -422,7 +434,7 @@ export class BuiltinIssuer {
       stored = await this.#store.update(req.namespace, {
         ...existing,
         metadata,
-        type: TLS_SECRET_TYPE,
+        type: (existing as { type?: string }).type ?? "Opaque",
         data,
       } as KubeObject);
     }

@@ -558,8 +558,11 @@ Deno.test("chart: admission Service and ValidatingWebhookConfiguration (cert-man
     kind: "ClusterIssuer",
   });
 
+  // cert-manager off with a mode where the manager does not issue the admission certificate:
+  // the user's Secret, mounted, and the caBundle value.
   const off = await render({
     "certManager.enabled": "false",
+    "certificates.mode": "existing-secret",
     "admissionWebhook.caBundle": "Q0EK",
     "admissionWebhook.failurePolicy": "Ignore",
   });
@@ -577,6 +580,7 @@ Deno.test("chart: admission Service and ValidatingWebhookConfiguration (cert-man
   }
   // The manager still mounts the (user-provided) Secret.
   assert.ok(managerContainer(off).volumeMounts.some((m: Obj) => m.name === "webhook-cert"));
+  assert.ok(!managerContainer(off).args.some((a: string) => a.startsWith("--admission-")));
 
   const noAdmission = await render({ "admissionWebhook.enabled": "false" });
   assert.equal(all(noAdmission, "ValidatingWebhookConfiguration").length, 0);
@@ -584,6 +588,74 @@ Deno.test("chart: admission Service and ValidatingWebhookConfiguration (cert-man
   assert.ok(
     !managerContainer(noAdmission).volumeMounts.some((m: Obj) => m.name === "webhook-cert"),
   );
+});
+
+Deno.test("chart: without cert-manager, auto/builtin make the manager issue the admission certificate", async () => {
+  const vwcName = `${FULLNAME}-validating-webhook-configuration`;
+  const selfIssuedArgs = [
+    `--admission-cert-secret=${FULLNAME}-webhook-cert`,
+    `--admission-service=${FULLNAME}-webhook-service`,
+    `--admission-webhook-configuration=${vwcName}`,
+  ];
+  const vwcRule = (objs: Obj[]) =>
+    (find(objs, "ClusterRole", `${FULLNAME}-manager-role`).rules as Obj[]).filter((r) =>
+      r.resources.includes("validatingwebhookconfigurations") && r.resourceNames
+    );
+  for (const mode of ["auto", "builtin"]) {
+    const objs = await render({
+      "certManager.enabled": "false",
+      "certificates.mode": mode,
+      // Ignored: the manager sets the caBundle.
+      "admissionWebhook.caBundle": "Q0EK",
+    });
+    const c = managerContainer(objs);
+    assert.deepEqual(c.args.filter((a: string) => a.startsWith("--admission-")), selfIssuedArgs);
+    // Read through the API: neither mounted nor required.
+    assert.ok(!c.volumeMounts.some((m: Obj) => m.name === "webhook-cert"), mode);
+    const pod = find(objs, "Deployment", `${FULLNAME}-manager`).spec.template.spec;
+    assert.ok(!pod.volumes.some((v: Obj) => v.name === "webhook-cert"), mode);
+    const vwc = find(objs, "ValidatingWebhookConfiguration", vwcName);
+    assert.equal(vwc.metadata.annotations, undefined);
+    assert.equal(vwc.webhooks.length, 3);
+    for (const w of vwc.webhooks) assert.equal(w.clientConfig.caBundle, undefined, mode);
+    assert.equal(all(objs, "Certificate").length, 0);
+    // RBAC: get/patch on exactly the chart's VWC; the Secret through the namespaced Role (create
+    // cannot be limited by name) and the ClusterRole's get.
+    assert.deepEqual(vwcRule(objs), [{
+      apiGroups: ["admissionregistration.k8s.io"],
+      resources: ["validatingwebhookconfigurations"],
+      resourceNames: [vwcName],
+      verbs: ["get", "patch"],
+    }]);
+    const role = all(objs, "Role").find((r) =>
+      r.metadata.name === `${FULLNAME}-manager-secrets` && r.metadata.namespace === "dco-system"
+    );
+    assert.deepEqual(role?.rules[0].verbs, ["create", "update", "patch"]);
+    assert.deepEqual(
+      ruleFor(find(objs, "ClusterRole", `${FULLNAME}-manager-role`), "", "secrets")?.verbs,
+      ["get"],
+    );
+  }
+  // Not with cert-manager (the Certificate + CA injection), nor in the other modes, nor without
+  // admission.
+  for (
+    const sets of [
+      {},
+      { "certManager.enabled": "false", "certificates.mode": "cert-manager" },
+      { "certManager.enabled": "false", "certificates.mode": "existing-secret" },
+      { "certManager.enabled": "false", "admissionWebhook.enabled": "false" },
+    ] as Array<Record<string, string>>
+  ) {
+    const objs = await render(sets);
+    const label = JSON.stringify(sets);
+    assert.ok(
+      !managerContainer(objs).args.some((a: string) => a.startsWith("--admission-")),
+      label,
+    );
+    assert.deepEqual(vwcRule(objs), [], label);
+  }
+  const linted = await lint({ "certManager.enabled": "false", "certificates.mode": "builtin" });
+  assert.equal(linted.code, 0, linted.stdout + linted.stderr);
 });
 
 Deno.test("chart: the default ConversionWebhookServer", async () => {

@@ -245,10 +245,16 @@ Deno.test({
 
       let planHash = "";
       await t.step("(a) the XRD is patched at v2; its generated CRD is not there yet", async () => {
+        // Applying spec.conversion bumps the XRD's generation, which is part of the schema hash:
+        // the next reconcile re-stamps the annotation. Wait until status and XRD agree.
         const applied = await waitFor("Applied", async () => {
           const c = await xrdConfig("nets");
+          const annotated = (await getXRD(nets)).metadata.annotations?.[
+            "conversion.terasky.com/plan-hash"
+          ];
           return c.status?.phase === "Applied" &&
-              cond(c, "ConversionPropagated") !== undefined
+              cond(c, "ConversionPropagated") !== undefined &&
+              annotated === c.status.schemaHash
             ? c
             : undefined;
         }, { timeoutMs: 60_000 });

@@ -7,6 +7,7 @@ import {
   parseManagerFlags,
   resolveCertificateMode,
   resolveOperatorNamespace,
+  selfIssuedAdmission,
 } from "../../src/manager/flags.ts";
 
 Deno.test("manager flags: defaults follow runtime §2.1", () => {
@@ -98,4 +99,43 @@ Deno.test("manager flags: --certificate-mode values, default auto, resolution an
   assert.equal(certModeOf("cert-manager"), "CertManager");
   assert.equal(certModeOf("builtin"), "Builtin");
   assert.equal(certModeOf("existing-secret"), "ExistingSecret");
+});
+
+Deno.test("manager flags: --admission-* (self-issued admission certificate), default off", () => {
+  const off = parseManagerFlags([]);
+  assert.equal(off.admissionCertSecret, "");
+  assert.equal(off.admissionService, "");
+  assert.equal(off.admissionWebhookConfiguration, "");
+  assert.equal(selfIssuedAdmission(off), false);
+  const f = parseManagerFlags([
+    "--admission-cert-secret=dco-webhook-cert",
+    "--admission-service",
+    "dco-webhook-service",
+    "--admission-webhook-configuration=dco-validating-webhook-configuration",
+  ]);
+  assert.equal(f.admissionCertSecret, "dco-webhook-cert");
+  assert.equal(f.admissionService, "dco-webhook-service");
+  assert.equal(f.admissionWebhookConfiguration, "dco-validating-webhook-configuration");
+  assert.equal(selfIssuedAdmission(f), true, "auto (the default mode)");
+  assert.equal(selfIssuedAdmission({ ...f, certificateMode: "builtin" }), true);
+  assert.equal(selfIssuedAdmission({ ...f, certificateMode: "cert-manager" }), false);
+  assert.equal(selfIssuedAdmission({ ...f, certificateMode: "existing-secret" }), false);
+  // The VWC is optional.
+  const noVwc = parseManagerFlags(["--admission-cert-secret=s", "--admission-service=svc"]);
+  assert.equal(selfIssuedAdmission(noVwc), true);
+  for (
+    const args of [
+      ["--admission-cert-secret=s"],
+      ["--admission-service=svc"],
+      ["--admission-webhook-configuration=v"],
+      ["--admission-cert-secret=Bad_Name", "--admission-service=svc"],
+      [
+        "--admission-cert-secret=s",
+        "--admission-service=svc.",
+        "--admission-webhook-configuration=v",
+      ],
+    ]
+  ) {
+    assert.throws(() => parseManagerFlags(args), ManagerFlagError, args.join(" "));
+  }
 });
