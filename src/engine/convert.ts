@@ -4,18 +4,23 @@
  * webhook and CLI do.
  */
 import { allOpLinkers } from "./strategies/mod.ts";
-import type { OpFn } from "./strategy.ts";
+import type { LinkOptions, OpFn } from "./strategy.ts";
 import type { AnalysisResult, Direction, JsonObject, OpData, PlanData } from "./types.ts";
 import { ConversionError, deepCopy, isMap, setKey } from "./value.ts";
 
 const LINKERS = allOpLinkers();
 
 /** Turns op data into closures (recursively for nested op lists). */
-export function linkOps(ops: readonly OpData[]): OpFn[] {
-  return ops.map((op) => {
+export function linkOps(ops: readonly OpData[], options: LinkOptions = {}): OpFn[] {
+  const link = (nested: readonly OpData[]) => linkOps(nested, options);
+  return ops.map((op, i) => {
     const linker = LINKERS.get(op.op);
     if (linker === undefined) throw new Error(`unknown op code ${JSON.stringify(op.op)} in plan`);
-    return linker(op, linkOps);
+    // Sharing is safe only for a carry that nothing runs after (see LinkOptions).
+    const own = options.shareInput === true && op.op === "carry" && i !== ops.length - 1
+      ? { ...options, shareInput: false }
+      : options;
+    return linker(op, link, own);
   });
 }
 
@@ -26,12 +31,12 @@ export interface LinkedPlan {
   readonly spokeToHub: readonly OpFn[];
 }
 
-export function linkPlan(plan: PlanData): LinkedPlan {
+export function linkPlan(plan: PlanData, options: LinkOptions = {}): LinkedPlan {
   return {
     hubVersion: plan.hubVersion,
     spokeVersion: plan.spokeVersion,
-    hubToSpoke: linkOps(plan.hubToSpoke),
-    spokeToHub: linkOps(plan.spokeToHub),
+    hubToSpoke: linkOps(plan.hubToSpoke, options),
+    spokeToHub: linkOps(plan.spokeToHub, options),
   };
 }
 
@@ -101,12 +106,24 @@ export class Router {
 }
 
 /** Builds a router from an analysis; spokes without a plan (errors) are left out. */
-export function createRouter(analysis: AnalysisResult): Router;
-export function createRouter(hubVersion: string, plans: Iterable<PlanData>): Router;
-export function createRouter(a: AnalysisResult | string, plans?: Iterable<PlanData>): Router {
-  if (typeof a === "string") return new Router(a, [...(plans ?? [])].map(linkPlan));
+export function createRouter(analysis: AnalysisResult, options?: LinkOptions): Router;
+export function createRouter(
+  hubVersion: string,
+  plans: Iterable<PlanData>,
+  options?: LinkOptions,
+): Router;
+export function createRouter(
+  a: AnalysisResult | string,
+  b?: Iterable<PlanData> | LinkOptions,
+  c?: LinkOptions,
+): Router {
+  if (typeof a === "string") {
+    const plans = (b ?? []) as Iterable<PlanData>;
+    return new Router(a, [...plans].map((p) => linkPlan(p, c)));
+  }
+  const options = b as LinkOptions | undefined;
   const linked: LinkedPlan[] = [];
-  for (const s of a.spokes) if (s.plan !== undefined) linked.push(linkPlan(s.plan));
+  for (const s of a.spokes) if (s.plan !== undefined) linked.push(linkPlan(s.plan, options));
   return new Router(a.hubVersion, linked);
 }
 

@@ -21,7 +21,19 @@ export type OpFn = (input: JsonObject, output: JsonObject) => void;
 /** Links nested op lists (ForEach, `when` gates). */
 export type LinkOps = (ops: readonly OpData[]) => OpFn[];
 
-export type OpLinker = (op: OpData, link: LinkOps) => OpFn;
+/** How a plan is linked. */
+export interface LinkOptions {
+  /**
+   * Let the output share carried subtrees (identity copies, passthrough) with the input instead
+   * of deep-copying them. Only for callers that own the input and never use it again (the
+   * webhook: a parsed request is discarded after the response is encoded). Safe because the
+   * carry walk is the last op of every scope: nothing writes into the output after it, so no
+   * shared subtree is ever written through either object.
+   */
+  shareInput?: boolean;
+}
+
+export type OpLinker = (op: OpData, link: LinkOps, options: LinkOptions) => OpFn;
 
 /** A resolved schema path: the dotted path, its segments and the node (undefined = not found). */
 export interface Resolved {

@@ -91,7 +91,8 @@ export class PlanRegistry {
       let router: Router | undefined;
       let linkError: string | undefined;
       try {
-        router = createRouter(result.hubVersion, result.plans);
+        // The handler owns each parsed request and discards it after encoding the answer.
+        router = createRouter(result.hubVersion, result.plans, { shareInput: true });
       } catch (e) {
         // Plan data this build cannot link (version skew or a bug): never serve half a plan.
         linkError = `linking compiled plans: ${e instanceof Error ? e.message : String(e)}`;

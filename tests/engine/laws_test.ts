@@ -11,8 +11,9 @@
  *     *unacknowledged-lossy* error and nothing else fails;
  * (d) inputs are never mutated (deep-frozen, and compared with a JSON snapshot) and outputs share
  *     no object with their input;
- * (e) converting the same input twice — and through a structured-cloned, re-linked plan — gives
- *     equal outputs (or the same error).
+ * (e) converting the same input twice — and through a structured-cloned, re-linked plan, and
+ *     through the webhook's `shareInput` linking on the frozen input — gives equal outputs (or
+ *     the same error).
  *
  * Conversions go through `convertObject` (router + apiVersion stamping), as the webhook does.
  */
@@ -180,6 +181,8 @@ for (const c of lawCases()) {
         const { result } = analyzeCase(c);
         const router = createRouter(result);
         const cloned = createRouter(structuredClone(result));
+        // The webhook's linking: outputs may share carried subtrees with the (frozen) input.
+        const shared = createRouter(result, { shareInput: true });
         const [from, to, schema, side] = dir === "hubToSpoke"
           ? [HUB, SPOKE, c.hub, "hub" as const]
           : [SPOKE, HUB, c.spoke, "spoke" as const];
@@ -210,12 +213,17 @@ for (const c of lawCases()) {
             assert.throws(() => convertObject(cloned, input, apiVersion(to)), {
               message: e.message,
             });
+            assert.throws(() => convertObject(shared, input, apiVersion(to)), {
+              message: e.message,
+            });
             continue;
           }
           assert.equal(JSON.stringify(input), snapshot, `input mutated; ${where}`);
           assertNoSharing(input, out, where);
           assert.deepEqual(convertObject(router, input, apiVersion(to)), out, `repeat; ${where}`);
           assert.deepEqual(convertObject(cloned, input, apiVersion(to)), out, `clone; ${where}`);
+          // Frozen input: a write into a shared subtree would throw here.
+          assert.deepEqual(convertObject(shared, input, apiVersion(to)), out, `shared; ${where}`);
           assert.equal(out.apiVersion, apiVersion(to));
           if (!roundTrip) continue;
 

@@ -43,10 +43,14 @@ export const linkWhen: OpLinker = (op, link) => {
  * deep-copied to the same path; declared objects are descended when the input holds a map there.
  * Output maps are created only when something is written under them (§5.7 "empty containers").
  */
-export const linkCarry: OpLinker = (op) => {
+export const linkCarry: OpLinker = (op, _link, options) => {
   const tree = linkTree(op.tree as CarryTree);
-  return (input, output) => carry(input, tree, output, true);
+  const copy = options?.shareInput === true ? share : deepCopy;
+  return (input, output) => carry(input, tree, output, true, copy);
 };
+
+/** The `shareInput` link option's "copy" (see LinkOptions). */
+const share = (v: JsonValue): JsonValue => v;
 
 /** The carry tree as Maps: lookups on the hot path stay monomorphic and fast. */
 type LinkedTree = Map<string, LinkedTree | "copy" | "skip">;
@@ -69,8 +73,14 @@ function linkTree(tree: CarryTree): LinkedTree {
 const KEYED_BUILD_LIMIT = 12;
 
 /** Carries `input` into the output root (which the converter owns: written in place). */
-function carry(input: JsonObject, tree: LinkedTree, out: JsonObject, root: boolean): void {
-  const added = carryLevel(input, tree, out, root);
+function carry(
+  input: JsonObject,
+  tree: LinkedTree,
+  out: JsonObject,
+  root: boolean,
+  copy: (v: JsonValue) => JsonValue,
+): void {
+  const added = carryLevel(input, tree, out, root, copy);
   if (added !== undefined) { for (const [key, value] of added) setKey(out, key, value); }
 }
 
@@ -83,6 +93,7 @@ function carryLevel(
   tree: LinkedTree,
   existing: JsonObject | undefined,
   root: boolean,
+  copy: (v: JsonValue) => JsonValue,
 ): [string, JsonValue][] | undefined {
   let added: [string, JsonValue][] | undefined;
   const put = (key: string, value: JsonValue) => {
@@ -96,11 +107,11 @@ function carryLevel(
     if (node === "skip") continue;
     const v = input[key];
     if (node === undefined) {
-      if (!root) put(key, deepCopy(v));
+      if (!root) put(key, copy(v));
     } else if (node === "copy") {
-      put(key, deepCopy(v));
+      put(key, copy(v));
     } else if (isMap(v)) {
-      const child = carryChild(v, node, existing, key);
+      const child = carryChild(v, node, existing, key, copy);
       if (child !== undefined) put(key, child);
     }
   }
@@ -116,6 +127,7 @@ function carryChild(
   tree: LinkedTree,
   parent: JsonObject | undefined,
   key: string,
+  copy: (v: JsonValue) => JsonValue,
 ): JsonObject | undefined {
   const existing = parent !== undefined && Object.hasOwn(parent, key) ? parent[key] : undefined;
   if (existing !== undefined && !isMap(existing)) {
@@ -123,7 +135,7 @@ function carryChild(
       `cannot write under ${key}: it is a ${typeName(existing)}, not a map`,
     );
   }
-  const added = carryLevel(input, tree, existing, false);
+  const added = carryLevel(input, tree, existing, false, copy);
   if (added === undefined) return undefined; // nothing new below: no empty container either
   if (existing === undefined) return Object.fromEntries(added) as JsonObject;
   if (Object.keys(existing).length + added.length <= KEYED_BUILD_LIMIT) {
