@@ -17,6 +17,9 @@
  * assignedConfigs, servedTargets/reportingReplicas (Leases read through; no Lease watch). Not yet:
  * the Crossplane discovery check and the XRD conversion guard.
  *
+ * `--prepare-uninstall` runs the one-shot uninstall preparation of src/manager/uninstall.ts instead
+ * (the chart's pre-delete hook Job) and exits with its code.
+ *
  * Permissions: `--allow-net --allow-env --allow-read=<cert dir>,<service-account dir>`.
  */
 import { type ConfigKind, CRD_CONFIG_KIND, XRD_CONFIG_KIND } from "../api/mod.ts";
@@ -59,6 +62,7 @@ import {
   selfIssuedAdmission,
 } from "../manager/flags.ts";
 import { ManagerMetrics } from "../manager/deps.ts";
+import { runPrepareUninstall } from "../manager/uninstall.ts";
 import type { ServerChildSettings } from "../manager/server_children.ts";
 import {
   configAffectsServers,
@@ -206,6 +210,7 @@ async function main(argv: readonly string[]): Promise<void> {
     }
     throw e;
   }
+  if (flags.prepareUninstall) Deno.exit(await runPrepareUninstall(flags));
   const shutdown = new AbortController();
   for (const signal of ["SIGTERM", "SIGINT"] as const) {
     Deno.addSignalListener(signal, () => shutdown.abort(new Error(`received ${signal}`)));

@@ -10,7 +10,13 @@
  * `--admission-webhook-configuration` (default "", off) make the manager issue its own admission
  * certificate from the built-in CA (src/manager/admission_certs.ts; docs/manager.md). `--webhook-server-image` is an alias of
  * `--default-webhook-server-image`.
+ *
+ * `--prepare-uninstall` switches the binary to a one-shot mode (src/manager/uninstall.ts, run by
+ * the chart's pre-delete hook Job): refuse while configs exist, else delete every
+ * ConversionWebhookServer and wait, at most `--prepare-uninstall-timeout` (a Go duration, > 0),
+ * until they are gone; the other flags are then ignored except `--kubeconfig`.
  */
+import { parseGoDuration } from "../engine/units.ts";
 
 export interface ManagerFlags {
   metricsBindAddress: string;
@@ -53,6 +59,13 @@ export interface ManagerFlags {
    * `clientConfig.caBundle` the manager sets to the built-in CA. "" ⇒ left alone.
    */
   admissionWebhookConfiguration: string;
+  /**
+   * `--prepare-uninstall`: run the one-shot uninstall preparation (src/manager/uninstall.ts)
+   * instead of the manager, then exit (0 done, 1 refused or failed).
+   */
+  prepareUninstall: boolean;
+  /** `--prepare-uninstall-timeout` (Go duration, > 0): how long to wait for the servers to go. */
+  prepareUninstallTimeoutMs: number;
 }
 
 export const CERTIFICATE_MODES = ["auto", "cert-manager", "builtin", "existing-secret"] as const;
@@ -88,7 +101,7 @@ export class ManagerFlagError extends Error {
   override name = "ManagerFlagError";
 }
 
-type Kind = "string" | "bool" | "int";
+type Kind = "string" | "bool" | "int" | "duration";
 
 const FLAGS: Record<string, [keyof ManagerFlags, Kind]> = {
   "metrics-bind-address": ["metricsBindAddress", "string"],
@@ -109,6 +122,8 @@ const FLAGS: Record<string, [keyof ManagerFlags, Kind]> = {
   "admission-cert-secret": ["admissionCertSecret", "string"],
   "admission-service": ["admissionService", "string"],
   "admission-webhook-configuration": ["admissionWebhookConfiguration", "string"],
+  "prepare-uninstall": ["prepareUninstall", "bool"],
+  "prepare-uninstall-timeout": ["prepareUninstallTimeoutMs", "duration"],
 };
 
 /** The spec's fixed admission cert dir (controller-runtime's default). */
@@ -132,6 +147,8 @@ export const DEFAULT_MANAGER_FLAGS: Readonly<ManagerFlags> = Object.freeze({
   admissionCertSecret: "",
   admissionService: "",
   admissionWebhookConfiguration: "",
+  prepareUninstall: false,
+  prepareUninstallTimeoutMs: 120_000,
 });
 
 /** An object name (RFC 1123 subdomain). */
@@ -188,7 +205,15 @@ export function parseManagerFlags(args: readonly string[]): ManagerFlags {
       if (value === undefined) throw new ManagerFlagError(`--${name} needs a value`);
     }
     if (kind === "string") record[field] = value;
-    else {
+    else if (kind === "duration") {
+      const ns = parseGoDuration(value);
+      if (ns === undefined || ns <= 0n) {
+        throw new ManagerFlagError(
+          `--${name}: ${JSON.stringify(value)} is not a positive duration (e.g. 120s, 2m)`,
+        );
+      }
+      record[field] = Math.max(1, Number(ns / 1_000_000n));
+    } else {
       if (!/^-?\d+$/.test(value)) {
         throw new ManagerFlagError(`--${name}: ${JSON.stringify(value)} is not an integer`);
       }

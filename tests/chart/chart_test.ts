@@ -131,6 +131,7 @@ const LINT_CASES: Array<[string, Record<string, string>]> = [
     "metrics.prometheusRule.enabled": "true",
     "dashboards.enabled": "true",
   }],
+  ["no pre-delete uninstall Job", { "uninstall.prepareJob.enabled": "false" }],
   ["admission webhook off, no CWS, autoscaling", {
     "admissionWebhook.enabled": "false",
     "conversionWebhookServer.create": "false",
@@ -160,6 +161,7 @@ Deno.test("chart: default render has every object, named per the spec", async ()
     `ClusterRoleBinding/${FULLNAME}-webhook-server-rolebinding`,
     "ConversionWebhookServer/default",
     `Deployment/${FULLNAME}-manager`,
+    `Job/${FULLNAME}-prepare-uninstall`,
     `Role/${FULLNAME}-manager-secrets`,
     `Role/${FULLNAME}-webhook-server-leases`,
     `RoleBinding/${FULLNAME}-manager-secrets`,
@@ -240,6 +242,63 @@ Deno.test("chart: manager Deployment args, ports, probes and restricted security
   const vols = Object.fromEntries(pod.volumes.map((v: Obj) => [v.name, v]));
   assert.deepEqual(vols.tmp, { name: "tmp", emptyDir: {} });
   assert.equal(vols["webhook-cert"].secret.secretName, `${FULLNAME}-webhook-cert`);
+});
+
+Deno.test("chart: the pre-delete hook Job runs the manager image with --prepare-uninstall", async () => {
+  const objs = await render();
+  const job = find(objs, "Job", `${FULLNAME}-prepare-uninstall`);
+  assert.equal(job.metadata.namespace, "dco-system");
+  assert.deepEqual(job.metadata.annotations, {
+    "helm.sh/hook": "pre-delete",
+    "helm.sh/hook-weight": "0",
+    "helm.sh/hook-delete-policy": "before-hook-creation,hook-succeeded",
+  });
+  assert.equal(job.metadata.labels["app.kubernetes.io/component"], "prepare-uninstall");
+  assert.equal(job.spec.backoffLimit, 0);
+  assert.equal(job.spec.activeDeadlineSeconds, 180);
+  const pod = job.spec.template.spec;
+  // Not selected by the manager's Services/PDB/NetworkPolicy.
+  assert.equal(job.spec.template.metadata.labels["control-plane"], undefined);
+  assert.equal(pod.restartPolicy, "Never");
+  assert.equal(pod.serviceAccountName, `${FULLNAME}-manager`);
+  const manager = find(objs, "Deployment", `${FULLNAME}-manager`).spec.template.spec;
+  assert.deepEqual(pod.securityContext, manager.securityContext);
+  const c = pod.containers[0];
+  const m = manager.containers[0];
+  assert.equal(c.image, m.image);
+  assert.equal(c.imagePullPolicy, m.imagePullPolicy);
+  assert.deepEqual(c.args, ["--prepare-uninstall", "--prepare-uninstall-timeout=120s"]);
+  assert.deepEqual(c.securityContext, m.securityContext);
+  assert.deepEqual(c.resources, m.resources);
+  assert.deepEqual(c.volumeMounts, [{ name: "tmp", mountPath: "/tmp" }]);
+  assert.deepEqual(pod.volumes, [{ name: "tmp", emptyDir: {} }]);
+
+  const tuned = await render({
+    "uninstall.prepareJob.timeoutSeconds": "300",
+    "image.manager.digest": "sha256:" + "a".repeat(64),
+    "manager.nodeSelector.pool": "system",
+    "manager.tolerations[0].operator": "Exists",
+    "imagePullSecrets[0].name": "regcred",
+  });
+  const tj = find(tuned, "Job", `${FULLNAME}-prepare-uninstall`);
+  assert.equal(tj.spec.activeDeadlineSeconds, 360);
+  const tpod = tj.spec.template.spec;
+  assert.deepEqual(tpod.containers[0].args, [
+    "--prepare-uninstall",
+    "--prepare-uninstall-timeout=300s",
+  ]);
+  assert.match(tpod.containers[0].image, /@sha256:a{64}$/);
+  assert.deepEqual(tpod.nodeSelector, { pool: "system" });
+  assert.deepEqual(tpod.tolerations, [{ operator: "Exists" }]);
+  assert.deepEqual(tpod.imagePullSecrets, [{ name: "regcred" }]);
+
+  const off = await render({ "uninstall.prepareJob.enabled": "false" });
+  assert.equal(all(off, "Job").length, 0);
+  for (const bad of ["uninstall.prepareJob.timeoutSeconds=0", "uninstall.prepareJob.wait=1"]) {
+    const r = await helm("template", "rel", CHART, "--kube-version", KUBE_VERSION, "--set", bad);
+    assert.notEqual(r.code, 0, `${bad} must be rejected`);
+    assert.match(r.stderr, /schema/, bad);
+  }
 });
 
 Deno.test("chart: DENO_V8_FLAGS is floor(memory limit x 0.75 / MiB), absent without a limit", async () => {
@@ -1128,7 +1187,33 @@ Deno.test(
       const g = await cp.kubectl("get", kind, name, ...(namespaced ? ["-n", ns] : []));
       assert.equal(g.code, 0, `${kind}/${name}: ${g.stderr}`);
     }
-    const un = await helm("uninstall", "dco", "--kubeconfig", cp.kubeconfigPath, "--namespace", ns);
+    // The pre-delete hook Job (not created by install) is accepted too (server-side dry run).
+    const rendered = await helm(
+      "template",
+      "dco",
+      CHART,
+      "--namespace",
+      ns,
+      "--kube-version",
+      KUBE_VERSION,
+      "--show-only",
+      "templates/manager/pre-delete-job.yaml",
+    );
+    assert.equal(rendered.code, 0, rendered.stderr);
+    const jobFile = `${await cp.makeTempDir("job")}/job.yaml`;
+    await Deno.writeTextFile(jobFile, rendered.stdout);
+    const dry = await cp.kubectl("create", "--dry-run=server", "-f", jobFile);
+    assert.equal(dry.code, 0, `the Job must be accepted: ${dry.stderr}`);
+    // No kubelet runs here, so the hook Job could never complete: uninstall without hooks.
+    const un = await helm(
+      "uninstall",
+      "dco",
+      "--kubeconfig",
+      cp.kubeconfigPath,
+      "--namespace",
+      ns,
+      "--no-hooks",
+    );
     assert.equal(un.code, 0, `${un.stdout}\n${un.stderr}`);
     // Cluster-scoped objects of the release must not outlive it (other tests share clusters).
     const left = await cp.kubectl("get", "clusterrole", `${FULLNAME}-manager-role`);

@@ -16,10 +16,12 @@
  * through the API, not mounted), and the manager sets the ValidatingWebhookConfiguration's
  * caBundle (rendered without one) — the admission steps below go through that certificate.
  *
- * Uninstalling follows docs/installation.md: configs first (break-glass, the target reverts), then
- * the ConversionWebhookServer while the manager still runs, then `helm uninstall` — a bare
- * `helm uninstall` fails in this chart version (Helm deletes the manager's admission Service
- * before the CWS, whose DELETE the Fail-policy admission webhook then cannot admit).
+ * Uninstalling follows docs/installation.md: while a config exists `helm uninstall` fails — the
+ * chart's pre-delete hook Job (`manager --prepare-uninstall`, run by the test kubelet with
+ * restartPolicy Never and kube-controller-manager's job-controller) refuses, names the config, and
+ * nothing is deleted; after the config is deleted (break-glass, the target reverts) a plain
+ * `helm uninstall --wait` succeeds: the hook deleted the ConversionWebhookServer while the manager
+ * and its admission webhook were still up, and nothing of the release is left.
  *
  * Not exercised (the test kubelet does not enforce them): readOnlyRootFilesystem, runAsNonRoot,
  * seccomp, dropped capabilities, resource limits (only DENO_V8_FLAGS, an env var, takes effect),
@@ -305,45 +307,67 @@ Deno.test({
       assert.notEqual(got.code, 0, "nothing was stored");
     });
 
-    await step(
-      "uninstall: configs (break-glass), servers, then the release",
-      async () => {
-        // The target still serves two versions: the delete guard holds the config until the
-        // break-glass annotation (docs/installation.md "Uninstalling").
-        await kubectl(
-          "annotate",
-          "crdconversionconfigs.terasky.com",
-          "gadgets",
-          "conversion.terasky.com/allow-unsafe-delete=true",
-        );
-        await kubectl("delete", "crdconversionconfigs.terasky.com", "gadgets", "--timeout=60s");
-        const target = await getJSON("crd", GADGETS);
-        assert.equal(target.spec.conversion?.strategy ?? "None", "None", "the target reverted");
+    const JOB = `${FULLNAME}-prepare-uninstall`;
+    await step("helm uninstall is refused while a config exists (pre-delete Job)", async () => {
+      const r = await helm(cp, "uninstall", RELEASE, "--namespace", ns, "--wait", "--timeout=3m");
+      assert.notEqual(r.code, 0, `helm uninstall must fail:\n${r.stdout}\n${r.stderr}`);
+      assert.match(r.stderr, new RegExp(`job ${JOB} failed: BackoffLimitExceeded`), r.stderr);
+      // The failed Job stays (hook-delete-policy has no hook-failed); its Pod says why.
+      const pods = (await getJSON("pods", "-n", ns, "-l", `job-name=${JOB}`)).items;
+      assert.equal(pods.length, 1, "backoffLimit 0: one Pod");
+      assert.equal(pods[0].status.phase, "Failed");
+      assert.equal(pods[0].spec.serviceAccountName, `${FULLNAME}-manager`);
+      const log = await cp.kubelet!.podLog(ns, pods[0].metadata.name);
+      assert.match(
+        log,
+        /cannot uninstall: 1 conversion config\(s\) still exist: gadgets \(CRDConversionConfig\)/,
+        log.slice(-4000),
+      );
+      assert.match(log, /Delete the configs first/);
+      // Nothing was deleted: the server and the manager are still there.
+      const cws = await getJSON("conversionwebhookservers.terasky.com", CWS);
+      assert.equal(cws.metadata.deletionTimestamp, undefined);
+      const managers = (await getJSON("pods", "-n", ns, "-l", "control-plane=controller-manager"))
+        .items;
+      assert.ok(managers.some((p: Obj) => cond(p, "Ready")?.status === "True"));
+      await getJSON("deployment", `${FULLNAME}-manager`, "-n", ns);
+    });
 
-        // The servers next, while the manager runs: `helm uninstall` deletes the manager's
-        // Deployment and admission Service before the ConversionWebhookServer (Helm deletes
-        // kinds it does not know last), so the CWS DELETE would fail the admission webhook
-        // (failurePolicy Fail, no Service) and, without the manager, its finalizer would stay.
-        await kubectl("delete", "conversionwebhookservers.terasky.com", CWS, "--timeout=90s");
-        await waitFor("the server's Deployment is gone", async () => {
-          const g = await cp.kubectl("get", "deployments", "-n", ns, "-o", "name");
-          return g.code === 0 && !g.stdout.includes(`deployment.apps/${CWS}`);
-        }, { timeoutMs: 60_000 }).catch(async (e) => {
-          throw new Error(await fail((e as Error).message));
-        });
+    await step("uninstall: configs (break-glass), then a plain helm uninstall", async () => {
+      // The target still serves two versions: the delete guard holds the config until the
+      // break-glass annotation (docs/installation.md "Uninstalling").
+      await kubectl(
+        "annotate",
+        "crdconversionconfigs.terasky.com",
+        "gadgets",
+        "conversion.terasky.com/allow-unsafe-delete=true",
+      );
+      await kubectl("delete", "crdconversionconfigs.terasky.com", "gadgets", "--timeout=60s");
+      const target = await getJSON("crd", GADGETS);
+      assert.equal(target.spec.conversion?.strategy ?? "None", "None", "the target reverted");
 
-        const r = await helm(cp, "uninstall", RELEASE, "--namespace", ns, "--wait");
-        assert.equal(r.code, 0, `helm uninstall:\n${r.stdout}\n${r.stderr}`);
-        await waitFor("no Pods left in the release namespace", async () => {
-          const g = await cp.kubectl("get", "pods", "-n", ns, "-o", "name");
-          return g.code === 0 && g.stdout.trim() === "";
-        }, { timeoutMs: 60_000 }).catch(async (e) => {
-          throw new Error(await fail((e as Error).message));
-        });
-        const left = await cp.kubectl("get", "clusterrole", `${FULLNAME}-manager-role`);
-        assert.notEqual(left.code, 0, "the release's ClusterRole is gone");
-      },
-    );
+      // The pre-delete hook deletes the ConversionWebhookServer while the manager runs.
+      const r = await helm(cp, "uninstall", RELEASE, "--namespace", ns, "--wait", "--timeout=4m");
+      assert.equal(
+        r.code,
+        0,
+        `helm uninstall:\n${r.stdout}\n${r.stderr}\n${await cp.kubelet!.allLogs(20)}`,
+      );
+      const servers = await kubectl("get", "conversionwebhookservers.terasky.com", "-o", "name");
+      assert.equal(servers.trim(), "", "no ConversionWebhookServer left");
+      // Pods (manager, webhook-servers, the hook's), Deployments and the hook Job
+      // (hook-succeeded) are all gone.
+      await waitFor("no Pods, Deployments or Jobs left in the release namespace", async () => {
+        const g = await cp.kubectl("get", "pods,deployments,jobs", "-n", ns, "-o", "name");
+        return g.code === 0 && g.stdout.trim() === "";
+      }, { timeoutMs: 90_000 }).catch(async (e) => {
+        throw new Error(await fail((e as Error).message));
+      });
+      const left = await cp.kubectl("get", "clusterrole", `${FULLNAME}-manager-role`);
+      assert.notEqual(left.code, 0, "the release's ClusterRole is gone");
+      const leftWs = await cp.kubectl("get", "clusterrole", `${FULLNAME}-webhook-server-role`);
+      assert.notEqual(leftWs.code, 0, "the release's ClusterRoles are gone");
+    });
   }, {
     name: "helm-install-e2e",
     kubelet: {

@@ -928,6 +928,7 @@ async function startLocal(
 const KCM_CONTROLLERS = [
   "deployment-controller",
   "replicaset-controller",
+  "job-controller",
   "endpoints-controller",
   "endpointslice-controller",
   "garbage-collector-controller",

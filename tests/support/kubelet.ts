@@ -14,6 +14,12 @@
  * emptyDirs, and the service-account token (TokenRequest, bound to the Pod) at
  * /var/run/secrets/kubernetes.io/serviceaccount.
  *
+ * Restart policy (so kube-controller-manager's job-controller can run Jobs): with `Always` (the
+ * default) an exited container is restarted with back-off (1 s doubling to 10 s, reported as
+ * CrashLoopBackOff); with `Never`, or `OnFailure` and exit code 0, it is not: the container is
+ * reported `terminated` (exit code, reason Completed/Error) and the Pod phase `Succeeded` (code 0)
+ * or `Failed`, which the Pod keeps until it is deleted; `OnFailure` restarts only a non-zero exit.
+ *
  * Deliberate differences from a kubelet: one node; one container per Pod; probes run every
  * min(periodSeconds, 1 s) so tests do not wait out production periods; liveness probes are not
  * run; an emptyDir is not mounted where it would hide this checkout or the Deno binary
@@ -79,6 +85,8 @@ interface RunningPod {
   waitingReason?: string;
   waitingMessage?: string;
   lastTerminated?: Obj;
+  /** Set when the container exited for good (restart policy): the Pod is Succeeded/Failed. */
+  terminated?: Obj;
   volumeVersions: Map<string, string>;
   stop: AbortController;
 }
@@ -319,20 +327,47 @@ export class TestKubelet {
       rp.ready = false;
       await probing;
       if (rp.terminating || rp.stop.signal.aborted) return;
-      rp.restartCount++;
-      rp.lastTerminated = {
-        terminated: {
-          exitCode: status.code,
-          reason: status.code === 0 ? "Completed" : "Error",
-          startedAt: rp.startedAt,
-          finishedAt: new Date().toISOString(),
-        },
+      const terminated = {
+        exitCode: status.code,
+        reason: status.code === 0 ? "Completed" : "Error",
+        startedAt: rp.startedAt,
+        finishedAt: new Date().toISOString(),
       };
+      const policy = rp.pod.spec.restartPolicy ?? "Always";
+      if (policy === "Never" || (policy === "OnFailure" && status.code === 0)) {
+        await this.#complete(rp, terminated);
+        return;
+      }
+      rp.restartCount++;
+      rp.lastTerminated = { terminated };
       rp.waitingReason = "CrashLoopBackOff";
       rp.waitingMessage = `back-off ${backoffMs / 1000}s restarting failed container`;
       await this.#status(rp).catch(() => {});
       await delay(backoffMs, undefined, { signal: rp.stop.signal }).catch(() => {});
       backoffMs = Math.min(backoffMs * 2, 10_000);
+    }
+  }
+
+  /** The container exited for good: terminated state, phase Succeeded/Failed (kept until delete). */
+  async #complete(rp: RunningPod, terminated: Obj): Promise<void> {
+    try {
+      Deno.kill(-rp.pgid!, "SIGKILL"); // anything left in the group, before its id can be reused
+    } catch {
+      // gone
+    }
+    rp.terminated = terminated;
+    rp.stop.abort(); // the volume sync
+    for (let attempt = 0; !this.#stop.signal.aborted && !rp.terminating; attempt++) {
+      try {
+        await this.#status(rp);
+        return;
+      } catch (e) {
+        if (attempt >= 20) {
+          this.#error(`status ${rp.name}: ${(e as Error).message}`);
+          return;
+        }
+        await delay(500, undefined, { signal: this.#stop.signal }).catch(() => {});
+      }
     }
   }
 
@@ -562,7 +597,8 @@ export class TestKubelet {
   async #status(rp: RunningPod): Promise<void> {
     const now = new Date().toISOString();
     const container = rp.pod.spec.containers[0];
-    const running = rp.child && !rp.waitingReason;
+    const terminated = rp.terminated;
+    const running = !terminated && rp.child && !rp.waitingReason;
     const old: Obj[] = rp.pod.status?.conditions ?? [];
     const cond = (type: string, ok: boolean) => {
       const status = ok ? "True" : "False";
@@ -575,11 +611,20 @@ export class TestKubelet {
       };
     };
     const ready = !!running && rp.ready && !rp.terminating;
-    const state = running ? { running: { startedAt: rp.startedAt } } : {
-      waiting: { reason: rp.waitingReason ?? "ContainerCreating", message: rp.waitingMessage },
-    };
+    const state = terminated
+      ? { terminated }
+      : running
+      ? { running: { startedAt: rp.startedAt } }
+      : {
+        waiting: { reason: rp.waitingReason ?? "ContainerCreating", message: rp.waitingMessage },
+      };
+    const phase = terminated
+      ? (terminated.exitCode === 0 ? "Succeeded" : "Failed")
+      : running || rp.restartCount > 0
+      ? "Running"
+      : "Pending";
     const status = {
-      phase: running || rp.restartCount > 0 ? "Running" : "Pending",
+      phase,
       hostIP: this.#net.gateway,
       hostIPs: [{ ip: this.#net.gateway }],
       ...(rp.ip ? { podIP: rp.ip, podIPs: [{ ip: rp.ip }] } : {}),
@@ -614,7 +659,7 @@ export class TestKubelet {
 
   /** SIGTERM to the process group, SIGKILL after `graceMs`. */
   async #kill(rp: RunningPod, graceMs: number): Promise<void> {
-    if (!rp.child || !rp.pgid) return;
+    if (!rp.child || !rp.pgid || rp.terminated) return; // a completed Pod's group is gone
     const signal = (s: Deno.Signal) => {
       try {
         Deno.kill(-rp.pgid!, s);
@@ -682,7 +727,7 @@ export class TestKubelet {
   killNowSync(): void {
     for (const rp of this.#pods.values()) {
       try {
-        if (rp.pgid) Deno.kill(-rp.pgid, "SIGKILL");
+        if (rp.pgid && !rp.terminated) Deno.kill(-rp.pgid, "SIGKILL");
       } catch {
         // gone
       }

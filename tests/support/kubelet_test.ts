@@ -2,7 +2,8 @@
  * The kubelet harness itself: a Deployment becomes running processes behind a Service that the
  * apiserver reaches through EndpointSlices; a Pod reaches the apiserver with its bound
  * service-account token; a deleted Pod's process is stopped and replaced; Secret volumes follow
- * their Secret.
+ * their Secret; a Job (restartPolicy Never) runs to completion: exit 0 ⇒ Pod Succeeded and the Job
+ * Complete, exit 3 ⇒ Pod Failed, not restarted, and the Job (backoffLimit 0) Failed.
  */
 import assert from "node:assert/strict";
 import { waitFor, withControlPlane } from "./control_plane.ts";
@@ -139,6 +140,69 @@ Deno.test({
         const names = JSON.parse(await kubectl("get", "pods", "-n", ns, "-o", "json")).items
           .map((p: { metadata: { name: string } }) => p.metadata.name);
         return d.status?.readyReplicas === 2 && !names.includes(victim.name);
+      }, { timeoutMs: 60_000 });
+    });
+
+    await t.step("Jobs run to completion: restartPolicy Never is honoured", async () => {
+      const job = (name: string, code: number) => ({
+        apiVersion: "batch/v1",
+        kind: "Job",
+        metadata: { name, namespace: ns },
+        spec: {
+          backoffLimit: 0,
+          activeDeadlineSeconds: 120,
+          template: {
+            spec: {
+              restartPolicy: "Never",
+              serviceAccountName: "echo",
+              containers: [{
+                name: "main",
+                image: IMAGE,
+                args: ["eval", `console.log("job ${name}"); Deno.exit(${code})`],
+              }],
+            },
+          },
+        },
+      });
+      await cp.apply(job("ok", 0) as never);
+      await cp.apply(job("bad", 3) as never);
+      const jobCond = (j: { status?: { conditions?: Array<{ type: string; status: string }> } }) =>
+        (j.status?.conditions ?? []).filter((c) => c.status === "True").map((c) => c.type);
+      const getJob = async (name: string) =>
+        JSON.parse(await kubectl("get", "job", name, "-n", ns, "-o", "json"));
+      const ok = await waitFor("Job ok Complete", async () => {
+        const j = await getJob("ok");
+        return jobCond(j).includes("Complete") ? j : undefined;
+      }, { timeoutMs: 90_000 });
+      assert.equal(ok.status.succeeded, 1);
+      const bad = await waitFor("Job bad Failed", async () => {
+        const j = await getJob("bad");
+        return jobCond(j).includes("Failed") ? j : undefined;
+      }, { timeoutMs: 90_000 });
+      assert.equal(bad.status.failed, 1);
+      const podOf = async (name: string) =>
+        JSON.parse(
+          await kubectl("get", "pods", "-n", ns, "-l", `job-name=${name}`, "-o", "json"),
+        ).items;
+      const [okPod] = await podOf("ok");
+      assert.equal(okPod.status.phase, "Succeeded");
+      const okState = okPod.status.containerStatuses[0];
+      assert.equal(okState.state.terminated.exitCode, 0);
+      assert.equal(okState.state.terminated.reason, "Completed");
+      assert.equal(okState.restartCount, 0);
+      assert.match(await cp.kubelet!.podLog(ns, okPod.metadata.name), /job ok/);
+      const badPods = await podOf("bad");
+      assert.equal(badPods.length, 1, "backoffLimit 0: one Pod");
+      assert.equal(badPods[0].status.phase, "Failed");
+      assert.equal(badPods[0].status.containerStatuses[0].state.terminated.exitCode, 3);
+      assert.equal(badPods[0].status.containerStatuses[0].restartCount, 0, "not restarted");
+      // Deleting the Jobs garbage-collects their (completed) Pods.
+      await kubectl("delete", "job", "ok", "bad", "-n", ns, "--cascade=background", "--wait");
+      await waitFor("the Jobs' Pods are gone", async () => {
+        const left = JSON.parse(
+          await kubectl("get", "pods", "-n", ns, "-l", "job-name", "-o", "json"),
+        ).items;
+        return left.length === 0;
       }, { timeoutMs: 60_000 });
     });
   }, { name: "kubelet", kubelet: { images: { [IMAGE]: { entrypoint: [Deno.execPath()] } } } }),
