@@ -36,7 +36,7 @@ import {
   Pacer,
   SERVICE_ACCOUNT_DIR,
 } from "../kube/mod.ts";
-import { createNodeAdmissionListener, SecretTlsServer } from "../manager/admission_http.ts";
+import { createNodeAdmissionListener } from "../manager/admission_http.ts";
 import { AdmissionCertKeeper, type AdmissionCertState } from "../manager/admission_certs.ts";
 import { BuiltinIssuer } from "../manager/builtin_certs.ts";
 import { reconcileConfig } from "../manager/config_reconcile.ts";
@@ -73,14 +73,8 @@ import {
 } from "../manager/server_reconcile.ts";
 import { configureLogging, createLogger } from "../obs/log.ts";
 import { createMetricsRegistry, metricsResponse } from "../obs/metrics.ts";
-import {
-  ConversionServer,
-  createPlainListener,
-  Readiness,
-  type ServerHandle,
-  shutdownAll,
-  startPlainServer,
-} from "../webhook/servers.ts";
+import { Readiness, type ServerHandle, shutdownAll, TlsServer } from "../net/servers.ts";
+import { createPlainListener, startPlainServer } from "../webhook/servers.ts";
 
 const log = createLogger("manager");
 const SHUTDOWN_TIMEOUT_MS = 30_000;
@@ -385,7 +379,7 @@ async function main(argv: readonly string[]): Promise<void> {
   if (await hasKeyPair(flags.webhookCertDir)) {
     try {
       servers.push(
-        await ConversionServer.start({
+        await TlsServer.start({
           address: flags.webhookBindAddress,
           certDir: flags.webhookCertDir,
           reloadIntervalMs: CERT_RELOAD_INTERVAL_MS,
@@ -433,7 +427,7 @@ async function main(argv: readonly string[]): Promise<void> {
       );
     }
     try {
-      const server = await SecretTlsServer.start({
+      const server = await TlsServer.start({
         address: flags.webhookBindAddress,
         loadPair: () => keeper!.readPair(),
         source: keeper.secretRef,

@@ -4,10 +4,10 @@
  *
  * Layers, as for the conversion endpoint: `answerAdmission` is the transport-neutral core (path,
  * method and body bytes or decoded JSON in, HTTP status and response object out);
- * `createNodeAdmissionListener` adapts it to a `node:http`-style request listener, which is what
- * the manager hands to the webhook's `ConversionServer` (TLS with certificate reload, the pair
- * from the cert dir) or to {@link SecretTlsServer} (the same, the pair read from the self-issued
- * admission Secret through the API; src/manager/admission_certs.ts).
+ * `createNodeAdmissionListener` adapts it to a `node:http`-style request listener, which the
+ * manager serves on the shared `TlsServer` (src/net/servers.ts: TLS with certificate reload),
+ * the pair read from the cert dir or, for the self-issued admission certificate, from its Secret
+ * through the API (src/manager/admission_certs.ts).
  *
  * Paths (api.md §4 table; the apiserver may append a query string such as `?timeout=10s`):
  *
@@ -21,8 +21,6 @@
  * itself (a cluster read threw) is a denial with code 500 — never a silent allow.
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
-import https from "node:https";
-import type { AddressInfo, Socket } from "node:net";
 import { CRD_CONFIG_KIND, WEBHOOK_SERVER_KIND, XRD_CONFIG_KIND } from "../api/mod.ts";
 import {
   type AdmissionContext,
@@ -31,8 +29,6 @@ import {
   validateConfigAdmission,
   validateServerAdmission,
 } from "./admission.ts";
-import { createPrivateKey, X509Certificate } from "node:crypto";
-import { createLogger, type Logger } from "../obs/log.ts";
 
 export const ADMISSION_REVIEW_API_VERSION = "admission.k8s.io/v1";
 export const ADMISSION_REVIEW_KIND = "AdmissionReview";
@@ -283,263 +279,4 @@ export function createNodeAdmissionListener(
       answerAdmission(opts, url, method, body).then((a) => write(a), () => res.destroy());
     });
   };
-}
-
-// ---------------------------------------------------------------------------------------------
-// The admission TLS listener with a pluggable key-pair source
-//
-// The manager layer may not import the webhook layer (docs/architecture.md, enforced by
-// tests/repo/layering_test.ts), so the few helpers of src/webhook/servers.ts this needs are
-// restated here, structurally compatible with it: `SecretTlsServer` is a `ServerHandle` for
-// `shutdownAll`, and the limits are `DEFAULT_HTTP_LIMITS`.
-
-/** PEM certificate chain and private key. */
-export interface KeyPairPem {
-  cert: string;
-  key: string;
-}
-
-type TlsLogger = Pick<Logger, "info" | "warn" | "error">;
-type NodeListener = (req: IncomingMessage, res: ServerResponse) => void;
-
-/** Server limits, as src/webhook/servers.ts `HttpLimits` (runtime §8.6 [P14]). */
-export interface AdmissionHttpLimits {
-  headerTimeoutMs: number;
-  requestTimeoutMs: number;
-  idleTimeoutMs: number;
-  maxHeaderBytes: number;
-}
-
-/** The values of src/webhook/servers.ts `DEFAULT_HTTP_LIMITS`. */
-export const DEFAULT_ADMISSION_HTTP_LIMITS: Readonly<AdmissionHttpLimits> = Object.freeze({
-  headerTimeoutMs: 10_000,
-  requestTimeoutMs: 35_000,
-  idleTimeoutMs: 120_000,
-  maxHeaderBytes: 1 << 20,
-});
-
-export type ReloadResult = "loaded" | "unchanged" | "reloaded" | "failed";
-
-/** Reload bookkeeping (for logs, debugging and tests). */
-export interface TlsReloadStats {
-  reloads: number;
-  failures: number;
-  lastError: string;
-  lastErrorAt: Date | null;
-  /** Serial of the certificate being served, "" before the first good pair. */
-  serial: string;
-}
-
-/** Go-style `[host]:port` (`:9443`, `127.0.0.1:0`, `[::1]:9443`); "" host = every interface. */
-function parseBindAddress(address: string): { hostname: string; port: number } {
-  const m = /^(?:\[([^\]]*)\]|([^:[\]]*)):(\d{1,5})$/.exec(address.trim());
-  if (m === null || Number(m[3]) > 65535) {
-    throw new Error(`invalid bind address ${JSON.stringify(address)}: want [host]:port`);
-  }
-  return { hostname: m[1] ?? m[2] ?? "", port: Number(m[3]) };
-}
-
-function formatAddr(addr: Deno.NetAddr): string {
-  return addr.hostname.includes(":")
-    ? `[${addr.hostname}]:${addr.port}`
-    : `${addr.hostname}:${addr.port}`;
-}
-
-/** What a pair is, for logs; throws when it does not parse or the key does not match. */
-function describeKeyPair(pair: KeyPairPem): { serial: string; notAfter: string } {
-  const cert = new X509Certificate(pair.cert);
-  if (!cert.checkPrivateKey(createPrivateKey(pair.key))) {
-    throw new Error("tls.key does not match the certificate in tls.crt");
-  }
-  return { serial: cert.serialNumber, notAfter: cert.validTo };
-}
-
-/**
- * Where the admission listener's pair comes from: the cert dir (files mounted from a Secret by
- * cert-manager or the user; the webhook's `ConversionServer` reads those itself) or, for the self-issued
- * admission certificate (src/manager/admission_certs.ts), the Secret read through the API.
- */
-export type KeyPairSource = () => Promise<KeyPairPem>;
-
-export interface SecretTlsServerOptions {
-  /** Go-style address, e.g. `:9443`. */
-  address: string;
-  /** Reads the current pair; a throw keeps the last good pair (or none) serving. */
-  loadPair: KeyPairSource;
-  /** What {@link SecretTlsServerOptions.loadPair} reads, for logs (e.g. `Secret ns/name`). */
-  source: string;
-  /** Poll interval in ms; 0 disables polling (call `reloadNow`). */
-  reloadIntervalMs: number;
-  listener: NodeListener;
-  logger?: TlsLogger;
-  limits?: Partial<AdmissionHttpLimits>;
-}
-
-/**
- * The admission listener when the pair is not in files: `node:https` with `setSecureContext`
- * reload, mirroring src/webhook/servers.ts `ConversionServer` (same TLS floor, HTTP limits, per-socket
- * timers, same "keep the last good pair" rule) with the pair read by a function instead of from
- * a directory. Before the first good pair the port listens and every handshake fails. It is a
- * `ServerHandle` of src/webhook/servers.ts (structurally) for `shutdownAll`.
- */
-export class SecretTlsServer {
-  readonly #opts: SecretTlsServerOptions;
-  readonly #log: TlsLogger;
-  readonly #tls: https.Server;
-  readonly #timers = new Map<Socket, ReturnType<typeof setTimeout>>();
-  #addr: Deno.NetAddr | undefined;
-  #pair: KeyPairPem | undefined;
-  #poll: ReturnType<typeof setInterval> | undefined;
-  #busy: Promise<ReloadResult> = Promise.resolve("unchanged");
-  #closing = false;
-  readonly stats: TlsReloadStats = {
-    reloads: 0,
-    failures: 0,
-    lastError: "",
-    lastErrorAt: null,
-    serial: "",
-  };
-
-  private constructor(opts: SecretTlsServerOptions) {
-    this.#opts = opts;
-    this.#log = opts.logger ?? createLogger("manager.admission.tls");
-    const l = { ...DEFAULT_ADMISSION_HTTP_LIMITS, ...opts.limits };
-    this.#tls = https.createServer({
-      noDelay: true,
-      keepAliveTimeout: l.idleTimeoutMs,
-      headersTimeout: l.headerTimeoutMs,
-      requestTimeout: l.requestTimeoutMs,
-      maxHeaderSize: l.maxHeaderBytes,
-      minVersion: "TLSv1.2",
-      handshakeTimeout: l.headerTimeoutMs,
-    });
-    this.#tls.on("tlsClientError", () => {});
-    this.#tls.on("secureConnection", (socket: Socket) => {
-      this.#arm(socket, l.headerTimeoutMs);
-      socket.once("close", () => this.#disarm(socket));
-    });
-    this.#tls.on("request", (req: IncomingMessage, res: ServerResponse) => {
-      const socket = req.socket;
-      this.#arm(socket, l.requestTimeoutMs);
-      res.once("finish", () => {
-        if (this.#closing) socket.end();
-        else this.#arm(socket, l.idleTimeoutMs + l.headerTimeoutMs);
-      });
-      opts.listener(req, res);
-    });
-  }
-
-  /** Listens, then loads the pair. Throws on a bind error; a bad pair is logged and retried. */
-  static async start(opts: SecretTlsServerOptions): Promise<SecretTlsServer> {
-    const s = new SecretTlsServer(opts);
-    await s.#listen(parseBindAddress(opts.address));
-    await s.reloadNow();
-    if (opts.reloadIntervalMs > 0) {
-      s.#poll = setInterval(() => void s.reloadNow(), opts.reloadIntervalMs);
-    }
-    return s;
-  }
-
-  async #listen(bind: { hostname: string; port: number }): Promise<void> {
-    const listenOn = (host: string) =>
-      new Promise<void>((resolve, reject) => {
-        const onError = (e: Error) => reject(e);
-        this.#tls.once("error", onError);
-        this.#tls.listen({ port: bind.port, host }, () => {
-          this.#tls.off("error", onError);
-          resolve();
-        });
-      });
-    if (bind.hostname !== "") {
-      await listenOn(bind.hostname);
-    } else {
-      try {
-        await listenOn("::");
-      } catch (e) {
-        if ((e as { code?: string }).code === "EADDRINUSE") throw e;
-        await listenOn("0.0.0.0"); // a kernel without IPv6
-      }
-    }
-    const a = this.#tls.address() as AddressInfo;
-    this.#addr = { transport: "tcp", hostname: a.address, port: a.port };
-  }
-
-  get addr(): Deno.NetAddr {
-    if (this.#addr === undefined) throw new Error("the listener is not listening");
-    return this.#addr;
-  }
-
-  /** Whether a certificate pair is loaded (handshakes can succeed). */
-  get hasCertificate(): boolean {
-    return this.#pair !== undefined;
-  }
-
-  /** Re-read the pair and install it when it changed and loads. Serialized. */
-  reloadNow(): Promise<ReloadResult> {
-    this.#busy = this.#busy.then(() => this.#reload());
-    return this.#busy;
-  }
-
-  async #reload(): Promise<ReloadResult> {
-    if (this.#closing) return "unchanged";
-    let pair: KeyPairPem;
-    let info: { serial: string; notAfter: string };
-    try {
-      pair = await this.#opts.loadPair();
-      if (this.#pair?.cert === pair.cert && this.#pair.key === pair.key) return "unchanged";
-      // setSecureContext accepts garbage silently and then fails every handshake: check first.
-      info = describeKeyPair(pair);
-      this.#tls.setSecureContext({ cert: pair.cert, key: pair.key, minVersion: "TLSv1.2" });
-    } catch (e) {
-      const message = e instanceof Error ? e.message : String(e);
-      this.stats.failures++;
-      this.stats.lastError = message;
-      this.stats.lastErrorAt = new Date();
-      this.#log.error(
-        this.#pair === undefined
-          ? "loading the TLS certificate failed; TLS handshakes fail until a good pair is readable"
-          : "reloading the TLS certificate failed; keeping the current one",
-        { source: this.#opts.source, error: message },
-      );
-      return "failed";
-    }
-    const first = this.#pair === undefined;
-    this.#pair = pair;
-    this.stats.serial = info.serial;
-    if (!first) this.stats.reloads++;
-    this.#log.info(first ? "TLS certificate loaded" : "TLS certificate reloaded", {
-      address: formatAddr(this.addr),
-      source: this.#opts.source,
-      serial: info.serial,
-      notAfter: info.notAfter,
-    });
-    return first ? "loaded" : "reloaded";
-  }
-
-  #arm(socket: Socket, ms: number): void {
-    const old = this.#timers.get(socket);
-    if (old !== undefined) clearTimeout(old);
-    this.#timers.set(socket, setTimeout(() => socket.destroy(), ms));
-  }
-
-  #disarm(socket: Socket): void {
-    const t = this.#timers.get(socket);
-    if (t !== undefined) clearTimeout(t);
-    this.#timers.delete(socket);
-  }
-
-  /** Stops polling, then shuts down gracefully (in-flight requests finish). */
-  async shutdown(): Promise<void> {
-    this.#closing = true;
-    if (this.#poll !== undefined) clearInterval(this.#poll);
-    this.#poll = undefined;
-    await this.#busy.catch(() => {});
-    const closed = new Promise<void>((resolve) => this.#tls.close(() => resolve()));
-    this.#tls.closeIdleConnections();
-    await closed;
-  }
-
-  forceClose(): void {
-    this.#tls.closeAllConnections();
-  }
 }

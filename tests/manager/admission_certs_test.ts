@@ -3,7 +3,7 @@
  * clock: issuance into the admission Secret (SANs of the Service, no owner), reuse, renewal at
  * two thirds of the lifetime, a new CA, races between replicas (AlreadyExists / Conflict), the
  * ValidatingWebhookConfiguration caBundle (read first, patched only when different), the
- * scheduling, and a real TLS handshake through `SecretTlsServer` with reload from the Secret.
+ * scheduling, and a real TLS handshake through the shared `TlsServer` reading the Secret.
  */
 import assert from "node:assert/strict";
 import { X509Certificate } from "node:crypto";
@@ -17,11 +17,7 @@ import {
   keyPairOfSecret,
   type WebhookConfigStore,
 } from "../../src/manager/admission_certs.ts";
-import {
-  DEFAULT_ADMISSION_HTTP_LIMITS,
-  SecretTlsServer,
-} from "../../src/manager/admission_http.ts";
-import { DEFAULT_HTTP_LIMITS } from "../../src/webhook/servers.ts";
+import { TlsServer } from "../../src/net/servers.ts";
 import {
   BuiltinIssuer,
   CA_SECRET_NAME,
@@ -373,7 +369,7 @@ Deno.test("admission certs: a hand-made Opaque Secret is taken over in place (ty
 });
 
 Deno.test({
-  name: "admission certs: SecretTlsServer serves the Secret's pair and reloads a renewed one",
+  name: "admission certs: TlsServer serves the Secret's pair and reloads a renewed one",
   sanitizeOps: false,
   sanitizeResources: false,
   fn: async () => {
@@ -382,7 +378,7 @@ Deno.test({
     const clock = { now: Date.now() }; // real time: the client checks the validity
     const k = keeper(store, configs, clock, VWC, "localhost");
     const first = await k.ensure();
-    const server = await SecretTlsServer.start({
+    const server = await TlsServer.start({
       address: "127.0.0.1:0",
       loadPair: () => k.readPair(),
       source: k.secretRef,
@@ -441,9 +437,4 @@ Deno.test({
       await server.shutdown();
     }
   },
-});
-
-Deno.test("admission certs: SecretTlsServer uses the webhook listeners' HTTP limits", () => {
-  // Restated in the manager layer (which may not import the webhook layer): kept equal.
-  assert.deepEqual(DEFAULT_ADMISSION_HTTP_LIMITS, DEFAULT_HTTP_LIMITS);
 });

@@ -13,11 +13,12 @@ const ALLOWED: Record<string, readonly string[]> = {
   api: ["engine"],
   assign: ["engine"],
   obs: [],
+  net: ["obs"],
   kube: ["obs"],
   cli: ["engine", "api", "obs", "kube"],
-  manager: ["engine", "api", "assign", "kube", "obs"],
-  webhook: ["engine", "api", "assign", "kube", "obs"],
-  main: ["engine", "api", "assign", "kube", "obs", "cli", "manager", "webhook"],
+  manager: ["engine", "api", "assign", "kube", "obs", "net"],
+  webhook: ["engine", "api", "assign", "kube", "obs", "net"],
+  main: ["engine", "api", "assign", "kube", "obs", "net", "cli", "manager", "webhook"],
 };
 
 /** npm libraries the pure engine may use (CEL, RE2, JSON Patch come with later strategies). */
