@@ -14,23 +14,33 @@
  * Exit 0 only when every check held.
  */
 import { resolveServer, type ServerInfo } from "../src/assign/resolve.ts";
-import { createCA } from "../tests/support/certs.ts";
 import {
   type ControlPlane,
   freePort,
-  resolveAssets,
   startControlPlane,
   waitFor,
 } from "../tests/support/control_plane.ts";
-import { DCO_CRDS } from "../tests/support/dco_crds.ts";
-import { startRoleProcess } from "../tests/support/role_process.ts";
+import {
+  admissionCertificate,
+  applyChartRBAC,
+  fieldRenameConfig,
+  findCondition,
+  getJSON,
+  installDcoCRDs,
+  kubectlOK,
+  type Obj,
+  stackLogs,
+  startManager,
+  twoVersionCRD,
+  validatingWebhook,
+  WEBHOOK_SERVER_SA,
+  webhookServer,
+  webhookServerKubelet,
+} from "../tests/support/dco_stack.ts";
 import { adminHttpClient } from "../tests/support/watch_recorder.ts";
 
-const REPO = new URL("../", import.meta.url).pathname;
 const GROUP = "reassign.dco.test";
 const IMAGE = "dco.test/webhook-server:reassign";
-const SA_DIR = "/var/run/secrets/kubernetes.io/serviceaccount";
-const WEBHOOK_SA = "declarative-conversion-operator-webhook-server";
 const ALPHA = "alpha"; // the default instance, in the pool from the start
 const BETA = "beta";
 
@@ -43,9 +53,6 @@ const args = Object.fromEntries(
 const MIN_REQUESTS = Number(args["min-requests"] ?? 20_000);
 const WORKERS = Number(args["workers"] ?? 8);
 const OBJECTS_PER_WORKER = 3;
-
-// deno-lint-ignore no-explicit-any
-type Obj = any;
 
 function log(msg: string): void {
   console.log(`[reassign ${new Date().toISOString().slice(11, 23)}] ${msg}`);
@@ -68,85 +75,25 @@ function pickPlural(): { plural: string; pool: ServerInfo[] } {
   throw new Error("no candidate name hashes to beta");
 }
 
+/** The target CRD: v1 (`size`, storage) and v2 (`capacity`), and a string `owner` in both. */
 function crd(plural: string) {
-  const schema = (field: string) => ({
-    openAPIV3Schema: {
-      type: "object",
-      properties: {
-        spec: {
-          type: "object",
-          properties: { [field]: { type: "integer" }, owner: { type: "string" } },
-        },
-      },
-    },
+  return twoVersionCRD({
+    group: GROUP,
+    plural,
+    kind: "Widget",
+    singular: plural.replace(/s(\d*)$/, "$1"),
+    stringFields: ["owner"],
   });
-  return {
-    apiVersion: "apiextensions.k8s.io/v1",
-    kind: "CustomResourceDefinition",
-    metadata: { name: `${plural}.${GROUP}` },
-    spec: {
-      group: GROUP,
-      scope: "Namespaced",
-      names: { plural, singular: plural.replace(/s(\d*)$/, "$1"), kind: "Widget" },
-      versions: [
-        { name: "v1", served: true, storage: true, schema: schema("size") },
-        { name: "v2", served: true, storage: false, schema: schema("capacity") },
-      ],
-    },
-  };
 }
 
+/** A ConversionWebhookServer with two replicas of the chart's webhook-server identity. */
 function cws(name: string, extra: Record<string, unknown>) {
-  return {
-    apiVersion: "terasky.com/v1alpha1",
-    kind: "ConversionWebhookServer",
-    metadata: { name },
-    spec: {
-      replicas: 2,
-      serviceAccountName: WEBHOOK_SA,
-      rollout: { preStopSleepSeconds: 1, terminationGracePeriodSeconds: 35 },
-      ...extra,
-    },
-  };
-}
-
-async function kubectlOK(cp: ControlPlane, ...a: string[]): Promise<string> {
-  const r = await cp.kubectl(...a);
-  if (r.code !== 0) throw new Error(`kubectl ${a.join(" ")}: ${r.stderr}`);
-  return r.stdout;
-}
-
-async function getJSON(cp: ControlPlane, ...a: string[]): Promise<Obj> {
-  return JSON.parse(await kubectlOK(cp, "get", ...a, "-o", "json"));
-}
-
-async function applyChartRBAC(cp: ControlPlane, namespace: string): Promise<void> {
-  const { helm } = await resolveAssets();
-  if (!helm) throw new Error("helm is needed (hack/testenv.sh provides it)");
-  const home = await cp.makeTempDir("helm");
-  const out = await new Deno.Command(helm, {
-    args: [
-      "template",
-      "dco",
-      `${REPO}charts/declarative-conversion-operator`,
-      "--namespace",
-      namespace,
-      "--kube-version",
-      "1.37.2",
-      "--show-only",
-      "templates/serviceaccount.yaml",
-      "--show-only",
-      "templates/rbac/clusterrole.yaml",
-      "--show-only",
-      "templates/rbac/clusterrolebinding.yaml",
-    ],
-    env: { HELM_CACHE_HOME: home, HELM_CONFIG_HOME: home, HELM_DATA_HOME: home },
-    stdout: "piped",
-    stderr: "piped",
-  }).output();
-  if (!out.success) throw new Error(`helm template: ${new TextDecoder().decode(out.stderr)}`);
-  await Deno.writeFile(`${home}/rbac.yaml`, out.stdout);
-  await kubectlOK(cp, "apply", "--server-side", "-f", `${home}/rbac.yaml`);
+  return webhookServer(name, {
+    replicas: 2,
+    serviceAccountName: WEBHOOK_SERVER_SA,
+    rollout: { preStopSleepSeconds: 1, terminationGracePeriodSeconds: 35 },
+    ...extra,
+  });
 }
 
 /** Request counters of the load. */
@@ -286,103 +233,52 @@ async function main(): Promise<number> {
   const { plural } = pickPlural();
   const target = `${plural}.${GROUP}`;
   log(`target ${target} (its pool winner among {alpha, beta} is beta)`);
-  const image = {
-    entrypoint: [
-      Deno.execPath(),
-      "run",
-      "--allow-net",
-      "--allow-env",
-      `--allow-read=/tls,${SA_DIR},${REPO}src`,
-      `${REPO}src/main/webhook_server.ts`,
-    ],
-    env: { NO_COLOR: "1", RUST_BACKTRACE: "0" },
-  };
   await using cp = await startControlPlane({
     name: "reassign",
-    kubelet: { images: { [IMAGE]: image } },
+    kubelet: webhookServerKubelet(IMAGE),
   });
-  for (const c of DCO_CRDS) await cp.apply(c);
-  for (const c of DCO_CRDS) await cp.waitForCRD(c.metadata!.name!);
+  await installDcoCRDs(cp);
   const ns = await cp.createNamespace("dco-system");
   await applyChartRBAC(cp, ns);
-  const certDir = await cp.makeTempDir("mgr-tls");
-  const ca = await createCA(certDir, "dco-reassign-ca");
-  const adm = await ca.issue({ commonName: "dco-admission", hosts: ["127.0.0.1"] });
-  await Deno.writeTextFile(`${certDir}/tls.crt`, adm.cert);
-  await Deno.writeTextFile(`${certDir}/tls.key`, adm.key);
+  const { certDir, ca } = await admissionCertificate(cp, "dco-reassign-ca");
   const admissionPort = freePort();
-  await using manager = startRoleProcess(
-    `${REPO}src/main/manager.ts`,
-    ["--allow-net", "--allow-env", `--allow-read=${certDir},${SA_DIR},${cp.kubeconfigPath}`],
-    [
-      `--kubeconfig=${cp.kubeconfigPath}`,
-      `--operator-namespace=${ns}`,
-      `--metrics-bind-address=127.0.0.1:${freePort()}`,
-      `--health-probe-bind-address=127.0.0.1:${freePort()}`,
-      `--webhook-cert-dir=${certDir}`,
-      `--webhook-bind-address=127.0.0.1:${admissionPort}`,
-      `--default-webhook-server-image=${IMAGE}`,
-      "--certificate-mode=builtin",
-      "--enable-xrd-support=false",
-    ],
-  );
-  const dump = async () =>
-    `--- manager ---\n${manager.output().split("\n").slice(-30).join("\n")}\n${await cp.kubelet!
-      .allLogs(20)}`;
+  await using manager = startManager(cp, {
+    certDir,
+    namespace: ns,
+    admissionPort,
+    webhookServerImage: IMAGE,
+    certificateMode: "builtin",
+    features: { xrd: false },
+  });
+  const dump = () => stackLogs(cp, manager, { manager: 30, pods: 20 });
 
   // Admission for the servers, so the pool rule is enforced by the apiserver.
-  await cp.apply({
-    apiVersion: "admissionregistration.k8s.io/v1",
-    kind: "ValidatingWebhookConfiguration",
-    metadata: { name: "dco-reassign" },
-    webhooks: [{
-      name: "vconversionwebhookserver.terasky.com",
-      admissionReviewVersions: ["v1"],
-      sideEffects: "None",
-      failurePolicy: "Fail",
-      clientConfig: {
-        url:
-          `https://127.0.0.1:${admissionPort}/validate-terasky-com-v1alpha1-conversionwebhookserver`,
-        caBundle: btoa(ca.cert),
-      },
-      rules: [{
-        apiGroups: ["terasky.com"],
-        apiVersions: ["v1alpha1"],
-        operations: ["CREATE", "UPDATE"],
-        resources: ["conversionwebhookservers"],
-      }],
-    }],
-  } as never);
+  await cp.apply(validatingWebhook({
+    name: "dco-reassign",
+    kind: "conversionwebhookserver",
+    admissionPort,
+    caPEM: ca.cert,
+  }));
 
   // Through the manager's admission webhook, which may still be starting.
   await waitFor("the servers pass admission", async () => {
     try {
-      await cp.apply(cws(ALPHA, { default: true, sharding: {} }) as never);
-      await cp.apply(cws(BETA, {}) as never);
+      await cp.apply(cws(ALPHA, { default: true, sharding: {} }));
+      await cp.apply(cws(BETA, {}));
       return true;
     } catch (e) {
       if (/failed calling webhook/.test((e as Error).message)) return false;
       throw e;
     }
   }, { timeoutMs: 60_000 });
-  await cp.apply(crd(plural) as never);
+  await cp.apply(crd(plural));
   await cp.waitForCRD(target);
-  await cp.apply({
-    apiVersion: "terasky.com/v1alpha1",
+  await cp.apply(fieldRenameConfig({
     kind: "CRDConversionConfig",
-    metadata: { name: "widgets" },
-    spec: {
-      targetCRD: { name: target },
-      hubVersion: "v1",
-      spokes: [{
-        version: "v2",
-        rules: [{
-          strategy: "FieldRename",
-          fieldRename: { hubPath: "spec.size", spokePath: "spec.capacity" },
-        }],
-      }],
-    },
-  } as never);
+    name: "widgets",
+    target,
+    spokePath: "spec.capacity",
+  }));
 
   const ready = async (name: string) => {
     const s = await getJSON(cp, "conversionwebhookservers.terasky.com", name);
@@ -462,8 +358,8 @@ async function main(): Promise<number> {
         throw new Error(`${(e as Error).message}\n${await dump()}`);
       });
       const seconds = (performance.now() - started) / 1000;
-      const cond = (done.status.conditions ?? []).find((c: Obj) => c.type === "HandoverReady");
-      const verdict = cond ? `${cond.status}/${cond.reason}` : "none";
+      const handover = findCondition(done, "HandoverReady");
+      const verdict = handover ? `${handover.status}/${handover.reason}` : "none";
       if (verdict !== "True/HandoverReady") problems.push(`${label}: verdict ${verdict}`);
       // Let the losing side's drain (30 s) pass under load, before the next move.
       await new Promise((r) => setTimeout(r, 35_000));

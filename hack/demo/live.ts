@@ -14,46 +14,36 @@
  * tears everything down. With `--once` it exits: 0 when every read matched.
  */
 import type * as k8s from "@kubernetes/client-node";
-import { createCA } from "../../tests/support/certs.ts";
 import {
   type ControlPlane,
-  freePort,
   resolveAssets,
   startControlPlane,
   waitFor,
 } from "../../tests/support/control_plane.ts";
-import { DCO_CRDS } from "../../tests/support/dco_crds.ts";
-import { type RoleProcess, startRoleProcess } from "../../tests/support/role_process.ts";
+import {
+  admissionCertificate,
+  applyChartRBAC,
+  findCondition as cond,
+  installDcoCRDs,
+  type Obj,
+  startManager,
+  tryGetJSON,
+  WEBHOOK_SERVER_SA,
+  webhookServer,
+  webhookServerKubelet,
+  writeObjectFile,
+} from "../../tests/support/dco_stack.ts";
+import type { RoleProcess } from "../../tests/support/role_process.ts";
 import { toYaml } from "../../src/cli/output.ts";
 import { convertObject, jsonEqual, type JsonObject } from "../../src/engine/mod.ts";
 import { type Example, loadExample } from "./examples.ts";
 import { beforeAfter, bold, cyan, dim, green, heading, red, say, yellow } from "./view.ts";
 
-const REPO = new URL("../../", import.meta.url).pathname;
-const CHART = `${REPO}charts/declarative-conversion-operator`;
-const RELEASE = "dco";
 const OPERATOR_NS = "dco-system";
 const OBJECTS_NS = "demo";
 const CWS = "dco";
 const IMAGE = "dco.local/webhook-server:demo";
-const SA_DIR = "/var/run/secrets/kubernetes.io/serviceaccount";
 const CONFIG_API = "terasky.com";
-
-/** The webhook-server "image": what the Dockerfile's entrypoint runs, with its permissions. */
-const WEBHOOK_SERVER_IMAGE = {
-  entrypoint: [
-    Deno.execPath(),
-    "run",
-    "--allow-net",
-    "--allow-env",
-    `--allow-read=/tls,${SA_DIR},${REPO}src`,
-    `${REPO}src/main/webhook_server.ts`,
-  ],
-  env: { NO_COLOR: "1", RUST_BACKTRACE: "0" },
-};
-
-// deno-lint-ignore no-explicit-any
-type Obj = any;
 
 export interface LiveOptions {
   example: string;
@@ -142,35 +132,29 @@ export async function runLive(opts: LiveOptions): Promise<number> {
     const t1 = Date.now();
     cp = await startControlPlane({
       name: "demo",
-      kubelet: { images: { [IMAGE]: WEBHOOK_SERVER_IMAGE } },
+      kubelet: webhookServerKubelet(IMAGE),
     });
     say(dim(`      ${cp.server} up in ${secs(t1)}`));
 
     step("dco's CRDs and the chart's ServiceAccounts and RBAC");
-    for (const c of DCO_CRDS) await cp.apply(c);
-    for (const c of DCO_CRDS) await cp.waitForCRD(c.metadata!.name!);
+    await installDcoCRDs(cp);
     await cp.apply(namespace(OPERATOR_NS));
     await cp.apply(namespace(OBJECTS_NS));
-    await applyChartRBAC(cp, assets.helm);
+    await applyChartRBAC(cp, OPERATOR_NS);
 
     step("the manager (a host process, built-in certificate mode)");
-    manager = await startManager(cp);
+    manager = await startDemoManager(cp);
 
     step(`example ${bold(ex.name)}: its CRD, a ConversionWebhookServer and the config`);
     const crd = ex.schema.raw as unknown as k8s.KubernetesObject;
     await cp.apply(crd);
     await cp.waitForCRD(ex.analysis.target);
-    await cp.apply({
-      apiVersion: `${CONFIG_API}/v1alpha1`,
-      kind: "ConversionWebhookServer",
-      metadata: { name: CWS },
-      spec: {
-        default: true,
-        replicas: 1,
-        serviceAccountName: "declarative-conversion-operator-webhook-server",
-        rollout: { preStopSleepSeconds: 1, terminationGracePeriodSeconds: 10 },
-      },
-    } as k8s.KubernetesObject);
+    await cp.apply(webhookServer(CWS, {
+      default: true,
+      replicas: 1,
+      serviceAccountName: WEBHOOK_SERVER_SA,
+      rollout: { preStopSleepSeconds: 1, terminationGracePeriodSeconds: 10 },
+    }));
     await cp.apply(ex.config.config as unknown as k8s.KubernetesObject);
     const m = manager;
     const diagnose = async (e: unknown) =>
@@ -183,14 +167,14 @@ export async function runLive(opts: LiveOptions): Promise<number> {
     step("waiting for the webhook-server Pod and the config to be Applied");
     const t2 = Date.now();
     await waitFor("the ConversionWebhookServer to be Available", async () => {
-      const s = await getJSON(cp!, `conversionwebhookservers.${CONFIG_API}`, CWS);
+      const s = await tryGetJSON(cp!, `conversionwebhookservers.${CONFIG_API}`, CWS);
       return (s?.status?.readyReplicas ?? 0) >= 1 && cond(s, "Available")?.status === "True";
     }, { timeoutMs: 180_000 }).catch(async (e) => {
       throw await diagnose(e);
     });
     const configResource = `${ex.config.kind.toLowerCase()}s.${CONFIG_API}`;
     await waitFor(`${ex.config.kind} ${ex.config.name} to be Applied`, async () => {
-      const c = await getJSON(cp!, configResource, ex.config.name);
+      const c = await tryGetJSON(cp!, configResource, ex.config.name);
       return c?.status?.phase === "Applied";
     }, { timeoutMs: 120_000 }).catch(async (e) => {
       throw await diagnose(e);
@@ -235,70 +219,17 @@ function namespace(name: string): k8s.KubernetesObject {
   return { apiVersion: "v1", kind: "Namespace", metadata: { name } } as k8s.KubernetesObject;
 }
 
-function cond(obj: Obj, type: string): Obj {
-  return (obj?.status?.conditions ?? []).find((c: Obj) => c.type === type);
-}
-
-/** `kubectl get -o json`, or undefined when the read fails. */
-async function getJSON(cp: ControlPlane, ...args: string[]): Promise<Obj | undefined> {
-  const r = await cp.kubectl("get", ...args, "-o", "json");
-  return r.code === 0 ? JSON.parse(r.stdout) : undefined;
-}
-
-/** The chart's ServiceAccounts and RBAC, rendered by helm and applied. */
-async function applyChartRBAC(cp: ControlPlane, helm: string): Promise<void> {
-  const home = await cp.makeTempDir("helm");
-  const out = await new Deno.Command(helm, {
-    args: [
-      "template",
-      RELEASE,
-      CHART,
-      "--namespace",
-      OPERATOR_NS,
-      "--kube-version",
-      "1.37.2",
-      "--show-only",
-      "templates/serviceaccount.yaml",
-      "--show-only",
-      "templates/rbac/clusterrole.yaml",
-      "--show-only",
-      "templates/rbac/clusterrolebinding.yaml",
-    ],
-    env: { HELM_CACHE_HOME: home, HELM_CONFIG_HOME: home, HELM_DATA_HOME: home },
-    stdout: "piped",
-    stderr: "piped",
-  }).output();
-  if (!out.success) {
-    throw new DemoError(`helm template: ${new TextDecoder().decode(out.stderr)}`);
-  }
-  const file = `${home}/rbac.yaml`;
-  await Deno.writeFile(file, out.stdout);
-  const r = await cp.kubectl("apply", "--server-side", "-f", file);
-  if (r.code !== 0) throw new DemoError(`applying the chart's RBAC: ${r.stderr}`);
-}
-
-async function startManager(cp: ControlPlane): Promise<RoleProcess> {
-  const certDir = await cp.makeTempDir("manager-tls");
+/** The manager with built-in certificates; its admission listener gets a demo CA's pair. */
+async function startDemoManager(cp: ControlPlane): Promise<RoleProcess> {
   // The admission listener's certificate (the webhook servers' come from the manager's own CA).
-  const ca = await createCA(certDir, "dco-demo-ca");
-  const admission = await ca.issue({ commonName: "dco-admission", hosts: ["127.0.0.1"] });
-  await Deno.writeTextFile(`${certDir}/tls.crt`, admission.cert);
-  await Deno.writeTextFile(`${certDir}/tls.key`, admission.key);
-  return startRoleProcess(
-    `${REPO}src/main/manager.ts`,
-    ["--allow-net", "--allow-env", `--allow-read=${certDir},${SA_DIR},${cp.kubeconfigPath}`],
-    [
-      `--kubeconfig=${cp.kubeconfigPath}`,
-      `--operator-namespace=${OPERATOR_NS}`,
-      `--metrics-bind-address=127.0.0.1:${freePort()}`,
-      `--health-probe-bind-address=127.0.0.1:${freePort()}`,
-      `--webhook-cert-dir=${certDir}`,
-      `--webhook-bind-address=127.0.0.1:${freePort()}`,
-      `--default-webhook-server-image=${IMAGE}`,
-      "--certificate-mode=builtin",
-      "--enable-xrd-support=false",
-    ],
-  );
+  const { certDir } = await admissionCertificate(cp, "dco-demo-ca", "manager-tls");
+  return startManager(cp, {
+    certDir,
+    namespace: OPERATOR_NS,
+    webhookServerImage: IMAGE,
+    certificateMode: "builtin",
+    features: { xrd: false },
+  });
 }
 
 /** What a reader cares about in an object: no server-set bookkeeping. */
@@ -336,15 +267,11 @@ function comparable(obj: Obj): JsonObject {
 async function showObjects(cp: ControlPlane, ex: Example): Promise<boolean> {
   const { group, hubVersion } = ex.analysis;
   const plural = (ex.schema.raw.spec as Obj).names.plural as string;
-  const dir = await cp.makeTempDir("samples");
   let ok = true;
-  for (const [i, sample] of ex.samples.entries()) {
+  for (const sample of ex.samples) {
     const obj = structuredClone(sample.object) as Obj;
     obj.metadata = { ...obj.metadata, namespace: OBJECTS_NS };
-    // JSON, not YAML: kubectl reads YAML 1.1, where an unquoted `off` is a boolean.
-    const file = `${dir}/${i}.json`;
-    await Deno.writeTextFile(file, JSON.stringify(obj));
-    const created = await cp.kubectl("create", "-f", file);
+    const created = await cp.kubectl("create", "-f", await writeObjectFile(cp, obj));
     if (created.code !== 0) throw new DemoError(`kubectl create ${sample.name}: ${created.stderr}`);
     const name = obj.metadata.name as string;
     const stored = convertObject(ex.router, obj, `${group}/${hubVersion}`);
@@ -353,7 +280,7 @@ async function showObjects(cp: ControlPlane, ex: Example): Promise<boolean> {
     const read = (version: string) =>
       waitFor(
         `${name} at ${version}`,
-        () => getJSON(cp, `${plural}.${version}.${group}`, name, "-n", OBJECTS_NS),
+        () => tryGetJSON(cp, `${plural}.${version}.${group}`, name, "-n", OBJECTS_NS),
         {
           timeoutMs: 30_000,
         },
@@ -390,8 +317,8 @@ async function showObjects(cp: ControlPlane, ex: Example): Promise<boolean> {
 }
 
 async function showStatus(cp: ControlPlane, resource: string, name: string): Promise<void> {
-  const c = await getJSON(cp, resource, name);
-  const s = await getJSON(cp, `conversionwebhookservers.${CONFIG_API}`, CWS);
+  const c = await tryGetJSON(cp, resource, name);
+  const s = await tryGetJSON(cp, `conversionwebhookservers.${CONFIG_API}`, CWS);
   const conditions = (o: Obj) => {
     for (const x of o?.status?.conditions ?? []) {
       const mark = x.status === "True" ? green("True ") : yellow(String(x.status).padEnd(5));

@@ -60,6 +60,13 @@ export function splitKey(key: string): { namespace?: string; name: string } {
 }
 
 /** Where the informer is in its life. */
+/**
+ * A watch that ends with nothing delivered sooner than this counts as a failed watch (backoff).
+ * Real watches last minutes and carry bookmarks; an empty early end means something in the path
+ * closes streams.
+ */
+export const EMPTY_WATCH_MIN_MS = 1_000;
+
 export type InformerPhase = "new" | "listing" | "watching" | "backoff" | "failed" | "stopped";
 
 /** A snapshot of the informer's health, for logs, readiness and tests. */
@@ -355,7 +362,15 @@ export class Informer<T extends KubeObject = KubeObject> implements AsyncDisposa
         }
         op = "watch";
         this.#phase = "watching";
-        await this.#watchOnce(signal); // resets the failure counts once it delivers anything
+        const started = Date.now();
+        const received = await this.#watchOnce(signal); // resets the failure counts on delivery
+        // A watch that ends cleanly, early and empty (a proxy answering 200 and closing, a server
+        // cutting streams) would otherwise be re-opened in a tight loop: treat it as a failure.
+        if (!received && !signal.aborted && Date.now() - started < EMPTY_WATCH_MIN_MS) {
+          throw new KubeNetworkError(
+            `watch ${this.name} ended after ${Date.now() - started} ms without any event`,
+          );
+        }
       } catch (e) {
         if (signal.aborted) break;
         const err = toError(e);

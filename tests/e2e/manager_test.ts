@@ -12,144 +12,71 @@
  */
 import assert from "node:assert/strict";
 import type * as k8s from "@kubernetes/client-node";
-import { b64, createCA } from "../support/certs.ts";
+import { b64 } from "../support/certs.ts";
 import {
   type ControlPlane,
   freePort,
   waitFor,
   withControlPlane,
 } from "../support/control_plane.ts";
-import { DCO_CRDS } from "../support/dco_crds.ts";
-import { httpGet, type RoleProcess, startRoleProcess } from "../support/role_process.ts";
+import {
+  admissionCertificate,
+  fieldRenameConfig,
+  findCondition as cond,
+  installDcoCRDs,
+  kubectlFor,
+  startManager,
+  tryGetJSON,
+  twoVersionCRD,
+  webhookServer,
+} from "../support/dco_stack.ts";
+import { httpGet } from "../support/role_process.ts";
 
 const GROUP = "mgr.dco.test";
-const REPO = new URL("../../", import.meta.url).pathname;
-const ENTRY = `${REPO}src/main/manager.ts`;
-const SA_DIR = "/var/run/secrets/kubernetes.io/serviceaccount";
 const CWS = "dco";
 const SVC = `${CWS}-webhook-server`;
 
-function twoVersionCRD(plural: string, kind: string) {
-  const schema = (sizeField: string) => ({
-    openAPIV3Schema: {
-      type: "object",
-      properties: {
-        spec: {
-          type: "object",
-          properties: { [sizeField]: { type: "integer" }, color: { type: "string" } },
-        },
-      },
-    },
-  });
-  return {
-    apiVersion: "apiextensions.k8s.io/v1",
-    kind: "CustomResourceDefinition",
-    metadata: { name: `${plural}.${GROUP}` },
-    spec: {
-      group: GROUP,
-      scope: "Namespaced",
-      names: { plural, singular: kind.toLowerCase(), kind, listKind: `${kind}List` },
-      versions: [
-        { name: "v1", served: true, storage: true, schema: schema("size") },
-        { name: "v2", served: true, storage: false, schema: schema("capacity") },
-      ],
-    },
-  };
-}
+/** A CRD serving v1 (`size`, storage) and v2 (`capacity`). */
+const twoVersions = (plural: string, kind: string) => twoVersionCRD({ group: GROUP, plural, kind });
 
-function config(name: string, target: string, spokePath: string) {
-  return {
-    apiVersion: "terasky.com/v1alpha1",
-    kind: "CRDConversionConfig",
-    metadata: { name },
-    spec: {
-      targetCRD: { name: target },
-      hubVersion: "v1",
-      spokes: [{
-        version: "v2",
-        rules: [{ strategy: "FieldRename", fieldRename: { hubPath: "spec.size", spokePath } }],
-      }],
-    },
-  };
-}
-
-function startManager(
-  opts: { certDir: string; kubeconfig: string; namespace: string; admissionPort: number },
-): RoleProcess & { metricsURL: string; healthURL: string } {
-  const metricsPort = freePort();
-  const healthPort = freePort();
-  const role = startRoleProcess(
-    ENTRY,
-    ["--allow-net", "--allow-env", `--allow-read=${opts.certDir},${SA_DIR},${opts.kubeconfig}`],
-    [
-      `--kubeconfig=${opts.kubeconfig}`,
-      `--operator-namespace=${opts.namespace}`,
-      `--metrics-bind-address=127.0.0.1:${metricsPort}`,
-      `--health-probe-bind-address=127.0.0.1:${healthPort}`,
-      `--webhook-cert-dir=${opts.certDir}`,
-      `--webhook-bind-address=127.0.0.1:${opts.admissionPort}`,
-      "--enable-xrd-support=false",
-      "--certificate-mode=existing-secret",
-      "--leader-elect",
-      "--zap-log-level=debug",
-    ],
-  );
-  return Object.assign(role, {
-    metricsURL: `http://127.0.0.1:${metricsPort}`,
-    healthURL: `http://127.0.0.1:${healthPort}`,
-  });
-}
+/** A CRDConversionConfig renaming v1's `spec.size` to v2's `spokePath`. */
+const config = (name: string, target: string, spokePath: string) =>
+  fieldRenameConfig({ kind: "CRDConversionConfig", name, target, spokePath });
 
 const get = httpGet;
-
-// deno-lint-ignore no-explicit-any
-type Obj = any;
 
 Deno.test({
   name: "manager process: CWS children, the readiness gate, apply and an invalid config",
   sanitizeResources: false,
   sanitizeOps: false,
   fn: withControlPlane(async (cp: ControlPlane, t) => {
-    for (const crd of DCO_CRDS) await cp.apply(crd);
-    for (const crd of DCO_CRDS) await cp.waitForCRD(crd.metadata!.name!);
+    await installDcoCRDs(cp);
     const ns = await cp.createNamespace("dco-system");
-    const certDir = await cp.makeTempDir("mgr-tls");
-    const ca = await createCA(certDir, "dco-mgr-ca");
-    const admissionCert = await ca.issue({ commonName: "dco-admission", hosts: ["127.0.0.1"] });
-    await Deno.writeTextFile(`${certDir}/tls.crt`, admissionCert.cert);
-    await Deno.writeTextFile(`${certDir}/tls.key`, admissionCert.key);
+    const { certDir, ca } = await admissionCertificate(cp, "dco-mgr-ca");
 
     const widgets = `widgets.${GROUP}`;
     const gizmos = `gizmos.${GROUP}`;
-    await cp.apply(twoVersionCRD("widgets", "Widget") as k8s.KubernetesObject);
-    await cp.apply(twoVersionCRD("gizmos", "Gizmo") as k8s.KubernetesObject);
+    await cp.apply(twoVersions("widgets", "Widget"));
+    await cp.apply(twoVersions("gizmos", "Gizmo"));
     await cp.waitForCRD(widgets);
     await cp.waitForCRD(gizmos);
-    await cp.apply({
-      apiVersion: "terasky.com/v1alpha1",
-      kind: "ConversionWebhookServer",
-      metadata: { name: CWS },
-      spec: { default: true, certificate: { issuerRef: { name: "x" } } },
-    } as k8s.KubernetesObject);
-    await cp.apply(config("widgets", widgets, "spec.capacity") as k8s.KubernetesObject);
+    await cp.apply(
+      webhookServer(CWS, { default: true, certificate: { issuerRef: { name: "x" } } }),
+    );
+    await cp.apply(config("widgets", widgets, "spec.capacity"));
 
     const admissionPort = freePort();
-    await using role = startManager({
+    await using role = startManager(cp, {
       certDir,
-      kubeconfig: cp.kubeconfigPath,
       namespace: ns,
       admissionPort,
+      certificateMode: "existing-secret",
+      features: { xrd: false },
+      leaderElect: true,
+      logLevel: "debug",
     });
-    const kubectl = async (...args: string[]): Promise<string> => {
-      const r = await cp.kubectl(...args);
-      assert.equal(r.code, 0, `kubectl ${args.join(" ")}: ${r.stderr}\n${role.output()}`);
-      return r.stdout;
-    };
-    const getJSON = async (...args: string[]): Promise<Obj> =>
-      JSON.parse(await kubectl("get", ...args, "-o", "json"));
+    const { kubectl, getJSON } = kubectlFor(cp, { diagnostics: () => role.output() });
     const crdConfig = (name: string) => getJSON("crdconversionconfigs.terasky.com", name);
-    const cond = (obj: Obj, type: string) =>
-      (obj.status?.conditions ?? []).find((c: Obj) => c.type === type);
 
     await t.step("health, readiness and admission listeners", async () => {
       await waitFor("readyz", async () => (await get(`${role.healthURL}/readyz`)).status === 200, {
@@ -172,10 +99,11 @@ Deno.test({
     });
 
     await t.step("(a) the CWS children appear, owned by the CWS", async () => {
-      const dep = await waitFor("Deployment", async () => {
-        const r = await cp.kubectl("get", "deployment", SVC, "-n", ns, "-o", "json");
-        return r.code === 0 ? JSON.parse(r.stdout) : undefined;
-      }, { timeoutMs: 60_000 });
+      const dep = await waitFor(
+        "Deployment",
+        () => tryGetJSON(cp, "deployment", SVC, "-n", ns),
+        { timeoutMs: 60_000 },
+      );
       const svc = await getJSON("service", SVC, "-n", ns);
       const cws = await getJSON("conversionwebhookservers.terasky.com", CWS);
       for (const child of [dep, svc]) {
@@ -310,7 +238,7 @@ Deno.test({
     });
 
     await t.step("(d) an invalid config is Invalid and its target untouched", async () => {
-      await cp.apply(config("gizmos", gizmos, "spec.missing") as k8s.KubernetesObject);
+      await cp.apply(config("gizmos", gizmos, "spec.missing"));
       const invalid = await waitFor("Invalid", async () => {
         const c = await crdConfig("gizmos");
         return c.status?.phase === "Invalid" ? c : undefined;

@@ -18,98 +18,43 @@
  */
 import assert from "node:assert/strict";
 import type * as k8s from "@kubernetes/client-node";
-import { b64, createCA } from "../support/certs.ts";
+import { b64 } from "../support/certs.ts";
+import { type ControlPlane, waitFor, withControlPlane } from "../support/control_plane.ts";
 import {
-  type ControlPlane,
-  freePort,
-  waitFor,
-  withControlPlane,
-} from "../support/control_plane.ts";
-import { DCO_CRDS } from "../support/dco_crds.ts";
-import { httpGet, type RoleProcess, startRoleProcess } from "../support/role_process.ts";
+  admissionCertificate,
+  fieldRenameConfig,
+  findCondition as cond,
+  installDcoCRDs,
+  kubectlFor,
+  type Obj,
+  startManager,
+  twoVersionXRD,
+  webhookServer,
+} from "../support/dco_stack.ts";
+import { httpGet } from "../support/role_process.ts";
 import { KubeClient, loadKubeconfig } from "../../src/kube/client.ts";
 import { FakeCrossplane, XRD_CRD, XRDS } from "./_crossplane.ts";
 
 const GROUP = "xrd.dco.test";
-const REPO = new URL("../../", import.meta.url).pathname;
-const ENTRY = `${REPO}src/main/manager.ts`;
-const SA_DIR = "/var/run/secrets/kubernetes.io/serviceaccount";
 const CWS = "dco";
 const SVC = `${CWS}-webhook-server`;
 const FIELD_MANAGER = "declarative-conversion-operator";
-// deno-lint-ignore no-explicit-any
-type Obj = any;
 
 /** An XRD with v1 (`size`) and v2 (`capacity`, referenceable); `claim` ⇒ legacy, at v1. */
-function xrd(plural: string, kind: string, claim?: { plural: string; kind: string }): Obj {
-  const schema = (sizeField: string) => ({
-    openAPIV3Schema: {
-      type: "object",
-      properties: {
-        spec: {
-          type: "object",
-          properties: { [sizeField]: { type: "integer" }, color: { type: "string" } },
-        },
-      },
-    },
-  });
-  return {
-    apiVersion: `apiextensions.crossplane.io/${claim ? "v1" : "v2"}`,
-    kind: "CompositeResourceDefinition",
-    metadata: { name: `${plural}.${GROUP}` },
-    spec: {
-      group: GROUP,
-      ...(claim ? { claimNames: claim } : { scope: "Namespaced" }),
-      names: { plural, kind },
-      versions: [
-        { name: "v1", served: true, referenceable: false, schema: schema("size") },
-        { name: "v2", served: true, referenceable: true, schema: schema("capacity") },
-      ],
-    },
-  };
-}
+const xrd = (plural: string, kind: string, claimNames?: { plural: string; kind: string }) =>
+  twoVersionXRD({ group: GROUP, plural, kind, referenceable: "v2", claimNames });
 
-function config(name: string, target: string, spokePath: string): Obj {
-  return {
-    apiVersion: "terasky.com/v1alpha1",
+/** An XRDConversionConfig with hub v2 renaming `spec.capacity` to v1's `spokePath`. */
+const config = (name: string, target: string, spokePath: string) =>
+  fieldRenameConfig({
     kind: "XRDConversionConfig",
-    metadata: { name },
-    spec: {
-      targetXRD: { name: target },
-      hubVersion: "v2",
-      spokes: [{
-        version: "v1",
-        rules: [{ strategy: "FieldRename", fieldRename: { hubPath: "spec.capacity", spokePath } }],
-      }],
-    },
-  };
-}
-
-function startManager(
-  opts: { certDir: string; kubeconfig: string; namespace: string; admissionPort: number },
-): RoleProcess & { metricsURL: string; healthURL: string } {
-  const metricsPort = freePort();
-  const healthPort = freePort();
-  const role = startRoleProcess(
-    ENTRY,
-    ["--allow-net", "--allow-env", `--allow-read=${opts.certDir},${SA_DIR},${opts.kubeconfig}`],
-    [
-      `--kubeconfig=${opts.kubeconfig}`,
-      `--operator-namespace=${opts.namespace}`,
-      `--metrics-bind-address=127.0.0.1:${metricsPort}`,
-      `--health-probe-bind-address=127.0.0.1:${healthPort}`,
-      `--webhook-cert-dir=${opts.certDir}`,
-      `--webhook-bind-address=127.0.0.1:${opts.admissionPort}`,
-      "--enable-xrd-support=true",
-      "--leader-elect",
-      "--zap-log-level=debug",
-    ],
-  );
-  return Object.assign(role, {
-    metricsURL: `http://127.0.0.1:${metricsPort}`,
-    healthURL: `http://127.0.0.1:${healthPort}`,
+    name,
+    target,
+    hubVersion: "v2",
+    spokeVersion: "v1",
+    hubPath: "spec.capacity",
+    spokePath,
   });
-}
 
 async function sha256Hex(s: string): Promise<string> {
   const d = new Uint8Array(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(s)));
@@ -123,29 +68,16 @@ Deno.test({
   sanitizeResources: false,
   sanitizeOps: false,
   fn: withControlPlane(async (cp: ControlPlane, t) => {
-    for (const crd of [...DCO_CRDS, XRD_CRD]) await cp.apply(crd);
-    for (const crd of [...DCO_CRDS, XRD_CRD]) await cp.waitForCRD(crd.metadata!.name!);
+    await installDcoCRDs(cp, [XRD_CRD]);
     const client = new KubeClient(await loadKubeconfig([cp.kubeconfigPath]));
     const crossplane = new FakeCrossplane(client);
     try {
       const ns = await cp.createNamespace("dco-system");
-      const certDir = await cp.makeTempDir("mgr-tls");
-      const ca = await createCA(certDir, "dco-mgr-ca");
-      const admissionCert = await ca.issue({ commonName: "dco-admission", hosts: ["127.0.0.1"] });
-      await Deno.writeTextFile(`${certDir}/tls.crt`, admissionCert.cert);
-      await Deno.writeTextFile(`${certDir}/tls.key`, admissionCert.key);
+      const { certDir, ca } = await admissionCertificate(cp, "dco-mgr-ca");
 
-      const kubectl = async (...args: string[]): Promise<string> => {
-        const r = await cp.kubectl(...args);
-        assert.equal(r.code, 0, `kubectl ${args.join(" ")}: ${r.stderr}`);
-        return r.stdout;
-      };
-      const getJSON = async (...args: string[]): Promise<Obj> =>
-        JSON.parse(await kubectl("get", ...args, "-o", "json"));
+      const { kubectl, getJSON } = kubectlFor(cp);
       const getXRD = (name: string) => client.get(XRDS(), name) as Promise<Obj>;
       const xrdConfig = (name: string) => getJSON("xrdconversionconfigs.terasky.com", name);
-      const cond = (obj: Obj, type: string) =>
-        (obj.status?.conditions ?? []).find((c: Obj) => c.type === type);
       const establish = (name: string, version = "v2") => crossplane.establish(name, version);
 
       const nets = `xnets.${GROUP}`;
@@ -153,12 +85,9 @@ Deno.test({
       const gadgets = `xgadgets.${GROUP}`;
       await cp.apply(xrd("xnets", "XNet"));
       await establish(nets);
-      await cp.apply({
-        apiVersion: "terasky.com/v1alpha1",
-        kind: "ConversionWebhookServer",
-        metadata: { name: CWS },
-        spec: { default: true, certificate: { issuerRef: { name: "x" } } },
-      } as k8s.KubernetesObject);
+      await cp.apply(
+        webhookServer(CWS, { default: true, certificate: { issuerRef: { name: "x" } } }),
+      );
       const serving = await ca.issue({
         commonName: SVC,
         hosts: [`${SVC}.${ns}.svc`, `${SVC}.${ns}`, SVC],
@@ -172,11 +101,12 @@ Deno.test({
       } as k8s.KubernetesObject);
       await cp.apply(config("nets", nets, "spec.size"));
 
-      await using role = startManager({
+      await using role = startManager(cp, {
         certDir,
-        kubeconfig: cp.kubeconfigPath,
         namespace: ns,
-        admissionPort: freePort(),
+        features: { xrd: true },
+        leaderElect: true,
+        logLevel: "debug",
       });
       const metrics = async () => (await httpGet(`${role.metricsURL}/metrics`)).text;
       const metric = (name: string, labels: string) =>
