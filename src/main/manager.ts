@@ -15,7 +15,10 @@
  * mode; `--certificate-mode=auto` picks it when discovery finds `cert-manager.io/v1`, else the
  * built-in CA of src/manager/builtin_certs.ts), readiness status, DefaultConflict,
  * assignedConfigs, servedTargets/reportingReplicas (Leases read through; no Lease watch). Not yet:
- * the Crossplane discovery check and the XRD conversion guard.
+ * the Crossplane discovery check.
+ *
+ * [P11] With `--enable-xrd-conversion-guard` and XRD support, the admission listener also serves
+ * the mutating XRD conversion guard at `/guard-xrd-conversion` (src/manager/xrd_guard.ts).
  *
  * `--prepare-uninstall` runs the one-shot uninstall preparation of src/manager/uninstall.ts instead
  * (the chart's pre-delete hook Job) and exits with its code.
@@ -50,6 +53,7 @@ import {
   rawServerInfo,
   SECRETS,
   targetLabelOf,
+  xrdGuardLookup,
 } from "../manager/deps.ts";
 import {
   type CertificateModeFlag,
@@ -77,6 +81,7 @@ import { Readiness, type ServerHandle, shutdownAll, TlsServer } from "../net/ser
 import { createPlainListener, startPlainServer } from "../webhook/servers.ts";
 
 const log = createLogger("manager");
+const guardLog = createLogger("manager.admission.xrdguard");
 const SHUTDOWN_TIMEOUT_MS = 30_000;
 const CERT_RELOAD_INTERVAL_MS = 30_000;
 const DISCOVERY_ATTEMPTS = 5;
@@ -106,6 +111,7 @@ const VWC_RESOURCE = {
   version: "v1",
   plural: "validatingwebhookconfigurations",
 } as const;
+const MWC_RESOURCE = { ...VWC_RESOURCE, plural: "mutatingwebhookconfigurations" } as const;
 
 /** The self-issued admission certificate's keeper (src/manager/admission_certs.ts). */
 function admissionCertKeeper(
@@ -126,6 +132,18 @@ function admissionCertKeeper(
     create: (ns: string, secret: KubeObject) => client.create(SECRETS(ns), secret),
     update: (ns: string, secret: KubeObject) => client.update(SECRETS(ns), secret),
   };
+  const webhookConfigStore = (resource: typeof VWC_RESOURCE | typeof MWC_RESOURCE) => ({
+    async get(name: string) {
+      try {
+        return await client.get(resource, name);
+      } catch (e) {
+        if (isNotFound(e)) return undefined;
+        throw e;
+      }
+    },
+    patch: (name: string, patch: unknown) =>
+      client.patch(resource, name, patch, { type: "strategic" }),
+  });
   return new AdmissionCertKeeper({
     issuer: new BuiltinIssuer({ store, namespace, isAlreadyExists }),
     secrets: store,
@@ -133,17 +151,9 @@ function admissionCertKeeper(
     secretName: flags.admissionCertSecret,
     serviceName: flags.admissionService,
     webhookConfiguration: flags.admissionWebhookConfiguration,
-    webhookConfigs: {
-      async get(name) {
-        try {
-          return await client.get(VWC_RESOURCE, name);
-        } catch (e) {
-          if (isNotFound(e)) return undefined;
-          throw e;
-        }
-      },
-      patch: (name, patch) => client.patch(VWC_RESOURCE, name, patch, { type: "strategic" }),
-    },
+    webhookConfigs: webhookConfigStore(VWC_RESOURCE),
+    mutatingWebhookConfiguration: flags.admissionMutatingWebhookConfiguration,
+    mutatingWebhookConfigs: webhookConfigStore(MWC_RESOURCE),
     isRaceLost: (e) => isConflict(e) || isAlreadyExists(e),
     logger: createLogger("manager.admission.certs"),
   });
@@ -214,8 +224,11 @@ async function main(argv: readonly string[]): Promise<void> {
     Deno.env.get("POD_NAMESPACE"),
     await serviceAccountNamespace(),
   );
-  if (flags.enableXrdSupport && flags.enableXrdConversionGuard) {
-    log.info("the XRD conversion guard is not part of this build; ignoring the flag");
+  const xrdGuardEnabled = flags.enableXrdSupport && flags.enableXrdConversionGuard;
+  if (flags.enableXrdConversionGuard && !flags.enableXrdSupport) {
+    log.info("XRD support is off: the XRD conversion guard is not served", {
+      flag: "--enable-xrd-conversion-guard",
+    });
   }
 
   let client: KubeClient;
@@ -375,6 +388,29 @@ async function main(argv: readonly string[]): Promise<void> {
         crd: flags.enableCrdSupport,
       }),
       onError: (error, path) => log.error("admission decision failed", { path, error }),
+      // [P11] The mutating XRD conversion guard (api §4.3), fails open.
+      ...(xrdGuardEnabled
+        ? {
+          xrdGuard: {
+            lookup: xrdGuardLookup(caches),
+            onDecision: (decision, xrd, operation) => {
+              if (decision.patch.length > 0) {
+                guardLog.info("XRD conversion guard restored the conversion stanza", {
+                  xrd,
+                  operation,
+                  reason: decision.reason,
+                });
+              } else {
+                guardLog.debug("XRD conversion guard allowed the write unchanged", {
+                  xrd,
+                  operation,
+                  reason: decision.reason,
+                });
+              }
+            },
+          },
+        }
+        : {}),
     });
   if (await hasKeyPair(flags.webhookCertDir)) {
     try {
@@ -447,6 +483,7 @@ async function main(argv: readonly string[]): Promise<void> {
       address: flags.webhookBindAddress,
       secret: keeper.secretRef,
       validatingWebhookConfiguration: flags.admissionWebhookConfiguration || undefined,
+      mutatingWebhookConfiguration: flags.admissionMutatingWebhookConfiguration || undefined,
       notAfter: state ? new Date(state.notAfter).toISOString() : undefined,
     });
   } else {

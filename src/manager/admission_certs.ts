@@ -17,7 +17,9 @@
  *   no files, no extra permissions — and reloads it when it changes.
  * - `caBundle`: every webhook of `--admission-webhook-configuration` gets the CA (`ca.crt` as
  *   stored, base64); the configuration is read first and patched only when some webhook differs
- *   (strategic merge patch keyed by webhook name, so nothing else is touched).
+ *   (strategic merge patch keyed by webhook name, so nothing else is touched). [P11] The same for
+ *   the MutatingWebhookConfiguration of the XRD conversion guard,
+ *   `--admission-mutating-webhook-configuration`.
  *
  * {@link AdmissionCertKeeper.ensure} does both; `start()` repeats it every
  * {@link ADMISSION_RESYNC_MS}, at the renewal time when that is sooner, and after a failure every
@@ -41,7 +43,10 @@ export function admissionDnsNames(svc: string, ns: string): string[] {
   return [svc, `${svc}.${ns}`, `${svc}.${ns}.svc`, `${svc}.${ns}.svc.cluster.local`];
 }
 
-/** The ValidatingWebhookConfiguration operations the keeper needs (cluster-scoped). */
+/**
+ * The Validating- (or Mutating-) WebhookConfiguration operations the keeper needs
+ * (cluster-scoped).
+ */
 export interface WebhookConfigStore {
   /** The configuration, or undefined when not found. */
   get(name: string): Promise<KubeObject | undefined>;
@@ -62,6 +67,10 @@ export interface AdmissionCertOptions {
   /** `--admission-webhook-configuration`; "" ⇒ the caBundle is left alone. */
   webhookConfiguration: string;
   webhookConfigs?: WebhookConfigStore;
+  /** [P11] `--admission-mutating-webhook-configuration`; ""/absent ⇒ left alone. */
+  mutatingWebhookConfiguration?: string;
+  /** [P11] The MutatingWebhookConfiguration store (needed with the name above). */
+  mutatingWebhookConfigs?: WebhookConfigStore;
   /** A write that lost a race: HTTP 409 (AlreadyExists or Conflict). */
   isRaceLost?: (e: unknown) => boolean;
   now?: () => number;
@@ -78,7 +87,7 @@ export interface AdmissionCertState {
   issued?: string;
   /** The CA (base64 PEM, as `ca.crt` is stored): the caBundle. */
   caBundle: string;
-  /** Whether the VWC was patched this time. */
+  /** Whether the VWC (or the MWC) was patched this time. */
   caBundlePatched: boolean;
 }
 
@@ -215,21 +224,49 @@ export class AdmissionCertKeeper {
     };
   }
 
-  /** Sets every webhook's caBundle of the VWC; true when it patched. Read first, write on change. */
+  /**
+   * Sets every webhook's caBundle of the VWC and, [P11] when configured, of the MWC; true when it
+   * patched either. Read first, write on change. Both are attempted; the first failure is thrown.
+   */
   async syncCABundle(caBundle: string): Promise<boolean> {
     const o = this.#o;
-    if (o.webhookConfiguration === "" || o.webhookConfigs === undefined) return false;
-    const config = await o.webhookConfigs.get(o.webhookConfiguration);
+    let patched = false;
+    let failure: unknown;
+    const targets: Array<[string, string | undefined, WebhookConfigStore | undefined]> = [
+      ["ValidatingWebhookConfiguration", o.webhookConfiguration, o.webhookConfigs],
+      ["MutatingWebhookConfiguration", o.mutatingWebhookConfiguration, o.mutatingWebhookConfigs],
+    ];
+    for (const [kind, name, store] of targets) {
+      if (name === undefined || name === "" || store === undefined) continue;
+      try {
+        patched = await this.#syncOne(kind, name, store, caBundle) || patched;
+      } catch (e) {
+        failure ??= e;
+      }
+    }
+    if (failure !== undefined) throw failure;
+    return patched;
+  }
+
+  async #syncOne(
+    kind: string,
+    name: string,
+    store: WebhookConfigStore,
+    caBundle: string,
+  ): Promise<boolean> {
+    const config = await store.get(name);
     if (config === undefined) {
-      throw new Error(
-        `ValidatingWebhookConfiguration ${o.webhookConfiguration} not found (its caBundle is set once it exists)`,
-      );
+      throw new Error(`${kind} ${name} not found (its caBundle is set once it exists)`);
     }
     const patch = caBundlePatch(config, caBundle);
     if (patch === undefined) return false;
-    await o.webhookConfigs.patch(o.webhookConfiguration, patch);
-    o.logger?.info("admission caBundle updated", {
-      validatingWebhookConfiguration: o.webhookConfiguration,
+    await store.patch(name, patch);
+    this.#o.logger?.info("admission caBundle updated", {
+      [
+        kind === "ValidatingWebhookConfiguration"
+          ? "validatingWebhookConfiguration"
+          : "mutatingWebhookConfiguration"
+      ]: name,
       webhooks: patch.webhooks.map((w) => w.name),
     });
     return true;

@@ -15,6 +15,14 @@
  *   /validate-terasky-com-v1alpha1-crdconversionconfig     CRDConversionConfig
  *   /validate-terasky-com-v1alpha1-conversionwebhookserver ConversionWebhookServer
  *
+ * [P11] Mutating, only when {@link AdmissionHandlerOptions.xrdGuard} is set (api.md §4.3):
+ *
+ *   /guard-xrd-conversion                                  CompositeResourceDefinition (the XRD
+ *                                                          conversion guard, src/manager/xrd_guard.ts)
+ *
+ * The guard always allows; its answer carries a JSONPatch when it restores the conversion stanza,
+ * and a guard decision never turns into a denial (it fails open).
+ *
  * HTTP answers: 404 unknown path, 405 not POST, 413 body over the cap, 400 a body that is not an
  * AdmissionReview v1 with a `request.uid`. Everything else is a 200 AdmissionReview carrying the
  * request uid: a denial has `status.code` 403 (reason `Forbidden`); a failure of the decision
@@ -29,6 +37,13 @@ import {
   validateConfigAdmission,
   validateServerAdmission,
 } from "./admission.ts";
+import {
+  decideXrdGuard,
+  XRD_GUARD_PATH,
+  type XrdConfigLookup,
+  type XrdGuardDecision,
+  xrdGuardResponse,
+} from "./xrd_guard.ts";
 
 export const ADMISSION_REVIEW_API_VERSION = "admission.k8s.io/v1";
 export const ADMISSION_REVIEW_KIND = "AdmissionReview";
@@ -58,6 +73,9 @@ export interface AdmissionResponse {
   allowed: boolean;
   status?: AdmissionResponseStatus;
   warnings?: string[];
+  /** [P11] The XRD conversion guard's restore (base64 of the JSONPatch). */
+  patchType?: "JSONPatch";
+  patch?: string;
 }
 
 export interface AdmissionReviewResponse {
@@ -77,6 +95,16 @@ export interface AdmissionHandlerOptions {
   maxRequestBytes?: number;
   /** Called with a decision that threw (the review is answered as a 500 denial). */
   onError?: (error: unknown, path: AdmissionPath) => void;
+  /**
+   * [P11] Serve the XRD conversion guard at {@link XRD_GUARD_PATH} (api.md §4.3); absent ⇒ that
+   * path is unknown (404).
+   */
+  xrdGuard?: {
+    /** The XRDConversionConfigs targeting an XRD (the config cache's `target` index). */
+    lookup: XrdConfigLookup;
+    /** Called with every decision (e.g. to log restores). */
+    onDecision?: (decision: XrdGuardDecision, xrd: string, operation: string) => void;
+  };
 }
 
 const OPERATIONS: readonly AdmissionOperation[] = ["CREATE", "UPDATE", "DELETE", "CONNECT"];
@@ -92,10 +120,23 @@ export function admissionPathOf(url: string): AdmissionPath | undefined {
   return Object.hasOwn(ADMISSION_PATHS, path) ? path as AdmissionPath : undefined;
 }
 
+/** The path without its query string. */
+function barePath(url: string): string {
+  const q = url.indexOf("?");
+  return q < 0 ? url : url.slice(0, q);
+}
+
+/** Whether `url` is served by these options (a validating path, or the enabled guard's). */
+function isServedPath(opts: AdmissionHandlerOptions, url: string): boolean {
+  return admissionPathOf(url) !== undefined ||
+    (opts.xrdGuard !== undefined && barePath(url) === XRD_GUARD_PATH);
+}
+
 interface ParsedRequest {
   uid: string;
   operation: AdmissionOperation;
   kind: string;
+  group: string;
   name: string;
   object: unknown;
   oldObject: unknown;
@@ -116,10 +157,12 @@ function parseReview(body: unknown): ParsedRequest | string {
     return `request.operation: unknown operation ${JSON.stringify(req.operation)}`;
   }
   const kind = isRecord(req.kind) && typeof req.kind.kind === "string" ? req.kind.kind : "";
+  const group = isRecord(req.kind) && typeof req.kind.group === "string" ? req.kind.group : "";
   return {
     uid: req.uid,
     operation,
     kind,
+    group,
     name: typeof req.name === "string" ? req.name : "",
     object: req.object ?? undefined,
     oldObject: req.oldObject ?? undefined,
@@ -157,6 +200,30 @@ async function decide(
   return await validateConfigAdmission(kind, req.operation, req.object, req.oldObject, ctx);
 }
 
+/** [P11] The XRD conversion guard's answer: always allowed, a JSONPatch when it restores. */
+function guardReview(opts: AdmissionHandlerOptions, req: ParsedRequest): AdmissionReviewResponse {
+  const guard = opts.xrdGuard!;
+  const decision = decideXrdGuard({
+    operation: req.operation,
+    name: req.name,
+    kind: req.kind === "" && req.group === "" ? undefined : {
+      ...(req.group !== "" ? { group: req.group } : {}),
+      ...(req.kind !== "" ? { kind: req.kind } : {}),
+    },
+    object: req.object,
+  }, guard.lookup);
+  try {
+    guard.onDecision?.(decision, req.name, req.operation);
+  } catch {
+    // a logging failure never changes the answer
+  }
+  return {
+    apiVersion: ADMISSION_REVIEW_API_VERSION,
+    kind: ADMISSION_REVIEW_KIND,
+    response: xrdGuardResponse(req.uid, decision),
+  };
+}
+
 const decoder = new TextDecoder("utf-8", { fatal: true });
 
 /**
@@ -169,8 +236,7 @@ export async function answerAdmission(
   method: string,
   body: Uint8Array | string | unknown,
 ): Promise<AdmissionAnswer> {
-  const path = admissionPathOf(url);
-  if (path === undefined) return { status: 404, error: "not found" };
+  if (!isServedPath(opts, url)) return { status: 404, error: "not found" };
   if (method !== "POST") return { status: 405, error: "method not allowed (POST only)" };
   let decoded: unknown = body;
   if (body instanceof Uint8Array || typeof body === "string") {
@@ -185,6 +251,8 @@ export async function answerAdmission(
   }
   const req = parseReview(decoded);
   if (typeof req === "string") return { status: 400, error: `malformed AdmissionReview: ${req}` };
+  const path = admissionPathOf(url);
+  if (path === undefined) return { status: 200, review: guardReview(opts, req) };
   const kind = ADMISSION_PATHS[path];
   if (req.kind !== "" && req.kind !== kind) {
     return {
@@ -245,7 +313,7 @@ export function createNodeAdmissionListener(
       });
       res.end(out.body);
     };
-    if (admissionPathOf(url) === undefined || method !== "POST") {
+    if (!isServedPath(opts, url) || method !== "POST") {
       answerAdmission(opts, url, method, new Uint8Array()).then((a) => {
         req.resume();
         write(a);

@@ -41,6 +41,7 @@ import type {
   ConfigReconcileMetrics,
 } from "./config_reconcile.ts";
 import type { TargetKind } from "./conversion_patch.ts";
+import type { XrdConfigLookup } from "./xrd_guard.ts";
 import { LABEL_MANAGED_BY, MANAGED_BY, tlsSecretName } from "./server_children.ts";
 
 // ---------------------------------------------------------------------------------------------
@@ -562,6 +563,21 @@ export function admissionContext(
       return out;
     },
     listServers: () => o.caches.servers.list().map(rawServerInfo),
+  };
+}
+
+/**
+ * [P11] The XRD conversion guard's lookup (api.md §4.3 step 2): the stored XRDConversionConfigs
+ * whose `spec.targetXRD.name` is the XRD's name, through the config cache's `target` index; none
+ * when XRD configs are not cached.
+ */
+export function xrdGuardLookup(caches: Pick<ManagerCaches, "configs">): XrdConfigLookup {
+  return (xrdName) => {
+    const informer = caches.configs.get(XRD_CONFIG_KIND);
+    if (informer === undefined) return [];
+    return informer.indexKeys(TARGET_INDEX, xrdName)
+      .map((key) => informer.get(key))
+      .filter((obj): obj is KubeObject => obj !== undefined);
   };
 }
 

@@ -7,7 +7,8 @@
  * Beyond the spec's table (whose admission port and cert dir are fixed), `--webhook-bind-address`,
  * `--webhook-cert-dir`, `--operator-namespace` and `--kubeconfig` exist for development and tests;
  * their defaults are the spec's fixed values. `--admission-cert-secret`, `--admission-service` and
- * `--admission-webhook-configuration` (default "", off) make the manager issue its own admission
+ * `--admission-webhook-configuration` (default "", off) and [P11]
+ * `--admission-mutating-webhook-configuration` make the manager issue its own admission
  * certificate from the built-in CA (src/manager/admission_certs.ts; docs/manager.md). `--webhook-server-image` is an alias of
  * `--default-webhook-server-image`.
  *
@@ -29,7 +30,10 @@ export interface ManagerFlags {
   webhookBindAddress: string;
   enableXrdSupport: boolean;
   enableCrdSupport: boolean;
-  /** [P11] Accepted; the guard is not part of this build (logged). */
+  /**
+   * [P11] Serve the mutating XRD conversion guard (api.md §4.3, src/manager/xrd_guard.ts) on the
+   * admission listener; only with `enableXrdSupport` (otherwise ignored, logged).
+   */
   enableXrdConversionGuard: boolean;
   maxConcurrentReconciles: number;
   /** "" ⇒ env `POD_NAMESPACE`, else the service-account namespace file, else `default`. */
@@ -59,6 +63,12 @@ export interface ManagerFlags {
    * `clientConfig.caBundle` the manager sets to the built-in CA. "" ⇒ left alone.
    */
   admissionWebhookConfiguration: string;
+  /**
+   * [P11] `--admission-mutating-webhook-configuration`: the MutatingWebhookConfiguration (the XRD
+   * conversion guard's) whose webhooks' `clientConfig.caBundle` the manager sets to the built-in
+   * CA, like the validating one. "" ⇒ left alone.
+   */
+  admissionMutatingWebhookConfiguration: string;
   /**
    * `--prepare-uninstall`: run the one-shot uninstall preparation (src/manager/uninstall.ts)
    * instead of the manager, then exit (0 done, 1 refused or failed).
@@ -122,6 +132,7 @@ const FLAGS: Record<string, [keyof ManagerFlags, Kind]> = {
   "admission-cert-secret": ["admissionCertSecret", "string"],
   "admission-service": ["admissionService", "string"],
   "admission-webhook-configuration": ["admissionWebhookConfiguration", "string"],
+  "admission-mutating-webhook-configuration": ["admissionMutatingWebhookConfiguration", "string"],
   "prepare-uninstall": ["prepareUninstall", "bool"],
   "prepare-uninstall-timeout": ["prepareUninstallTimeoutMs", "duration"],
 };
@@ -147,6 +158,7 @@ export const DEFAULT_MANAGER_FLAGS: Readonly<ManagerFlags> = Object.freeze({
   admissionCertSecret: "",
   admissionService: "",
   admissionWebhookConfiguration: "",
+  admissionMutatingWebhookConfiguration: "",
   prepareUninstall: false,
   prepareUninstallTimeoutMs: 120_000,
 });
@@ -242,6 +254,7 @@ export function parseManagerFlags(args: readonly string[]): ManagerFlags {
     ["admission-cert-secret", out.admissionCertSecret],
     ["admission-service", out.admissionService],
     ["admission-webhook-configuration", out.admissionWebhookConfiguration],
+    ["admission-mutating-webhook-configuration", out.admissionMutatingWebhookConfiguration],
   ];
   for (const [name, value] of admission) {
     if (value !== "" && !DNS_SUBDOMAIN.test(value)) {
@@ -253,10 +266,17 @@ export function parseManagerFlags(args: readonly string[]): ManagerFlags {
       "--admission-cert-secret and --admission-service must be given together",
     );
   }
-  if (out.admissionWebhookConfiguration !== "" && out.admissionCertSecret === "") {
-    throw new ManagerFlagError(
-      "--admission-webhook-configuration needs --admission-cert-secret and --admission-service",
-    );
+  for (
+    const [name, value] of [
+      ["admission-webhook-configuration", out.admissionWebhookConfiguration],
+      ["admission-mutating-webhook-configuration", out.admissionMutatingWebhookConfiguration],
+    ]
+  ) {
+    if (value !== "" && out.admissionCertSecret === "") {
+      throw new ManagerFlagError(
+        `--${name} needs --admission-cert-secret and --admission-service`,
+      );
+    }
   }
   return out;
 }

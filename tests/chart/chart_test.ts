@@ -162,6 +162,7 @@ Deno.test("chart: default render has every object, named per the spec", async ()
     "ConversionWebhookServer/default",
     `Deployment/${FULLNAME}-manager`,
     `Job/${FULLNAME}-prepare-uninstall`,
+    `MutatingWebhookConfiguration/${FULLNAME}-mutating-webhook-configuration`,
     `Role/${FULLNAME}-manager-secrets`,
     `Role/${FULLNAME}-webhook-server-leases`,
     `RoleBinding/${FULLNAME}-manager-secrets`,
@@ -655,6 +656,7 @@ Deno.test("chart: without cert-manager, auto/builtin make the manager issue the 
     `--admission-cert-secret=${FULLNAME}-webhook-cert`,
     `--admission-service=${FULLNAME}-webhook-service`,
     `--admission-webhook-configuration=${vwcName}`,
+    `--admission-mutating-webhook-configuration=${FULLNAME}-mutating-webhook-configuration`,
   ];
   const vwcRule = (objs: Obj[]) =>
     (find(objs, "ClusterRole", `${FULLNAME}-manager-role`).rules as Obj[]).filter((r) =>
@@ -890,6 +892,8 @@ Deno.test("chart: monitoring objects render only when metrics.enabled and their 
   );
   assert.deepEqual(monitoringObjects(await render(MONITORING_ON)), [
     `ConfigMap/${FULLNAME}-dashboard-conversion-overview`,
+    `ConfigMap/${FULLNAME}-dashboard-platform-stability`,
+    `ConfigMap/${FULLNAME}-dashboard-target-detail`,
     `PrometheusRule/${FULLNAME}`,
     `ServiceMonitor/${FULLNAME}-manager`,
     `ServiceMonitor/${FULLNAME}-webhook-server`,
@@ -904,7 +908,11 @@ Deno.test("chart: monitoring objects render only when metrics.enabled and their 
   );
   assert.deepEqual(
     monitoringObjects(await render({ "dashboards.enabled": "true" })),
-    [`ConfigMap/${FULLNAME}-dashboard-conversion-overview`],
+    [
+      `ConfigMap/${FULLNAME}-dashboard-conversion-overview`,
+      `ConfigMap/${FULLNAME}-dashboard-platform-stability`,
+      `ConfigMap/${FULLNAME}-dashboard-target-detail`,
+    ],
   );
   for (const o of (await render(MONITORING_ON)).filter((x) => MONITORING_KINDS.includes(x.kind))) {
     assert.equal(o.metadata.namespace, "dco-system", `${o.kind}/${o.metadata.name}`);

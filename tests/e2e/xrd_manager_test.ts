@@ -15,11 +15,23 @@
  * (`dco_manager_conversion_reverts_total`); an XRD offering claims is written at v1 and both its
  * generated CRDs are verified; an invalid config leaves its XRD untouched; deleting a config
  * reverts its XRD. Converting objects through the Service is not part of this test.
+ *
+ * [P11] The XRD conversion guard (api §4.3): once a MutatingWebhookConfiguration points at the
+ * manager's admission listener (URL clientConfig + caBundle, as the validating one is registered
+ * in other tests), an establisher-like full-object UPDATE that drops `spec.conversion` and both
+ * annotations is stored with them put back at admission (no caBundle: the next reconcile supplies
+ * it) and is not counted as a revert; a write that sets a foreign webhook stays foreign (the
+ * controller then counts and re-applies, as before).
  */
 import assert from "node:assert/strict";
 import type * as k8s from "@kubernetes/client-node";
 import { b64 } from "../support/certs.ts";
-import { type ControlPlane, waitFor, withControlPlane } from "../support/control_plane.ts";
+import {
+  type ControlPlane,
+  freePort,
+  waitFor,
+  withControlPlane,
+} from "../support/control_plane.ts";
 import {
   admissionCertificate,
   fieldRenameConfig,
@@ -32,7 +44,7 @@ import {
   webhookServer,
 } from "../support/dco_stack.ts";
 import { httpGet } from "../support/role_process.ts";
-import { KubeClient, loadKubeconfig } from "../../src/kube/client.ts";
+import { isConflict, KubeClient, loadKubeconfig } from "../../src/kube/client.ts";
 import { FakeCrossplane, XRD_CRD, XRDS } from "./_crossplane.ts";
 
 const GROUP = "xrd.dco.test";
@@ -101,9 +113,11 @@ Deno.test({
       } as k8s.KubernetesObject);
       await cp.apply(config("nets", nets, "spec.size"));
 
+      const admissionPort = freePort();
       await using role = startManager(cp, {
         certDir,
         namespace: ns,
+        admissionPort,
         features: { xrd: true },
         leaderElect: true,
         logLevel: "debug",
@@ -302,6 +316,150 @@ Deno.test({
         assert.equal((await xrdConfig("nets")).status.phase, "Applied");
       });
 
+      await t.step(
+        "(d2) the guard restores an establisher's full-object update at admission",
+        async () => {
+          const reverts = metric(
+            "dco_manager_conversion_reverts_total",
+            `config_kind="xrd",target="${nets}"`,
+          );
+          assert.equal((await metrics()).match(reverts)?.[1], "1");
+          await cp.apply({
+            apiVersion: "admissionregistration.k8s.io/v1",
+            kind: "MutatingWebhookConfiguration",
+            metadata: { name: "dco-xrd-conversion-guard" },
+            webhooks: [{
+              name: "gxrdconversion.terasky.com",
+              admissionReviewVersions: ["v1"],
+              sideEffects: "None",
+              failurePolicy: "Ignore",
+              matchPolicy: "Equivalent",
+              timeoutSeconds: 5,
+              reinvocationPolicy: "IfNeeded",
+              clientConfig: {
+                url: `https://127.0.0.1:${admissionPort}/guard-xrd-conversion`,
+                caBundle: b64(ca.cert),
+              },
+              rules: [{
+                apiGroups: ["apiextensions.crossplane.io"],
+                apiVersions: ["v1", "v2"],
+                resources: ["compositeresourcedefinitions"],
+                operations: ["CREATE", "UPDATE"],
+                scope: "Cluster",
+              }],
+            }],
+          } as k8s.KubernetesObject);
+          /** The package's copy of the XRD: no spec.conversion, none of our annotations. */
+          const stripped = (x: Obj): Obj => {
+            const out = structuredClone(x);
+            delete out.spec.conversion;
+            delete out.metadata.annotations?.["conversion.terasky.com/managed-by"];
+            delete out.metadata.annotations?.["conversion.terasky.com/plan-hash"];
+            delete out.metadata.managedFields;
+            return out;
+          };
+          /** A full-object UPDATE (PUT) of the stored XRD edited by `edit`, retried on a conflict. */
+          const replace = async (edit: (x: Obj) => Obj, dryRun = false): Promise<Obj> => {
+            for (let attempt = 0;; attempt++) {
+              try {
+                return await client.update(XRDS(), edit(await getXRD(nets)), {
+                  fieldManager: "package-establisher",
+                  dryRun,
+                }) as Obj;
+              } catch (e) {
+                if (!isConflict(e) || attempt >= 5) throw e;
+              }
+            }
+          };
+          // The apiserver picks the registration up asynchronously: probe with server dry runs.
+          await waitFor(
+            "guard live",
+            async () => (await replace(stripped, true)).spec.conversion?.strategy === "Webhook",
+            { timeoutMs: 30_000 },
+          );
+          const before = await getXRD(nets);
+          assert.equal(before.spec.conversion.strategy, "Webhook");
+          const planHashBefore = before.metadata.annotations["conversion.terasky.com/plan-hash"];
+          // The real write: what was stored is the guard's restore (race-free: the PUT's answer).
+          const stored = await replace(stripped);
+          assert.deepEqual(stored.spec.conversion, {
+            strategy: "Webhook",
+            webhook: {
+              clientConfig: {
+                service: { name: SVC, namespace: ns, path: `/convert/${nets}`, port: 443 },
+              },
+              conversionReviewVersions: ["v1"],
+            },
+          }, "restored at admission, without a caBundle");
+          assert.equal(stored.metadata.annotations["conversion.terasky.com/managed-by"], "nets");
+          assert.equal(
+            stored.metadata.annotations["conversion.terasky.com/plan-hash"],
+            planHashBefore,
+          );
+          assert.match(role.output(), /XRD conversion guard restored the conversion stanza/);
+          // The controller supplies the caBundle again; the XRD was never without our stanza, so
+          // nothing is counted.
+          await waitFor("caBundle back", async () => {
+            const x = await getXRD(nets);
+            return x.spec.conversion?.webhook?.clientConfig?.caBundle === (await servedCA()).b64;
+          }, { timeoutMs: 30_000 });
+          await waitFor("Applied and Propagated", async () => {
+            const c = await xrdConfig("nets");
+            return c.status.phase === "Applied" &&
+              cond(c, "ConversionPropagated")?.status === "True";
+          }, { timeoutMs: 30_000 });
+          await new Promise((r) => setTimeout(r, 1000));
+          assert.equal((await metrics()).match(reverts)?.[1], "1", "a guarded write is no revert");
+          const x = await getXRD(nets);
+          assert.equal(x.spec.conversion.strategy, "Webhook");
+          assert.equal(x.metadata.annotations["conversion.terasky.com/managed-by"], "nets");
+        },
+      );
+
+      await t.step("(d3) a write that sets a foreign webhook stays foreign", async () => {
+        const foreign = {
+          strategy: "Webhook",
+          webhook: {
+            clientConfig: {
+              service: { name: "foreign-converter", namespace: ns, path: "/convert", port: 443 },
+            },
+            conversionReviewVersions: ["v1"],
+          },
+        };
+        let stored: Obj | undefined;
+        for (let attempt = 0; stored === undefined; attempt++) {
+          const x = await getXRD(nets);
+          x.spec.conversion = foreign;
+          x.metadata.annotations = { "conversion.terasky.com/managed-by": "someone-else" };
+          delete x.metadata.managedFields;
+          try {
+            stored = await client.update(XRDS(), x, { fieldManager: "someone-else" }) as Obj;
+          } catch (e) {
+            if (!isConflict(e) || attempt >= 5) throw e;
+          }
+        }
+        // Not hijacked at admission: stored exactly as written.
+        assert.deepEqual(stored.spec.conversion, foreign);
+        assert.deepEqual(stored.metadata.annotations, {
+          "conversion.terasky.com/managed-by": "someone-else",
+        });
+        // The controller's own revert handling (runtime §4.7) then counts it and re-applies.
+        const reverts = metric(
+          "dco_manager_conversion_reverts_total",
+          `config_kind="xrd",target="${nets}"`,
+        );
+        await waitFor("counted", async () => (await metrics()).match(reverts)?.[1] === "2", {
+          timeoutMs: 30_000,
+        });
+        await waitFor("re-applied", async () => {
+          const x = await getXRD(nets);
+          const c = await xrdConfig("nets");
+          return x.spec.conversion?.webhook?.clientConfig?.service?.name === SVC &&
+            x.metadata.annotations?.["conversion.terasky.com/managed-by"] === "nets" &&
+            c.status.phase === "Applied" && cond(c, "ConversionPropagated")?.status === "True";
+        }, { timeoutMs: 30_000 });
+      });
+
       await t.step("(e) an XRD offering claims is written at v1; both generated CRDs", async () => {
         const legacy = xrd("xdbs", "XDb", { plural: "dbs", kind: "Db" });
         await cp.apply(legacy);
@@ -379,7 +537,8 @@ Deno.test({
           "dco_manager_conversion_reverts_total",
           `config_kind="xrd",target="${nets}"`,
         );
-        assert.equal((await metrics()).match(reverts)?.[1], "1", "never during delete");
+        // 1 from (d), 1 from the foreign write of (d3); never during delete.
+        assert.equal((await metrics()).match(reverts)?.[1], "2", "never during delete");
       });
 
       await t.step("SIGTERM exits cleanly", async () => {

@@ -307,6 +307,49 @@ Deno.test("admission certs: a missing VWC fails the run after the Secret was iss
   assert.equal(ensured, 1);
 });
 
+Deno.test("admission certs: [P11] the guard's MutatingWebhookConfiguration gets the caBundle too", async () => {
+  const MWC = "dco-mutating-webhook-configuration";
+  const store = new FakeSecretStore();
+  const vwc = new FakeWebhookConfigs();
+  const mwc = new FakeWebhookConfigs(["gxrdconversion.terasky.com"]);
+  mwc.objects.set(MWC, { ...mwc.objects.get(VWC)!, metadata: { name: MWC } } as KubeObject);
+  mwc.objects.delete(VWC);
+  const clock = { now: T0 };
+  const make = (mutating: WebhookConfigStore) =>
+    new AdmissionCertKeeper({
+      issuer: new BuiltinIssuer({
+        store,
+        namespace: NS,
+        now: () => clock.now,
+        isAlreadyExists: (e) => e instanceof AlreadyExists,
+      }),
+      secrets: store,
+      namespace: NS,
+      secretName: SECRET,
+      serviceName: SVC,
+      webhookConfiguration: VWC,
+      webhookConfigs: vwc,
+      mutatingWebhookConfiguration: MWC,
+      mutatingWebhookConfigs: mutating,
+      now: () => clock.now,
+    });
+  const state = await make(mwc).ensure();
+  assert.equal(state.caBundlePatched, true);
+  assert.deepEqual(mwc.gets, [MWC]);
+  assert.deepEqual(mwc.patches, [{
+    webhooks: [{ name: "gxrdconversion.terasky.com", clientConfig: { caBundle: state.caBundle } }],
+  }]);
+  assert.equal(vwc.patches.length, 1);
+  // Current: read, not written.
+  const again = await make(mwc).ensure();
+  assert.equal(again.caBundlePatched, false);
+  assert.equal(mwc.patches.length, 1);
+  // A missing MWC fails the run, after the VWC was still kept in sync.
+  const missing = new FakeWebhookConfigs();
+  missing.objects.clear();
+  await assert.rejects(() => make(missing).ensure(), /MutatingWebhookConfiguration .* not found/);
+});
+
 Deno.test("admission certs: caBundlePatch and keyPairOfSecret edge cases", () => {
   const vwc = (hooks: unknown) => ({ metadata: { name: "x" }, webhooks: hooks }) as KubeObject;
   assert.equal(caBundlePatch(vwc(undefined), "Q0E="), undefined);

@@ -120,6 +120,16 @@ Deno.test("manager flags: --admission-* (self-issued admission certificate), def
   assert.equal(selfIssuedAdmission({ ...f, certificateMode: "builtin" }), true);
   assert.equal(selfIssuedAdmission({ ...f, certificateMode: "cert-manager" }), false);
   assert.equal(selfIssuedAdmission({ ...f, certificateMode: "existing-secret" }), false);
+  // [P11] The guard's MWC, like the VWC.
+  assert.equal(off.admissionMutatingWebhookConfiguration, "");
+  assert.equal(
+    parseManagerFlags([
+      "--admission-cert-secret=s",
+      "--admission-service=svc",
+      "--admission-mutating-webhook-configuration=dco-mutating-webhook-configuration",
+    ]).admissionMutatingWebhookConfiguration,
+    "dco-mutating-webhook-configuration",
+  );
   // The VWC is optional.
   const noVwc = parseManagerFlags(["--admission-cert-secret=s", "--admission-service=svc"]);
   assert.equal(selfIssuedAdmission(noVwc), true);
@@ -128,6 +138,12 @@ Deno.test("manager flags: --admission-* (self-issued admission certificate), def
       ["--admission-cert-secret=s"],
       ["--admission-service=svc"],
       ["--admission-webhook-configuration=v"],
+      ["--admission-mutating-webhook-configuration=m"],
+      [
+        "--admission-cert-secret=s",
+        "--admission-service=svc",
+        "--admission-mutating-webhook-configuration=Bad_Name",
+      ],
       ["--admission-cert-secret=Bad_Name", "--admission-service=svc"],
       [
         "--admission-cert-secret=s",

@@ -74,6 +74,20 @@ true
 {{- printf "%s-validating-webhook-configuration" (include "dco.fullname" .) -}}
 {{- end -}}
 
+{{- define "dco.mutatingWebhookConfigurationName" -}}
+{{- printf "%s-mutating-webhook-configuration" (include "dco.fullname" .) -}}
+{{- end -}}
+
+{{/*
+[P11] "true" when the XRD conversion guard's MutatingWebhookConfiguration is rendered (api §4.3):
+admission webhooks, Crossplane support and features.crossplane.conversionGuard.enabled all on.
+*/}}
+{{- define "dco.xrdGuardRendered" -}}
+{{- if and .Values.admissionWebhook.enabled .Values.features.crossplane.enabled .Values.features.crossplane.conversionGuard.enabled -}}
+true
+{{- end -}}
+{{- end -}}
+
 {{- define "dco.webhookServiceName" -}}
 {{- printf "%s-webhook-service" (include "dco.fullname" .) -}}
 {{- end -}}
