@@ -190,14 +190,15 @@ Deno.test({
       let planHash = "";
       await t.step("(a) the XRD is patched at v2; its generated CRD is not there yet", async () => {
         // Applying spec.conversion bumps the XRD's generation, which is part of the schema hash:
-        // the next reconcile re-stamps the annotation. Wait until status and XRD agree.
+        // the next reconcile re-stamps the annotation. Wait for that steady state: the status
+        // observed the XRD's current generation and the XRD carries the same hash.
         const applied = await waitFor("Applied", async () => {
           const c = await xrdConfig("nets");
-          const annotated = (await getXRD(nets)).metadata.annotations?.[
-            "conversion.terasky.com/plan-hash"
-          ];
+          const xrd = await getXRD(nets);
+          const annotated = xrd.metadata.annotations?.["conversion.terasky.com/plan-hash"];
           return c.status?.phase === "Applied" &&
               cond(c, "ConversionPropagated") !== undefined &&
+              c.status.observedXRDGeneration === xrd.metadata.generation &&
               annotated === c.status.schemaHash
             ? c
             : undefined;
