@@ -5,8 +5,10 @@
  * the apiserver dials when it resolves a Service through EndpointSlices
  * (`--enable-aggregator-routing`). Needs root and iproute2 (`ip`), as CI has.
  *
- * Names carry the test process's pid (`dcob<pid>x<n>`, `dco-<pid>-<n>-<k>`), so a run that died
- * without cleaning up is swept by the next one: {@link sweepStaleNetworks}.
+ * Names carry the test process's pid and a random id (`dcob<pid>x<id>`, `dco-<pid>-<id>-<k>`):
+ * `deno test --parallel` runs test files as workers of one process (one pid, one module instance
+ * each), so the id, not a counter, keeps their networks apart; the pid lets a later run sweep what
+ * a run that died left behind ({@link sweepStaleNetworks}).
  */
 
 export interface PodInterface {
@@ -51,28 +53,32 @@ function alive(pid: number): boolean {
 /** Removes bridges and namespaces left by test processes that no longer exist. */
 export async function sweepStaleNetworks(): Promise<void> {
   const links = await ip("-o", "link", "show", "type", "bridge");
-  for (const m of links.matchAll(/^\d+: (dcob(\d+)x\d+)[:@]/gm)) {
+  for (const m of links.matchAll(/^\d+: (dcob(\d+)x[0-9a-z]+)[:@]/gm)) {
     if (!alive(Number(m[2]))) await ip("link", "del", m[1]).catch(() => {});
   }
   const spaces = await ip("netns", "list");
-  for (const m of spaces.matchAll(/^(dco-(\d+)-\d+-\d+)\b/gm)) {
+  for (const m of spaces.matchAll(/^(dco-(\d+)-[0-9a-z]+-\d+)\b/gm)) {
     if (!alive(Number(m[2]))) await ip("netns", "del", m[1]).catch(() => {});
   }
 }
 
-let networks = 0;
+/** A random base-36 id of `n` characters. */
+function randomId(n: number): string {
+  const bytes = crypto.getRandomValues(new Uint8Array(n));
+  return Array.from(bytes, (b) => (b % 36).toString(36)).join("");
+}
 
 export class PodNetwork {
   readonly bridge: string;
   /** The host side of the bridge: the address pods use for the apiserver. */
   readonly gateway: string;
   readonly #prefix: string;
-  readonly #id: number;
+  readonly #id: string;
   #next = 2;
   readonly #pods = new Map<string, PodInterface>();
   #destroyed = false;
 
-  private constructor(id: number, prefix: string) {
+  private constructor(id: string, prefix: string) {
     this.#id = id;
     this.#prefix = prefix;
     this.bridge = `dcob${Deno.pid}x${id}`;
@@ -86,10 +92,12 @@ export class PodNetwork {
     }
     await sweepStaleNetworks();
     const used = await ip("-4", "-o", "addr");
-    const id = networks++;
+    // Bridge names are at most 15 characters: "dcob" + pid (≤ 7) + "x" + 3.
+    const id = randomId(3);
     for (let attempt = 0; attempt < 64; attempt++) {
-      const third = (Deno.pid + id * 7 + attempt) % 250;
-      const prefix = `10.${244 + ((id + attempt) % 8)}.${third}`;
+      // Random, so concurrent networks (parallel test files) rarely even try the same one.
+      const [a, b] = crypto.getRandomValues(new Uint8Array(2));
+      const prefix = `10.${244 + (a % 8)}.${b % 250}`;
       if (used.includes(` ${prefix}.`)) continue;
       const net = new PodNetwork(id, prefix);
       await ip("link", "add", net.bridge, "type", "bridge");
@@ -113,7 +121,7 @@ export class PodNetwork {
     const n = this.#next++;
     if (n > 254) throw new Error("the pod network is out of addresses");
     const netns = `dco-${Deno.pid}-${this.#id}-${n}`;
-    const hostVeth = `dcov${Deno.pid % 100000}x${this.#id}y${n}`.slice(0, 15);
+    const hostVeth = `dcov${this.#id}${randomId(3)}y${n}`; // ≤ 14 characters
     const podIP = `${this.#prefix}.${n}`;
     await ip("netns", "add", netns);
     try {
