@@ -14,14 +14,10 @@
  */
 import assert from "node:assert/strict";
 import { parse, stringify } from "yaml";
-import { resolveAssets } from "../support/control_plane.ts";
+import { CHART, helm, KUBE_VERSION, type Obj, setArgs } from "./_helm.ts";
 
 const ROOT = new URL("../..", import.meta.url).pathname;
-const CHART = `${ROOT}charts/declarative-conversion-operator`;
 const CASES = `${ROOT}tests/obs/promtool`;
-
-// deno-lint-ignore no-explicit-any
-type Obj = Record<string, any>;
 
 /** operations.md §2, in the reference's rule order. */
 const ALERTS = [
@@ -77,45 +73,24 @@ function promtool(): Promise<string> {
 }
 
 async function renderRule(sets: Record<string, string>): Promise<Obj> {
-  const helm = (await resolveAssets()).helm;
-  if (helm === undefined) {
-    throw new Error(
-      "no helm binary: run hack/testenv.sh (or set KUBEBUILDER_ASSETS/TEST_ASSET_HELM)",
-    );
-  }
-  const home = await Deno.makeTempDir({ prefix: "dco-helm-" });
-  try {
-    const out = await new Deno.Command(helm, {
-      args: [
-        "template",
-        "rel",
-        CHART,
-        "--namespace",
-        "dco-system",
-        "--kube-version",
-        "1.31.0",
-        "--set",
-        "metrics.prometheusRule.enabled=true",
-        ...Object.entries(sets).flatMap(([k, v]) => ["--set", `${k}=${v}`]),
-        "--show-only",
-        "templates/monitoring/prometheusrule.yaml",
-      ],
-      env: {
-        HELM_CACHE_HOME: `${home}/cache`,
-        HELM_CONFIG_HOME: `${home}/config`,
-        HELM_DATA_HOME: `${home}/data`,
-      },
-      stdout: "piped",
-      stderr: "piped",
-    }).output();
-    const dec = new TextDecoder();
-    assert.equal(out.code, 0, `helm template failed:\n${dec.decode(out.stderr)}`);
-    const rule = parse(dec.decode(out.stdout)) as Obj;
-    assert.equal(rule.kind, "PrometheusRule");
-    return rule;
-  } finally {
-    await Deno.remove(home, { recursive: true });
-  }
+  const r = await helm(
+    "template",
+    "rel",
+    CHART,
+    "--namespace",
+    "dco-system",
+    "--kube-version",
+    KUBE_VERSION,
+    "--set",
+    "metrics.prometheusRule.enabled=true",
+    ...setArgs(sets),
+    "--show-only",
+    "templates/monitoring/prometheusrule.yaml",
+  );
+  assert.equal(r.code, 0, `helm template failed:\n${r.stderr}`);
+  const rule = parse(r.stdout) as Obj;
+  assert.equal(rule.kind, "PrometheusRule");
+  return rule;
 }
 
 function rulesOf(spec: Obj): Obj[] {

@@ -11,81 +11,18 @@
  * Needs the helm binary that hack/testenv.sh builds (found through `resolveAssets()`).
  */
 import assert from "node:assert/strict";
-import { parseAllDocuments } from "yaml";
 import { podLabels } from "../../src/manager/server_children.ts";
-import { resolveAssets, withControlPlane } from "../support/control_plane.ts";
-
-const CHART = new URL("../../charts/declarative-conversion-operator", import.meta.url).pathname;
-const FULLNAME = "declarative-conversion-operator";
-const KUBE_VERSION = "1.31.0";
-
-// deno-lint-ignore no-explicit-any
-type Obj = Record<string, any>;
-
-interface Run {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
-
-let helmHome: string | undefined;
-
-async function helm(...args: string[]): Promise<Run> {
-  const bin = (await resolveAssets()).helm;
-  if (bin === undefined) {
-    throw new Error(
-      "no helm binary: run hack/testenv.sh (or set KUBEBUILDER_ASSETS/TEST_ASSET_HELM)",
-    );
-  }
-  if (helmHome === undefined) {
-    const dir = await Deno.makeTempDir({ prefix: "dco-helm-" });
-    helmHome = dir;
-    globalThis.addEventListener("unload", () => Deno.removeSync(dir, { recursive: true }));
-  }
-  const out = await new Deno.Command(bin, {
-    args,
-    env: {
-      HELM_CACHE_HOME: `${helmHome}/cache`,
-      HELM_CONFIG_HOME: `${helmHome}/config`,
-      HELM_DATA_HOME: `${helmHome}/data`,
-    },
-    stdout: "piped",
-    stderr: "piped",
-  }).output();
-  const dec = new TextDecoder();
-  return { code: out.code, stdout: dec.decode(out.stdout), stderr: dec.decode(out.stderr) };
-}
-
-function setArgs(sets: Record<string, string>): string[] {
-  return Object.entries(sets).flatMap(([k, v]) => ["--set", `${k}=${v}`]);
-}
-
-async function render(
-  sets: Record<string, string> = {},
-  namespace = "dco-system",
-  extra: string[] = [],
-): Promise<Obj[]> {
-  const r = await helm(
-    "template",
-    "rel",
-    CHART,
-    "--namespace",
-    namespace,
-    "--kube-version",
-    KUBE_VERSION,
-    ...setArgs(sets),
-    ...extra,
-  );
-  assert.equal(r.code, 0, `helm template failed:\n${r.stderr}`);
-  const docs = parseAllDocuments(r.stdout);
-  const objs: Obj[] = [];
-  for (const d of docs) {
-    assert.deepEqual(d.errors, [], "rendered YAML must parse");
-    const o = d.toJS() as Obj | null;
-    if (o !== null) objs.push(o);
-  }
-  return objs;
-}
+import { withControlPlane } from "../support/control_plane.ts";
+import {
+  CHART,
+  FULLNAME,
+  helm,
+  KUBE_VERSION,
+  type Obj,
+  render,
+  type Run,
+  setArgs,
+} from "./_helm.ts";
 
 function find(objs: Obj[], kind: string, name: string): Obj {
   const o = objs.find((x) => x.kind === kind && x.metadata?.name === name);

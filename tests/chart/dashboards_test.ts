@@ -8,21 +8,15 @@
  * cAdvisor and kube-state-metrics families §3 names. Every query also goes through
  * `promtool check rules` so a syntax error fails here, not in Grafana.
  *
- * Needs helm (`resolveAssets()`) and promtool (hack/promtool.sh; the test fails, never skips).
+ * Needs helm (tests/chart/_helm.ts) and promtool (hack/promtool.sh; the test fails, never skips).
  */
 import assert from "node:assert/strict";
-import { parseAllDocuments, stringify } from "yaml";
-import { resolveAssets } from "../support/control_plane.ts";
+import { stringify } from "yaml";
+import { FULLNAME, type Obj, render } from "./_helm.ts";
 
 const ROOT = new URL("../..", import.meta.url).pathname;
-const CHART = `${ROOT}charts/declarative-conversion-operator`;
-const FULLNAME = "declarative-conversion-operator";
-const KUBE_VERSION = "1.31.0";
 const APP_SELECTOR =
   'app_kubernetes_io_name=~"declarative-conversion-operator|declarative-conversion-webhook-server"';
-
-// deno-lint-ignore no-explicit-any
-type Obj = Record<string, any>;
 
 interface Expected {
   file: string;
@@ -206,44 +200,6 @@ async function run(cmd: string, args: string[], env?: Record<string, string>): P
     .output();
   const dec = new TextDecoder();
   return { code: out.code, stdout: dec.decode(out.stdout), stderr: dec.decode(out.stderr) };
-}
-
-let helmHome: string | undefined;
-
-async function render(sets: Record<string, string> = {}): Promise<Obj[]> {
-  const bin = (await resolveAssets()).helm;
-  if (bin === undefined) {
-    throw new Error(
-      "no helm binary: run hack/testenv.sh (or set KUBEBUILDER_ASSETS/TEST_ASSET_HELM)",
-    );
-  }
-  if (helmHome === undefined) {
-    const dir = await Deno.makeTempDir({ prefix: "dco-helm-" });
-    helmHome = dir;
-    globalThis.addEventListener("unload", () => Deno.removeSync(dir, { recursive: true }));
-  }
-  const r = await run(bin, [
-    "template",
-    "rel",
-    CHART,
-    "--namespace",
-    "dco-system",
-    "--kube-version",
-    KUBE_VERSION,
-    ...Object.entries(sets).flatMap(([k, v]) => ["--set", `${k}=${v}`]),
-  ], {
-    HELM_CACHE_HOME: `${helmHome}/cache`,
-    HELM_CONFIG_HOME: `${helmHome}/config`,
-    HELM_DATA_HOME: `${helmHome}/data`,
-  });
-  assert.equal(r.code, 0, `helm template failed:\n${r.stderr}`);
-  const objs: Obj[] = [];
-  for (const d of parseAllDocuments(r.stdout)) {
-    assert.deepEqual(d.errors, [], "rendered YAML must parse");
-    const o = d.toJS() as Obj | null;
-    if (o !== null) objs.push(o);
-  }
-  return objs;
 }
 
 interface Rendered {

@@ -8,74 +8,13 @@
  * admission certificate — `--admission-mutating-webhook-configuration` plus get/patch on exactly
  * that name — or the `admissionWebhook.caBundle` value).
  *
- * Same `helm template` helper pattern as tests/chart/chart_test.ts (needs the helm binary that
- * hack/testenv.sh builds).
+ * Renders with tests/chart/_helm.ts (needs the helm binary that hack/testenv.sh builds).
  */
 import assert from "node:assert/strict";
-import { parseAllDocuments } from "yaml";
-import { resolveAssets } from "../support/control_plane.ts";
+import { CHART, FULLNAME, helm, KUBE_VERSION, type Obj, render, setArgs } from "./_helm.ts";
 
-const CHART = new URL("../../charts/declarative-conversion-operator", import.meta.url).pathname;
-const FULLNAME = "declarative-conversion-operator";
-const KUBE_VERSION = "1.31.0";
 const MWC = `${FULLNAME}-mutating-webhook-configuration`;
 const MWC_ARG = `--admission-mutating-webhook-configuration=${MWC}`;
-
-// deno-lint-ignore no-explicit-any
-type Obj = Record<string, any>;
-
-let helmHome: string | undefined;
-
-async function helm(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  const bin = (await resolveAssets()).helm;
-  if (bin === undefined) {
-    throw new Error(
-      "no helm binary: run hack/testenv.sh (or set KUBEBUILDER_ASSETS/TEST_ASSET_HELM)",
-    );
-  }
-  if (helmHome === undefined) {
-    const dir = await Deno.makeTempDir({ prefix: "dco-helm-" });
-    helmHome = dir;
-    globalThis.addEventListener("unload", () => Deno.removeSync(dir, { recursive: true }));
-  }
-  const out = await new Deno.Command(bin, {
-    args,
-    env: {
-      HELM_CACHE_HOME: `${helmHome}/cache`,
-      HELM_CONFIG_HOME: `${helmHome}/config`,
-      HELM_DATA_HOME: `${helmHome}/data`,
-    },
-    stdout: "piped",
-    stderr: "piped",
-  }).output();
-  const dec = new TextDecoder();
-  return { code: out.code, stdout: dec.decode(out.stdout), stderr: dec.decode(out.stderr) };
-}
-
-function setArgs(sets: Record<string, string>): string[] {
-  return Object.entries(sets).flatMap(([k, v]) => ["--set", `${k}=${v}`]);
-}
-
-async function render(sets: Record<string, string> = {}, namespace = "dco-system"): Promise<Obj[]> {
-  const r = await helm(
-    "template",
-    "rel",
-    CHART,
-    "--namespace",
-    namespace,
-    "--kube-version",
-    KUBE_VERSION,
-    ...setArgs(sets),
-  );
-  assert.equal(r.code, 0, `helm template failed:\n${r.stderr}`);
-  const objs: Obj[] = [];
-  for (const d of parseAllDocuments(r.stdout)) {
-    assert.deepEqual(d.errors, [], "rendered YAML must parse");
-    const o = d.toJS() as Obj | null;
-    if (o !== null) objs.push(o);
-  }
-  return objs;
-}
 
 function mwcs(objs: Obj[]): Obj[] {
   return objs.filter((o) => o.kind === "MutatingWebhookConfiguration");
