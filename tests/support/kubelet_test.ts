@@ -92,21 +92,28 @@ Deno.test({
         const d = JSON.parse(await kubectl("get", "deployment", "echo", "-n", ns, "-o", "json"));
         return d.status?.readyReplicas === 2;
       }, { timeoutMs: 90_000 });
-      const slices = JSON.parse(
-        await kubectl(
-          "get",
-          "endpointslices",
-          "-n",
-          ns,
-          "-l",
-          "kubernetes.io/service-name=echo",
-          "-o",
-          "json",
-        ),
-      );
-      const ready = slices.items.flatMap((s: { endpoints?: unknown[] }) => s.endpoints ?? [])
-        .filter((e: { conditions?: { ready?: boolean } }) => e.conditions?.ready);
-      assert.equal(ready.length, 2);
+      // The EndpointSlice controller follows the Pods' Ready conditions a moment after the
+      // Deployment counts them.
+      const readyEndpoints = async () => {
+        const slices = JSON.parse(
+          await kubectl(
+            "get",
+            "endpointslices",
+            "-n",
+            ns,
+            "-l",
+            "kubernetes.io/service-name=echo",
+            "-o",
+            "json",
+          ),
+        );
+        return slices.items.flatMap((s: { endpoints?: unknown[] }) => s.endpoints ?? [])
+          .filter((e: { conditions?: { ready?: boolean } }) => e.conditions?.ready).length;
+      };
+      await waitFor("2 ready endpoints", async () => await readyEndpoints() === 2, {
+        timeoutMs: 30_000,
+      });
+      assert.equal(await readyEndpoints(), 2);
       const out = await waitFor("the Service answers through the apiserver", async () => {
         const r = await proxy("/");
         return r.code === 0 ? r.stdout : undefined;
