@@ -4,11 +4,8 @@
  * compiled in a Worker can be posted back and linked on the main thread.
  */
 
-export type JsonPrimitive = string | number | boolean | null;
-export type JsonValue = JsonPrimitive | JsonValue[] | JsonObject;
-export interface JsonObject {
-  [key: string]: JsonValue;
-}
+import type { JsonObject, JsonValue } from "../lib/json.ts";
+export type { JsonObject, JsonPrimitive, JsonValue } from "../lib/json.ts";
 
 /** The 29 strategy names of the reference, in its order. */
 export const STRATEGY_NAMES = [

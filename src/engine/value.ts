@@ -114,26 +114,7 @@ export function deepCopy(v: JsonValue): JsonValue {
   return out;
 }
 
-/**
- * Equality of §4.5: numbers by value, otherwise deep JSON equality (maps by key set and values,
- * arrays by position); a string never equals a number.
- */
-export function jsonEqual(a: JsonValue, b: JsonValue): boolean {
-  if (a === b) return true;
-  if (typeof a !== "object" || typeof b !== "object" || a === null || b === null) return false;
-  if (Array.isArray(a)) {
-    if (!Array.isArray(b) || a.length !== b.length) return false;
-    for (let i = 0; i < a.length; i++) if (!jsonEqual(a[i], b[i])) return false;
-    return true;
-  }
-  if (Array.isArray(b)) return false;
-  const ka = Object.keys(a);
-  if (ka.length !== Object.keys(b).length) return false;
-  for (const k of ka) {
-    if (!Object.hasOwn(b, k) || !jsonEqual(a[k], b[k])) return false;
-  }
-  return true;
-}
+export { jsonEqual } from "../lib/json.ts";
 
 /** A short description of a value's JSON type, for error messages. */
 export function typeName(v: JsonValue): string {

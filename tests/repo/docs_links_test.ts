@@ -1,44 +1,24 @@
 /**
- * The docs' links resolve: in README.md, docs/*.md and examples/**\/README.md, every relative link
- * points at an existing file or directory, and every `#anchor` (same page or another Markdown page)
+ * The docs' links resolve: in README.md, every Markdown file below docs/ and in every
+ * examples/**\/README.md, every relative link points at an existing file or directory, and every `#anchor` (same page or another Markdown page)
  * matches a heading there (GitHub's slugs). External links are not fetched.
  */
 import assert from "node:assert/strict";
+import { anchorsOf } from "./_citations.ts";
 
 const ROOT = new URL("../../", import.meta.url).pathname;
 
 function markdownFiles(): string[] {
   const files = ["README.md"];
-  for (const e of Deno.readDirSync(`${ROOT}docs`)) {
-    if (e.name.endsWith(".md")) files.push(`docs/${e.name}`);
-  }
-  const walk = (dir: string) => {
+  const walk = (dir: string, keep: (name: string) => boolean) => {
     for (const e of Deno.readDirSync(`${ROOT}${dir}`)) {
-      if (e.isDirectory) walk(`${dir}/${e.name}`);
-      else if (e.name === "README.md") files.push(`${dir}/${e.name}`);
+      if (e.isDirectory) walk(`${dir}/${e.name}`, keep);
+      else if (keep(e.name)) files.push(`${dir}/${e.name}`);
     }
   };
-  walk("examples");
+  walk("docs", (name) => name.endsWith(".md"));
+  walk("examples", (name) => name === "README.md");
   return files.sort();
-}
-
-/** GitHub's heading anchor: lower case, punctuation dropped, spaces to `-`, duplicates `-N`. */
-export function anchorsOf(markdown: string): Set<string> {
-  const seen = new Map<string, number>();
-  const out = new Set<string>();
-  let fence = false;
-  for (const line of markdown.split("\n")) {
-    if (/^\s*(```|~~~)/.test(line)) fence = !fence;
-    if (fence) continue;
-    const m = /^#{1,6}\s+(.*?)\s*#*\s*$/.exec(line);
-    if (!m) continue;
-    const base = m[1].replace(/<[^>]+>/g, "").replace(/\[([^\]]*)\]\([^)]*\)/g, "$1").toLowerCase()
-      .replace(/[^\p{L}\p{N}\s_-]/gu, "").replace(/ /g, "-");
-    const n = seen.get(base) ?? 0;
-    seen.set(base, n + 1);
-    out.add(n === 0 ? base : `${base}-${n}`);
-  }
-  return out;
 }
 
 /** `[text](target)` links outside code fences and inline code. */

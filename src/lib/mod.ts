@@ -1,0 +1,4 @@
+/** The project's small standard library: JSON values, Kubernetes timestamps, base64. */
+export * from "./json.ts";
+export * from "./time.ts";
+export * from "./base64.ts";
