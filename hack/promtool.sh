@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Provides Prometheus' promtool (for `promtool check rules` / `promtool test rules` against the
-# chart's PrometheusRule, tests/obs/alerts_test.ts) and prints its absolute path as the ONLY
+# chart's PrometheusRule, tests/chart/alerts_test.ts) and prints its absolute path as the ONLY
 # stdout line (progress goes to stderr): `PROMTOOL="$(hack/promtool.sh)"`.
 #
 # Source: Debian's `prometheus` package, which ships /usr/bin/promtool. The .deb is fetched with

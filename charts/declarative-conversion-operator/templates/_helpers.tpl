@@ -79,7 +79,7 @@ true
 {{- end -}}
 
 {{/*
-[P11] "true" when the XRD conversion guard's MutatingWebhookConfiguration is rendered (api §4.3):
+XRD only. "true" when the XRD conversion guard's MutatingWebhookConfiguration is rendered:
 admission webhooks, Crossplane support and features.crossplane.conversionGuard.enabled all on.
 */}}
 {{- define "dco.xrdGuardRendered" -}}
