@@ -70,7 +70,7 @@ function describe(v: unknown): string {
   return v === undefined ? "absent" : JSON.stringify(v);
 }
 
-/** Runs every sample through every target and builds the report (docs/design/cli.md#convctl-test). */
+/** Runs every sample through every target and builds the report (docs/design/cli.md#grading-a-round-trip). */
 export function runConversionTests(
   analysis: AnalysisResult,
   served: readonly string[],

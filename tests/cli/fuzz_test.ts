@@ -142,7 +142,7 @@ Deno.test("fuzz: a declared-lossless FieldsToMap that loses data exits 1 with sh
     { spoke: "v1", direction: "hubToSpoke", lossless: true },
   ];
 
-  // `settings: {}` expands to nothing and nothing collapses to no map (engine.md §6.6 note).
+  // `settings: {}` expands to nothing and nothing collapses to no map.
   const loss = findings.find((f) => f.class === "round-trip-loss")!;
   assert.equal(loss.from, "v1");
   assert.equal(loss.to, "v2");
