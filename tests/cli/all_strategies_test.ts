@@ -6,12 +6,12 @@
  */
 import assert from "node:assert/strict";
 import { parse } from "yaml";
-import { convctl, ROOT } from "./_convctl.ts";
+import { convctl, crdFlags, ROOT } from "./_convctl.ts";
 
 const DIR = "tests/cli/fixtures/all_strategies";
 const CONFIG = `${DIR}/config.yaml`;
 const CRD = `${DIR}/crd.yaml`;
-const base = ["-c", CONFIG, "--crd", CRD];
+const base = [...crdFlags(CONFIG, CRD)];
 
 const ALL_STRATEGIES = [
   "FieldRename",
