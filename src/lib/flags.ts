@@ -173,7 +173,7 @@ export function parseFlagRecord<T extends object>(
 }
 
 /** A decimal integer, optionally negative. */
-export function intValue(flag: string, raw: string): number {
+function intValue(flag: string, raw: string): number {
   if (!/^-?\d+$/.test(raw)) {
     throw new FlagError(`${flag}: ${JSON.stringify(raw)} is not an integer`);
   }
