@@ -1,40 +1,13 @@
 /**
- * `convctl analyze` (cli.md §3): schema-only lossiness and coverage report. Informational: spoke
- * errors are reported but exit 0; translation and hub errors are tool errors (exit 2).
+ * `convctl analyze`: schema-only lossiness and coverage report. Informational: spoke errors are
+ * reported but exit 0; translation and hub errors are tool errors (exit 2).
  */
-import { engineSpecOf } from "../api/mod.ts";
-import { type AnalysisResult, analyze } from "../engine/mod.ts";
-import {
-  type CommandSpec,
-  FLAGS,
-  mutuallyExclusive,
-  noPositionals,
-  oneRequired,
-  type ParsedFlags,
-  requireFlags,
-} from "./args.ts";
+import { type AnalysisResult, analyze, type ConversionConfigSpec } from "../engine/mod.ts";
+import { outputFlag } from "./args.ts";
+import { defineCommand } from "./command.ts";
 import { failOnHardErrors } from "./gates.ts";
-import { type LoadedConfig, loadTarget } from "./load.ts";
-import { formatDiagnostic, type Io, renderTable, toJson } from "./output.ts";
-
-export const analyzeCommand: CommandSpec = {
-  name: "analyze",
-  usage: "convctl analyze -c CONFIG (-x XRD | --crd CRD) [-o table|json]",
-  summary: "Report per-spoke lossiness and field coverage of a config against its schema.",
-  flags: [
-    { ...FLAGS.config, help: `${FLAGS.config.help} (required)` },
-    FLAGS.xrd,
-    FLAGS.crd,
-    {
-      name: "output",
-      short: "o",
-      kind: "string",
-      value: "FORMAT",
-      help: "json, or table for anything else",
-      default: "table",
-    },
-  ],
-};
+import type { LoadedConfig } from "./load.ts";
+import { formatDiagnostic, renderTable, toJson } from "./output.ts";
 
 export interface AnalyzeSpokeJson {
   version: string;
@@ -54,8 +27,11 @@ export interface AnalyzeJson {
   spokes: AnalyzeSpokeJson[];
 }
 
-export function analyzeJson(analysis: AnalysisResult, config: LoadedConfig): AnalyzeJson {
-  const spec = engineSpecOf(config.config);
+export function analyzeJson(
+  analysis: AnalysisResult,
+  config: LoadedConfig,
+  spec: ConversionConfigSpec,
+): AnalyzeJson {
   return {
     resourceKind: analysis.kind,
     resource: analysis.target === "" ? "(unnamed)" : analysis.target,
@@ -96,15 +72,16 @@ export function analyzeTable(report: AnalyzeJson): string {
   return text;
 }
 
-export async function runAnalyze(flags: ParsedFlags, io: Io): Promise<number> {
-  noPositionals(flags, "analyze");
-  requireFlags(flags, "config");
-  mutuallyExclusive(flags, "xrd", "crd");
-  oneRequired(flags, "xrd", "crd");
-  const { config, schema } = await loadTarget(flags, "required");
-  const analysis = analyze(schema!.source, engineSpecOf(config.config));
-  failOnHardErrors(analysis);
-  const report = analyzeJson(analysis, config);
-  io.out(flags.string("output") === "json" ? toJson(report) : analyzeTable(report));
-  return 0;
-}
+export const analyzeCommand = defineCommand({
+  name: "analyze",
+  usage: "convctl analyze -c CONFIG (-x XRD | --crd CRD) [-o table|json]",
+  summary: "Report per-spoke lossiness and field coverage of a config against its schema.",
+  target: "config+schema",
+  flags: [outputFlag("json, or table for anything else", "table")],
+  run: ({ config, source, spec }) => {
+    const analysis = analyze(source, spec);
+    failOnHardErrors(analysis);
+    return analyzeJson(analysis, config, spec);
+  },
+  output: { formats: { table: analyzeTable, json: toJson }, default: "table", lenient: true },
+});

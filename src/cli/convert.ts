@@ -1,8 +1,7 @@
 /**
- * `convctl convert` (cli.md §6): convert one object to another version through the hub and print
- * it with `apiVersion` stamped, as the webhook would return it.
+ * `convctl convert`: convert one object to another version through the hub and print it with
+ * `apiVersion` stamped, as the webhook would return it.
  */
-import { engineSpecOf } from "../api/mod.ts";
 import {
   analyze,
   ConversionError,
@@ -10,30 +9,19 @@ import {
   type JsonObject,
   versionOf,
 } from "../engine/mod.ts";
-import {
-  choice,
-  CliError,
-  type CommandSpec,
-  FLAGS,
-  mutuallyExclusive,
-  noPositionals,
-  oneRequired,
-  type ParsedFlags,
-  requireFlags,
-} from "./args.ts";
-import { requireCleanAnalysis } from "./gates.ts";
-import { loadSingleObject, loadTarget } from "./load.ts";
-import { type Io, sortKeysDeep, toJson, toYaml } from "./output.ts";
+import { CliError, outputFlag } from "./args.ts";
+import { defineCommand } from "./command.ts";
+import { requireCleanAnalysis, requireGroup } from "./gates.ts";
+import { loadSingleObject } from "./load.ts";
+import { sortKeysDeep, toJson, toYaml } from "./output.ts";
 
-export const convertCommand: CommandSpec = {
+export const convertCommand = defineCommand({
   name: "convert",
   usage:
     "convctl convert -c CONFIG (-x XRD | --crd CRD) --sample FILE --to V [--from V] [-o yaml|json]",
   summary: "Convert one object to another version and print it.",
+  target: "config+schema",
   flags: [
-    { ...FLAGS.config, help: `${FLAGS.config.help} (required)` },
-    FLAGS.xrd,
-    FLAGS.crd,
     {
       name: "sample",
       kind: "string",
@@ -48,48 +36,36 @@ export const convertCommand: CommandSpec = {
       help: "source version; needed when the sample has no apiVersion",
       default: "the sample's version",
     },
-    {
-      name: "output",
-      short: "o",
-      kind: "string",
-      value: "FORMAT",
-      help: "yaml or json",
-      default: "yaml",
-    },
+    outputFlag("yaml or json", "yaml"),
   ],
-};
+  required: ["sample", "to"],
+  run: async ({ flags, source, spec }): Promise<JsonObject> => {
+    const analysis = analyze(source, spec);
+    requireCleanAnalysis(analysis, "cannot convert");
 
-export async function runConvert(flags: ParsedFlags, io: Io): Promise<number> {
-  noPositionals(flags, "convert");
-  requireFlags(flags, "config", "sample", "to");
-  mutuallyExclusive(flags, "xrd", "crd");
-  oneRequired(flags, "xrd", "crd");
-  const output = choice("output", flags.string("output"), ["yaml", "json"] as const, "yaml");
-  const { config, schema } = await loadTarget(flags, "required");
-  const source = schema!.source;
-  const analysis = analyze(source, engineSpecOf(config.config));
-  requireCleanAnalysis(analysis, "cannot convert");
-
-  const sample = await loadSingleObject(flags.string("sample")!);
-  const to = flags.string("to")!;
-  let from = flags.string("from");
-  if (from === undefined) {
-    const apiVersion = sample.apiVersion;
-    if (typeof apiVersion !== "string" || apiVersion === "") {
-      throw new CliError(`sample ${flags.string("sample")} has no apiVersion; pass --from`);
+    const sample = await loadSingleObject(flags.string("sample")!);
+    const to = flags.string("to")!;
+    let from = flags.string("from");
+    if (from === undefined) {
+      const apiVersion = sample.apiVersion;
+      if (typeof apiVersion !== "string" || apiVersion === "") {
+        throw new CliError(`sample ${flags.string("sample")} has no apiVersion; pass --from`);
+      }
+      from = versionOf(apiVersion);
     }
-    from = versionOf(apiVersion);
-  }
-  if (source.group === "") throw new CliError(`${source.kind} file has no spec.group`);
+    requireGroup(source);
 
-  let routed: JsonObject;
-  try {
-    routed = createRouter(analysis).route(sample, from, to);
-  } catch (e) {
-    if (e instanceof ConversionError) throw new CliError(`conversion failed: ${e.message}`);
-    throw e;
-  }
-  const converted: JsonObject = { ...routed, apiVersion: `${source.group}/${to}` };
-  io.out(output === "json" ? toJson(sortKeysDeep(converted)) : toYaml(converted));
-  return 0;
-}
+    let routed: JsonObject;
+    try {
+      routed = createRouter(analysis).route(sample, from, to);
+    } catch (e) {
+      if (e instanceof ConversionError) throw new CliError(`conversion failed: ${e.message}`);
+      throw e;
+    }
+    return { ...routed, apiVersion: `${source.group}/${to}` };
+  },
+  output: {
+    formats: { yaml: (o) => toYaml(o), json: (o) => toJson(sortKeysDeep(o)) },
+    default: "yaml",
+  },
+});

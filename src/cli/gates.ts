@@ -1,10 +1,24 @@
 /**
- * Analysis gates shared by the commands: which analysis problems stop a command as tool errors
- * (exit 2) instead of being reported as results.
+ * What stops a command as a tool error (exit 2) instead of being reported as a result: a config
+ * the engine cannot read, a schema without a group, and analysis problems.
  */
-import type { AnalysisResult } from "../engine/mod.ts";
+import type { AnalysisResult, ConversionConfigSpec, SchemaSource } from "../engine/mod.ts";
+import { structuralError } from "../engine/mod.ts";
 import { CliError } from "./args.ts";
 import { formatDiagnostic, formatSpokeDiagnostic } from "./output.ts";
+
+/** Commands that run conversions need a structurally valid config. */
+export function requireStructurallyValid(spec: ConversionConfigSpec): void {
+  const structural = structuralError(spec);
+  if (structural !== undefined) {
+    throw new CliError(`configuration is structurally invalid: ${structural}`);
+  }
+}
+
+/** Converted objects get `apiVersion: <group>/<version>`, so the schema must name its group. */
+export function requireGroup(source: SchemaSource): void {
+  if (source.group === "") throw new CliError(`${source.kind} file has no spec.group`);
+}
 
 /** Translation and hub errors leave nothing to report on: every command stops there. */
 export function failOnHardErrors(analysis: AnalysisResult): void {
@@ -14,8 +28,8 @@ export function failOnHardErrors(analysis: AnalysisResult): void {
 }
 
 /**
- * Commands that execute plans (`convert`, `test`) need every spoke clean: a plan from an erroring
- * analysis must never run. Lists every spoke error.
+ * Commands that execute plans (`convert`, `test`, `fuzz`) need every spoke clean: a plan from an
+ * erroring analysis must never run. Lists every spoke error.
  */
 export function requireCleanAnalysis(analysis: AnalysisResult, what: string): void {
   failOnHardErrors(analysis);

@@ -1,5 +1,5 @@
 /**
- * File loading for convctl (cli.md §1.3–§1.4): YAML with YAML 1.1 scalar rules, strict config
+ * File loading for convctl: YAML with YAML 1.1 scalar rules, strict config
  * decoding with kind dispatch, CRD/XRD schema files, and sample directories.
  */
 import { LineCounter, parseAllDocuments, type Tags } from "yaml";
@@ -21,6 +21,7 @@ import {
   versionOf,
 } from "../engine/mod.ts";
 import { CliError, type ParsedFlags } from "./args.ts";
+import { isJsonObject } from "../lib/json.ts";
 
 // ---------------------------------------------------------------------------------------------
 // YAML
@@ -89,10 +90,6 @@ export async function readTextFile(file: string, what: string): Promise<string> 
   }
 }
 
-function isMap(v: JsonValue | undefined): v is JsonObject {
-  return typeof v === "object" && v !== null && !Array.isArray(v);
-}
-
 /** Exactly one document, which must be a map. */
 async function readSingleMap(file: string, what: string): Promise<JsonObject> {
   const docs = parseYamlDocuments(await readTextFile(file, what), file);
@@ -102,7 +99,7 @@ async function readSingleMap(file: string, what: string): Promise<JsonObject> {
     );
   }
   const doc = docs[0];
-  if (!isMap(doc)) throw new CliError(`${what} ${file} is not a YAML map`);
+  if (!isJsonObject(doc)) throw new CliError(`${what} ${file} is not a YAML map`);
   return doc;
 }
 
@@ -130,7 +127,7 @@ export function schemaFlagOf(kind: ConfigKind): { flag: "xrd" | "crd"; shown: st
   return SCHEMA_FLAG[kind];
 }
 
-/** §1.3: read only the top-level `kind`. */
+/** The config kind, read from the top-level `kind` alone (before the strict decode). */
 function configKind(doc: JsonObject, file: string): ConfigKind {
   const kind = doc.kind;
   if (kind === undefined || kind === null || kind === "") {
@@ -147,7 +144,7 @@ function configKind(doc: JsonObject, file: string): ConfigKind {
 }
 
 /**
- * Kind dispatch (§1.3) then strict decode (§1.4). When command-line `flags` are given, the schema
+ * Kind dispatch, then the strict decode (an unknown field anywhere is an error). When command-line `flags` are given, the schema
  * flag of the other kind is an error naming the right flag.
  */
 export async function loadConfig(file: string, flags?: ParsedFlags): Promise<LoadedConfig> {
@@ -187,7 +184,7 @@ export async function loadSchema(kind: ConfigKind, file: string): Promise<Loaded
     );
   }
   const spec = raw.spec;
-  if (!isMap(spec) || !Array.isArray(spec.versions)) {
+  if (!isJsonObject(spec) || !Array.isArray(spec.versions)) {
     throw new CliError(`${what} file ${file} has no spec.versions list`);
   }
   const source = kind === XRD_CONFIG_KIND ? schemaSourceFromXRD(raw) : schemaSourceFromCRD(raw);
@@ -262,7 +259,7 @@ export function groupOf(apiVersion: string): string {
 }
 
 /**
- * §4.2 step 2: every YAML document under `dir` (recursive, lexical order) whose kind and group
+ * The samples of `convctl test`: every YAML document under `dir` (recursive, lexical order) whose kind and group
  * match the target; other documents are ignored.
  */
 export async function loadSamples(dir: string, source: SchemaSource): Promise<Sample[]> {
@@ -278,7 +275,7 @@ export async function loadSamples(dir: string, source: SchemaSource): Promise<Sa
     const docs = parseYamlDocuments(await readTextFile(path, "sample file"), path);
     const matching: JsonObject[] = [];
     for (const doc of docs) {
-      if (!isMap(doc) || doc.kind !== source.targetKind) continue;
+      if (!isJsonObject(doc) || doc.kind !== source.targetKind) continue;
       const apiVersion = doc.apiVersion;
       if (typeof apiVersion !== "string" || apiVersion === "") {
         throw new CliError(`sample ${path}: a ${source.targetKind} object has no apiVersion`);
@@ -307,6 +304,6 @@ export async function loadSingleObject(file: string): Promise<JsonObject> {
     throw new CliError(`sample ${file} must contain exactly one document (found ${docs.length})`);
   }
   const doc = docs[0];
-  if (!isMap(doc)) throw new CliError(`sample ${file} is not a YAML map`);
+  if (!isJsonObject(doc)) throw new CliError(`sample ${file} is not a YAML map`);
   return doc;
 }

@@ -1,37 +1,36 @@
 /**
- * convctl's command table and top-level help. Each command lives in its own file and exposes a
- * `CommandSpec` (flags, help) and a runner returning the exit code; tool errors are thrown as
- * `CliError` and turned into `error: <message>` / exit 2 by the entry point.
+ * convctl's command list and top-level help. Each command is one file exporting a
+ * `defineCommand(...)` (src/cli/command.ts); adding one is that file plus its line in `ALL`.
+ * Tool errors are thrown as `CliError` and turned into `error: <message>` / exit 2 by the entry
+ * point.
  */
-import { type CommandSpec, type ParsedFlags } from "./args.ts";
-import { analyzeCommand, runAnalyze } from "./analyze.ts";
-import { convertCommand, runConvert } from "./convert.ts";
-import { fuzzCommand, runFuzzCommand } from "./fuzz.ts";
-import type { Io } from "./output.ts";
-import { runSuggest, suggestCommand } from "./suggest.ts";
-import { runTest, testCommand } from "./test.ts";
-import { runValidate, validateCommand } from "./validate.ts";
-import { runVersion, versionCommand } from "./version.ts";
+import { analyzeCommand } from "./analyze.ts";
+import type { Command } from "./command.ts";
+import { convertCommand } from "./convert.ts";
+import { fuzzCommand } from "./fuzz.ts";
+import { suggestCommand } from "./suggest.ts";
+import { testCommand } from "./test.ts";
+import { validateCommand } from "./validate.ts";
+import { versionCommand } from "./version.ts";
 
 export { CliError, commandHelp, parseFlags } from "./args.ts";
-export { bufferIo, type Io, processIo } from "./output.ts";
+export type { Command } from "./command.ts";
+export { type Io, processIo } from "./output.ts";
 
-export interface Command {
-  spec: CommandSpec;
-  run(flags: ParsedFlags, io: Io): Promise<number>;
-}
+/** Every command, in the order the help lists them. */
+const ALL: readonly Command[] = [
+  validateCommand,
+  analyzeCommand,
+  testCommand,
+  convertCommand,
+  suggestCommand,
+  fuzzCommand,
+  versionCommand,
+];
 
-export const COMMANDS: ReadonlyMap<string, Command> = new Map([
-  ["validate", { spec: validateCommand, run: runValidate }],
-  ["analyze", { spec: analyzeCommand, run: runAnalyze }],
-  ["test", { spec: testCommand, run: runTest }],
-  ["convert", { spec: convertCommand, run: runConvert }],
-  ["suggest", { spec: suggestCommand, run: runSuggest }],
-  ["fuzz", { spec: fuzzCommand, run: runFuzzCommand }],
-  ["version", { spec: versionCommand, run: runVersion }],
-]);
+export const COMMANDS: ReadonlyMap<string, Command> = new Map(ALL.map((c) => [c.spec.name, c]));
 
-/** Commands of the reference CLI that this build does not have yet (cli.md §1.1). */
+/** Commands the reference CLI has and this build does not yet; they answer "not implemented". */
 export const PLANNED_COMMANDS: ReadonlySet<string> = new Set([
   "diff",
   "rehub",

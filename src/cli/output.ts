@@ -5,7 +5,7 @@
 import { stringify as stringifyYaml } from "yaml";
 import type { Diagnostic, JsonObject, JsonValue } from "../engine/mod.ts";
 
-/** The two streams a command writes to; tests and the demo can capture them. */
+/** The two streams a command writes to. */
 export interface Io {
   out(text: string): void;
   err(text: string): void;
@@ -21,18 +21,6 @@ export function processIo(): Io {
   return {
     out: (text) => write(Deno.stdout, text),
     err: (text) => write(Deno.stderr, text),
-  };
-}
-
-/** An Io that collects both streams in memory. */
-export function bufferIo(): Io & { stdout: () => string; stderr: () => string } {
-  let out = "";
-  let err = "";
-  return {
-    out: (text) => void (out += text),
-    err: (text) => void (err += text),
-    stdout: () => out,
-    stderr: () => err,
   };
 }
 

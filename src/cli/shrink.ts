@@ -20,10 +20,7 @@ import {
   type JsonValue,
   type SchemaNode,
 } from "../engine/mod.ts";
-
-function isMap(v: JsonValue | undefined): v is JsonObject {
-  return typeof v === "object" && v !== null && !Array.isArray(v);
-}
+import { isJsonObject } from "../lib/json.ts";
 
 function setOwn(obj: JsonObject, key: string, value: JsonValue): void {
   Object.defineProperty(obj, key, { value, enumerable: true, writable: true, configurable: true });
@@ -186,7 +183,7 @@ function check(
       return;
     }
     case "object": {
-      if (!isMap(v)) {
+      if (!isJsonObject(v)) {
         if (!preserve) bad("type");
         return;
       }
@@ -209,7 +206,7 @@ function uniquenessKey(s: SchemaNode): ((v: JsonValue) => string) | undefined {
   const listType = s["x-kubernetes-list-type"];
   const mapKeys = s["x-kubernetes-list-map-keys"];
   if (listType === "map" && Array.isArray(mapKeys)) {
-    return (v) => canonical(mapKeys.map((k) => (isMap(v) ? v[String(k)] ?? null : null)));
+    return (v) => canonical(mapKeys.map((k) => (isJsonObject(v) ? v[String(k)] ?? null : null)));
   }
   if (s.uniqueItems === true || listType === "set") return canonical;
   return undefined;
@@ -229,7 +226,7 @@ function isPlainObjectNode(node: SchemaNode | undefined): node is SchemaNode {
  * A copy of an object without the empty maps that sit at declared, non-opaque object nodes
  * (recursively, so `spec: {tls: {}}` loses `spec` too; inside the elements of structured arrays as
  * well, elements themselves are kept). Such maps hold no leaf and the engine never writes an empty
- * parent (engine.md §5.7), so their disappearance is no data loss. Opaque nodes (free-form maps,
+ * parent (an output map exists only when something was written under it), so their disappearance is no data loss. Opaque nodes (free-form maps,
  * preserve-unknown-fields, constructs) travel as one value and are left exactly as they are, so an
  * empty free-form map that comes back absent is still a difference.
  */
@@ -248,7 +245,7 @@ export function withoutEmptyObjects(obj: JsonObject, root: SchemaNode | undefine
 }
 
 function isEmptyPlainObject(v: JsonValue, node: SchemaNode | undefined): boolean {
-  return isPlainObjectNode(node) && isMap(v) && Object.keys(v).length === 0;
+  return isPlainObjectNode(node) && isJsonObject(v) && Object.keys(v).length === 0;
 }
 
 function normalise(v: JsonValue, node: SchemaNode | undefined): JsonValue {
@@ -257,7 +254,7 @@ function normalise(v: JsonValue, node: SchemaNode | undefined): JsonValue {
     const items = childOfArray(node);
     return v.map((x) => normalise(x, items));
   }
-  if (!isMap(v) || !isPlainObjectNode(node)) return v;
+  if (!isJsonObject(v) || !isPlainObjectNode(node)) return v;
   const out: JsonObject = {};
   for (const key of Object.keys(v)) {
     const child = childOfObject(node, key);
@@ -345,7 +342,7 @@ function candidates(root: JsonObject, schema: SchemaNode | undefined, keep: Read
     const { value, node, path } = queue[q];
     const text = pathText(path);
     if (keep.has(text)) {
-      if (isMap(value)) {
+      if (isJsonObject(value)) {
         for (const key of Object.keys(value)) {
           queue.push({ value: value[key], node: childOfObject(node, key), path: [...path, key] });
         }
@@ -360,7 +357,7 @@ function candidates(root: JsonObject, schema: SchemaNode | undefined, keep: Read
       value.forEach((x, i) =>
         queue.push({ value: x, node: childOfArray(node), path: [...path, i] })
       );
-    } else if (isMap(value)) {
+    } else if (isJsonObject(value)) {
       if (Object.keys(value).length > 0) out.push({ path, value: {} });
       for (const key of Object.keys(value)) {
         queue.push({ value: value[key], node: childOfObject(node, key), path: [...path, key] });
@@ -383,7 +380,7 @@ function apply(root: JsonObject, c: Candidate): JsonObject {
   if (Array.isArray(parent)) {
     if (c.value === DELETE) parent.splice(last as number, 1);
     else parent[last as number] = c.value;
-  } else if (isMap(parent)) {
+  } else if (isJsonObject(parent)) {
     if (c.value === DELETE) delete parent[last as string];
     else setOwn(parent, last as string, c.value);
   }

@@ -1,49 +1,19 @@
 /**
- * `convctl suggest` (cli.md §7): draft TypeCoerce and FieldRename rules for uncovered fields by
+ * `convctl suggest`: draft TypeCoerce and FieldRename rules for uncovered fields by
  * comparing the top-level leaves of the hub and spoke schemas.
  */
-import { engineSpecOf } from "../api/mod.ts";
 import {
   analyze,
   flatten,
   type JsonObject,
-  type JsonValue,
   type Leaf,
   type SchemaSource,
   type SpokeReport,
 } from "../engine/mod.ts";
-import {
-  choice,
-  type CommandSpec,
-  FLAGS,
-  mutuallyExclusive,
-  noPositionals,
-  oneRequired,
-  type ParsedFlags,
-  requireFlags,
-} from "./args.ts";
+import { outputFlag } from "./args.ts";
+import { defineCommand } from "./command.ts";
 import { failOnHardErrors } from "./gates.ts";
-import { loadTarget } from "./load.ts";
-import { type Io, toJson, toYaml } from "./output.ts";
-
-export const suggestCommand: CommandSpec = {
-  name: "suggest",
-  usage: "convctl suggest -c CONFIG (-x XRD | --crd CRD) [-o yaml|json]",
-  summary: "Draft rules (TypeCoerce, FieldRename) for fields no rule covers.",
-  flags: [
-    { ...FLAGS.config, help: `${FLAGS.config.help} (required)` },
-    FLAGS.xrd,
-    FLAGS.crd,
-    {
-      name: "output",
-      short: "o",
-      kind: "string",
-      value: "FORMAT",
-      help: "yaml or json",
-      default: "yaml",
-    },
-  ],
-};
+import { toJson, toYaml } from "./output.ts";
 
 export const SUGGEST_HEADER =
   "# suggested rules — review every one before merging into spec.spokes";
@@ -53,7 +23,7 @@ export const NO_SUGGESTIONS =
 const SCALAR_KINDS = new Set(["string", "integer", "number", "boolean"]);
 const MIN_SIMILARITY = 0.6;
 
-/** Keep letters and digits, lower-cased; compare as UTF-8 bytes like the reference. */
+/** Keep letters and digits, lower-cased; compared as UTF-8 bytes (so é counts as two). */
 function normalizedBytes(segment: string): Uint8Array {
   const kept = [...segment].filter((c) => /[\p{L}\p{Nd}]/u.test(c)).join("").toLowerCase();
   return new TextEncoder().encode(kept);
@@ -89,7 +59,11 @@ export function nameSimilarity(hubPath: string, spokePath: string): number {
 
 const byPath = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
 
-/** §7 steps 1–4 for one spoke report. */
+/**
+ * Draft rules for one spoke: a TypeCoerce for each uncovered path
+ * whose scalar type differs between hub and spoke, then FieldRenames pairing the remaining
+ * uncovered siblings of the same kind by name similarity, best pairs first.
+ */
 export function suggestRules(
   report: SpokeReport,
   hubLeaves: ReadonlyMap<string, Leaf>,
@@ -141,26 +115,33 @@ function leavesOf(source: SchemaSource, version: string): Map<string, Leaf> {
   return new Map(flatten(schema).map((l) => [l.path, l]));
 }
 
-export async function runSuggest(flags: ParsedFlags, io: Io): Promise<number> {
-  noPositionals(flags, "suggest");
-  requireFlags(flags, "config");
-  mutuallyExclusive(flags, "xrd", "crd");
-  oneRequired(flags, "xrd", "crd");
-  const output = choice("output", flags.string("output"), ["yaml", "json"] as const, "yaml");
-  const { config, schema } = await loadTarget(flags, "required");
-  const source = schema!.source;
-  const analysis = analyze(source, engineSpecOf(config.config));
-  failOnHardErrors(analysis);
+/** The `-o json` contract: `spokes: null` when nothing is suggested. */
+type Suggestions = { spokes: JsonObject[] | null };
 
-  const hubLeaves = leavesOf(source, analysis.hubVersion);
-  const spokes: JsonObject[] = [];
-  for (const report of analysis.spokes) {
-    const rules = suggestRules(report, hubLeaves, leavesOf(source, report.version));
-    if (rules.length > 0) spokes.push({ version: report.version, rules });
-  }
-  const result: JsonValue = { spokes: spokes.length > 0 ? spokes : null };
-  if (output === "json") io.out(toJson(result));
-  else if (spokes.length === 0) io.out(`${NO_SUGGESTIONS}\n`);
-  else io.out(`${SUGGEST_HEADER}\n${toYaml(result, false)}`); // strategy first reads best
-  return 0;
-}
+export const suggestCommand = defineCommand({
+  name: "suggest",
+  usage: "convctl suggest -c CONFIG (-x XRD | --crd CRD) [-o yaml|json]",
+  summary: "Draft rules (TypeCoerce, FieldRename) for fields no rule covers.",
+  target: "config+schema",
+  flags: [outputFlag("yaml or json", "yaml")],
+  run: ({ source, spec }): Suggestions => {
+    const analysis = analyze(source, spec);
+    failOnHardErrors(analysis);
+    const hubLeaves = leavesOf(source, analysis.hubVersion);
+    const spokes: JsonObject[] = [];
+    for (const report of analysis.spokes) {
+      const rules = suggestRules(report, hubLeaves, leavesOf(source, report.version));
+      if (rules.length > 0) spokes.push({ version: report.version, rules });
+    }
+    return { spokes: spokes.length > 0 ? spokes : null };
+  },
+  output: {
+    formats: {
+      // Rules keep their written order: `strategy` first reads best.
+      yaml: (r) =>
+        r.spokes === null ? `${NO_SUGGESTIONS}\n` : `${SUGGEST_HEADER}\n${toYaml(r, false)}`,
+      json: toJson,
+    },
+    default: "yaml",
+  },
+});

@@ -1,9 +1,8 @@
 /**
- * `convctl test` (cli.md §4): round-trip every sample through every configured version and grade
- * each path as pass, acknowledged loss, unacknowledged loss or error. Offline (`--samples`) only
- * for now; `--live` and fleet mode are rejected as not implemented.
+ * `convctl test`: round-trip every sample through every configured version and grade each path as
+ * pass, acknowledged loss, unacknowledged loss or error. Offline (`--samples`) only for now;
+ * `--live` and fleet mode are rejected as not implemented.
  */
-import { engineSpecOf } from "../api/mod.ts";
 import {
   type AnalysisResult,
   analyze,
@@ -12,22 +11,12 @@ import {
   createRouter,
   type JsonObject,
   type Router,
-  structuralError,
 } from "../engine/mod.ts";
-import {
-  choice,
-  CliError,
-  type CommandSpec,
-  FLAGS,
-  mutuallyExclusive,
-  noPositionals,
-  oneRequired,
-  type ParsedFlags,
-  requireFlags,
-} from "./args.ts";
-import { requireCleanAnalysis } from "./gates.ts";
-import { loadSamples, loadTarget, type Sample } from "./load.ts";
-import { type Io, toJson } from "./output.ts";
+import { choice, CliError, FLAGS, outputFlag } from "./args.ts";
+import { defineCommand } from "./command.ts";
+import { requireCleanAnalysis, requireStructurallyValid } from "./gates.ts";
+import { loadSamples, type Sample } from "./load.ts";
+import { toJson } from "./output.ts";
 import {
   exitCodeFor,
   type FailOn,
@@ -44,79 +33,6 @@ import {
   valueAtDiffPath,
 } from "./test_report.ts";
 
-const OUTPUTS = ["table", "json", "junit"] as const;
-const FAIL_ON = ["none", "warn", "loss"] as const;
-
-export const testCommand: CommandSpec = {
-  name: "test",
-  usage: "convctl test -c CONFIG (-x XRD | --crd CRD) -s DIR [flags]",
-  summary: "Round-trip sample objects through every configured version and grade the result.",
-  flags: [
-    { ...FLAGS.config, help: `${FLAGS.config.help} (required)` },
-    FLAGS.xrd,
-    FLAGS.crd,
-    {
-      name: "samples",
-      short: "s",
-      kind: "string",
-      value: "DIR",
-      help: "directory of sample objects (*.yaml, *.yml; searched recursively)",
-    },
-    { name: "live", kind: "bool", help: "fetch samples from a cluster (not implemented yet)" },
-    { name: "kubeconfig", kind: "string", value: "FILE", help: "kubeconfig (with --live)" },
-    { name: "context", kind: "string", value: "NAME", help: "kubeconfig context (with --live)" },
-    {
-      name: "contexts",
-      kind: "list",
-      value: "NAMES",
-      help: "several contexts, comma-separated or repeated (with --live)",
-    },
-    {
-      name: "kubeconfig-dir",
-      kind: "string",
-      value: "DIR",
-      help: "one kubeconfig per file (with --live)",
-    },
-    {
-      name: "output",
-      short: "o",
-      kind: "string",
-      value: "FORMAT",
-      help: "table, json or junit",
-      default: "table",
-    },
-    {
-      name: "output-file",
-      kind: "string",
-      value: "FILE",
-      help: "write the full report to FILE; stdout gets the summary",
-    },
-    { name: "strict", kind: "bool", help: "treat rules no sample exercised as failures" },
-    {
-      name: "fail-on",
-      kind: "string",
-      value: "LEVEL",
-      help: "none, warn or loss",
-      default: "loss",
-    },
-    {
-      name: "version-pair",
-      kind: "list",
-      value: "A:B",
-      help: "restrict target versions (repeatable, comma-separated; `a:b` or `a`)",
-    },
-    { name: "skip-identity", kind: "bool", help: "skip same-version paths" },
-    {
-      name: "concurrency",
-      kind: "string",
-      value: "N",
-      help: "samples in flight (≤0 means #CPUs)",
-      default: "#CPUs",
-    },
-    { name: "quiet", kind: "bool", help: "no progress line on stderr" },
-  ],
-};
-
 export interface TestOptions {
   /** Only these target versions (from `--version-pair`); empty = all configured. */
   versionPairs: readonly string[];
@@ -126,7 +42,11 @@ export interface TestOptions {
   onSample?: (done: number, total: number) => void;
 }
 
-/** `configured` and `targets` of §4.3. */
+/**
+ * The versions a run exercises: `configured` are the served versions the config can convert (the
+ * hub and every spoke with a plan; all served ones when none is), `targets` those of them
+ * `--version-pair` names (all configured when it names none of them).
+ */
 export function exercisedVersions(
   analysis: AnalysisResult,
   served: readonly string[],
@@ -150,7 +70,7 @@ function describe(v: unknown): string {
   return v === undefined ? "absent" : JSON.stringify(v);
 }
 
-/** Runs every sample through every target (§4.4) and builds the report (§4.6). */
+/** Runs every sample through every target and builds the report (docs/design/cli.md#grading-a-round-trip). */
 export function runConversionTests(
   analysis: AnalysisResult,
   served: readonly string[],
@@ -324,69 +244,122 @@ function parseConcurrency(raw: string | undefined): number {
   return Number(raw);
 }
 
-export async function runTest(flags: ParsedFlags, io: Io): Promise<number> {
-  noPositionals(flags, "test");
-  requireFlags(flags, "config");
-  mutuallyExclusive(flags, "xrd", "crd");
-  oneRequired(flags, "xrd", "crd");
-  mutuallyExclusive(flags, "samples", "live");
-  oneRequired(flags, "samples", "live");
-  mutuallyExclusive(flags, "kubeconfig", "kubeconfig-dir");
-  mutuallyExclusive(flags, "context", "contexts");
-  for (const liveOnly of ["contexts", "kubeconfig-dir"]) {
-    if (flags.has(liveOnly) && !flags.bool("live")) {
-      throw new CliError(`--${liveOnly} requires --live`);
+const FAIL_ON: readonly FailOn[] = ["none", "warn", "loss"];
+
+interface TestFlags {
+  failOn: FailOn;
+}
+
+export const testCommand = defineCommand({
+  name: "test",
+  usage: "convctl test -c CONFIG (-x XRD | --crd CRD) -s DIR [flags]",
+  summary: "Round-trip sample objects through every configured version and grade the result.",
+  target: "config+schema",
+  flags: [
+    {
+      name: "samples",
+      short: "s",
+      kind: "string",
+      value: "DIR",
+      help: "directory of sample objects (*.yaml, *.yml; searched recursively)",
+    },
+    { name: "live", kind: "bool", help: "fetch samples from a cluster (not implemented yet)" },
+    { name: "kubeconfig", kind: "string", value: "FILE", help: "kubeconfig (with --live)" },
+    { name: "context", kind: "string", value: "NAME", help: "kubeconfig context (with --live)" },
+    {
+      name: "contexts",
+      kind: "list",
+      value: "NAMES",
+      help: "several contexts, comma-separated or repeated (with --live)",
+    },
+    {
+      name: "kubeconfig-dir",
+      kind: "string",
+      value: "DIR",
+      help: "one kubeconfig per file (with --live)",
+    },
+    outputFlag("table, json or junit", "table"),
+    {
+      name: "output-file",
+      kind: "string",
+      value: "FILE",
+      help: "write the full report to FILE; stdout gets the summary",
+    },
+    { name: "strict", kind: "bool", help: "treat rules no sample exercised as failures" },
+    {
+      name: "fail-on",
+      kind: "string",
+      value: "LEVEL",
+      help: "none, warn or loss",
+      default: "loss",
+    },
+    {
+      name: "version-pair",
+      kind: "list",
+      value: "A:B",
+      help: "restrict target versions (repeatable, comma-separated; `a:b` or `a`)",
+    },
+    { name: "skip-identity", kind: "bool", help: "skip same-version paths" },
+    {
+      name: "concurrency",
+      kind: "string",
+      value: "N",
+      help: "samples in flight (≤0 means #CPUs)",
+      default: "#CPUs",
+    },
+    FLAGS.quiet,
+  ],
+  groups: [
+    { exactlyOne: ["samples", "live"] },
+    { atMostOne: ["kubeconfig", "kubeconfig-dir"] },
+    { atMostOne: ["context", "contexts"] },
+  ],
+  requires: { contexts: "live", "kubeconfig-dir": "live" },
+  options: (flags): TestFlags => {
+    const failOn = choice("fail-on", flags.string("fail-on"), FAIL_ON, "loss");
+    // Conversions are synchronous CPU work on one thread, so the value is validated and accepted
+    // for compatibility but samples run one after another (results are identical either way).
+    parseConcurrency(flags.string("concurrency"));
+    if (flags.bool("live")) {
+      throw new CliError(
+        "--live is not implemented yet; test against sample files with -s/--samples DIR",
+      );
     }
-  }
-  const output = choice("output", flags.string("output"), OUTPUTS, "table");
-  const failOn: FailOn = choice("fail-on", flags.string("fail-on"), FAIL_ON, "loss");
-  // Conversions are synchronous CPU work on one thread, so the value is validated and accepted
-  // for compatibility but samples run one after another (results are identical either way).
-  parseConcurrency(flags.string("concurrency"));
-  if (flags.bool("live")) {
-    throw new CliError(
-      "--live is not implemented yet; test against sample files with -s/--samples DIR",
-    );
-  }
+    return { failOn };
+  },
+  run: async ({ flags, io, config, source, spec }): Promise<TestReport> => {
+    requireStructurallyValid(spec);
+    const samples = await loadSamples(flags.string("samples")!, source);
+    const analysis = analyze(source, spec);
+    requireCleanAnalysis(analysis, "cannot test conversions");
 
-  const { config, schema } = await loadTarget(flags, "required");
-  const spec = engineSpecOf(config.config);
-  const structural = structuralError(spec);
-  if (structural !== undefined) {
-    throw new CliError(`configuration is structurally invalid: ${structural}`);
-  }
-  const source = schema!.source;
-  const samples = await loadSamples(flags.string("samples")!, source);
-  const analysis = analyze(source, spec);
-  requireCleanAnalysis(analysis, "cannot test conversions");
-
-  const served = source.versions.filter((v) => v.served).map((v) => v.name);
-  const showProgress = samples.length > 1 && !flags.bool("quiet");
-  const report = runConversionTests(analysis, served, samples, {
-    versionPairs: flags.list("version-pair"),
-    skipIdentity: flags.bool("skip-identity"),
-    configName: config.name,
-    onSample: showProgress
-      ? (done, total) => io.err(`\rtested ${done}/${total} samples`)
-      : undefined,
-  });
-  if (showProgress) io.err("\n");
-
-  const rendered = output === "json"
-    ? toJson(report)
-    : output === "junit"
-    ? renderJunit(report)
-    : renderTestTable(report);
-  const outputFile = flags.string("output-file");
-  if (outputFile !== undefined) {
+    const served = source.versions.filter((v) => v.served).map((v) => v.name);
+    const showProgress = samples.length > 1 && !flags.bool("quiet");
+    const report = runConversionTests(analysis, served, samples, {
+      versionPairs: flags.list("version-pair"),
+      skipIdentity: flags.bool("skip-identity"),
+      configName: config.name,
+      onSample: showProgress
+        ? (done, total) => io.err(`\rtested ${done}/${total} samples`)
+        : undefined,
+    });
+    if (showProgress) io.err("\n");
+    return report;
+  },
+  output: {
+    formats: { table: renderTestTable, json: toJson, junit: renderJunit },
+    default: "table",
+  },
+  write: async (text, report, { flags, io }) => {
+    const outputFile = flags.string("output-file");
+    if (outputFile === undefined) return io.out(text);
     try {
-      await Deno.writeTextFile(outputFile, rendered);
+      await Deno.writeTextFile(outputFile, text);
     } catch (e) {
       throw new CliError(`cannot write ${outputFile}: ${(e as Error).message}`);
     }
     io.out(`output written to file ${outputFile}\n${summaryLine(report)}\n`);
-  } else {
-    io.out(rendered);
-  }
-  return exitCodeFor(report, failOn, flags.bool("strict"));
-}
+  },
+  exitCode: (report, { flags, options }) =>
+    exitCodeFor(report, options.failOn, flags.bool("strict")),
+});

@@ -1,9 +1,10 @@
 /**
- * The `convctl test` report (cli.md §4.5–§4.7): the leaf diff that grades a round trip, the report
+ * The `convctl test` report: the leaf diff that grades a round trip, the report
  * shape (the JSON contract), its table and JUnit renderings, and the exit-code rule.
  */
 import type { JsonValue } from "../engine/mod.ts";
 import { renderTable } from "./output.ts";
+import { isJsonObject } from "../lib/json.ts";
 
 export type PathResult = "pass" | "loss" | "fail" | "error";
 export type IssueType = "acknowledged-loss" | "unacknowledged-loss" | "error";
@@ -56,7 +57,7 @@ export interface TestReport {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Leaf diff (§4.5)
+// Leaf diff: what a round trip changed (docs/design/cli.md#grading-a-round-trip)
 
 const IGNORED_PATHS: ReadonlySet<string> = new Set([
   "apiVersion",
@@ -67,17 +68,13 @@ const IGNORED_PATHS: ReadonlySet<string> = new Set([
   "metadata.generation",
 ]);
 
-function isMap(v: JsonValue | undefined): v is { [key: string]: JsonValue } {
-  return typeof v === "object" && v !== null && !Array.isArray(v);
-}
-
 /** Deep equality where two numbers compare by value. */
 function leafEqual(a: JsonValue, b: JsonValue): boolean {
   if (typeof a === "number" && typeof b === "number") return a === b;
   if (Array.isArray(a) && Array.isArray(b)) {
     return a.length === b.length && a.every((x, i) => leafEqual(x, b[i]));
   }
-  if (isMap(a) && isMap(b)) {
+  if (isJsonObject(a) && isJsonObject(b)) {
     const keys = Object.keys(a);
     return keys.length === Object.keys(b).length &&
       keys.every((k) => Object.hasOwn(b, k) && leafEqual(a[k], b[k]));
@@ -93,7 +90,7 @@ export function leafDiff(original: JsonValue, roundTripped: JsonValue): string[]
   const out: string[] = [];
   const walk = (a: JsonValue, b: JsonValue, path: string) => {
     if (IGNORED_PATHS.has(path)) return;
-    if (isMap(a) && isMap(b)) {
+    if (isJsonObject(a) && isJsonObject(b)) {
       const keys = new Set([...Object.keys(a), ...Object.keys(b)]);
       for (const k of keys) {
         const av = Object.hasOwn(a, k) ? a[k] : null;
@@ -115,7 +112,7 @@ export function leafDiff(original: JsonValue, roundTripped: JsonValue): string[]
 /** Number of non-map, non-array values (empty containers count 0). */
 export function leafCount(v: JsonValue): number {
   if (Array.isArray(v)) return v.reduce<number>((n, x) => n + leafCount(x), 0);
-  if (isMap(v)) return Object.values(v).reduce<number>((n, x) => n + leafCount(x), 0);
+  if (isJsonObject(v)) return Object.values(v).reduce<number>((n, x) => n + leafCount(x), 0);
   return 1;
 }
 
@@ -127,7 +124,7 @@ export function valueAtDiffPath(root: JsonValue, path: string): JsonValue | unde
     if (part.startsWith("[")) {
       cur = Array.isArray(cur) ? cur[Number(part.slice(1, -1))] : undefined;
     } else {
-      cur = isMap(cur) && Object.hasOwn(cur, part) ? cur[part] : undefined;
+      cur = isJsonObject(cur) && Object.hasOwn(cur, part) ? cur[part] : undefined;
     }
   }
   return cur;
@@ -148,7 +145,8 @@ export function isAcknowledged(diffPath: string, lossyPaths: ReadonlySet<string>
 }
 
 // ---------------------------------------------------------------------------------------------
-// Exit code (§4.7)
+// Exit code: 1 on any unacknowledged loss or error; with `--strict` (or `--fail-on warn`) also
+// when a rule no sample exercised; `--fail-on none` always 0
 
 export type FailOn = "none" | "warn" | "loss";
 

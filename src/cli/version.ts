@@ -1,8 +1,5 @@
-/**
- * `convctl version` (cli.md §12): the build version string and a newline.
- */
-import { type CommandSpec, noPositionals, type ParsedFlags } from "./args.ts";
-import type { Io } from "./output.ts";
+/** `convctl version`: the build version string and a newline. */
+import { defineCommand, PLAIN_TEXT } from "./command.ts";
 
 /** Replaced by release builds; `CONVCTL_VERSION` overrides it (e.g. for packaging tests). */
 export const BUILD_VERSION = "dev";
@@ -15,15 +12,12 @@ export function buildVersion(): string {
   }
 }
 
-export const versionCommand: CommandSpec = {
+export const versionCommand = defineCommand({
   name: "version",
   usage: "convctl version",
   summary: "Print the convctl version.",
+  target: "none",
   flags: [],
-};
-
-export function runVersion(flags: ParsedFlags, io: Io): Promise<number> {
-  noPositionals(flags, "version");
-  io.out(`${buildVersion()}\n`);
-  return Promise.resolve(0);
-}
+  run: () => `${buildVersion()}\n`,
+  output: PLAIN_TEXT,
+});

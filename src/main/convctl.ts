@@ -1,6 +1,6 @@
 /**
  * convctl entry point: pick the command, parse its flags, run it, exit with its code.
- * Tool and usage errors print `error: <message>` on stderr and exit 2 (cli.md §1.2).
+ * Tool and usage errors print `error: <message>` on stderr and exit 2.
  */
 import {
   CliError,

@@ -58,7 +58,7 @@ import {
 import {
   type CertificateModeFlag,
   certModeOf,
-  ManagerFlagError,
+  FlagError,
   type ManagerFlags,
   parseManagerFlags,
   resolveCertificateMode,
@@ -209,7 +209,7 @@ async function main(argv: readonly string[]): Promise<void> {
     const { rest } = configureLogging(argv);
     flags = parseManagerFlags(rest);
   } catch (e) {
-    if (e instanceof ManagerFlagError || e instanceof Error) {
+    if (e instanceof FlagError || e instanceof Error) {
       exit(1, `invalid flags: ${e.message}`);
     }
     throw e;

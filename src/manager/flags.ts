@@ -1,16 +1,15 @@
 /**
- * The manager's command line (runtime.md §2.1): Go-style flags (`--name=value`, `--name value`,
- * `--flag` / `--flag=false` for booleans), validated up front; any violation is a
- * {@link ManagerFlagError} and the process exits 1. Logging flags (`--zap-*`) are consumed before
- * this parser runs (src/obs `configureLogging`).
+ * The manager's command line: Go-style flags parsed by the shared parser (src/lib/flags.ts) and
+ * validated up front; any violation is a {@link FlagError} and the process exits 1. Logging flags
+ * (`--zap-*`) are consumed before this parser runs (src/obs `configureLogging`).
  *
- * Beyond the spec's table (whose admission port and cert dir are fixed), `--webhook-bind-address`,
- * `--webhook-cert-dir`, `--operator-namespace` and `--kubeconfig` exist for development and tests;
- * their defaults are the spec's fixed values. `--admission-cert-secret`, `--admission-service` and
- * `--admission-webhook-configuration` (default "", off) and [P11]
- * `--admission-mutating-webhook-configuration` make the manager issue its own admission
- * certificate from the built-in CA (src/manager/admission_certs.ts; docs/manager.md). `--webhook-server-image` is an alias of
- * `--default-webhook-server-image`.
+ * Admission is served on a fixed port and cert dir in production; `--webhook-bind-address`,
+ * `--webhook-cert-dir`, `--operator-namespace` and `--kubeconfig` exist for development and tests,
+ * and default to those fixed values. `--admission-cert-secret`, `--admission-service`,
+ * `--admission-webhook-configuration` and (for the XRD conversion guard)
+ * `--admission-mutating-webhook-configuration` (default "", off) make the manager issue its own
+ * admission certificate from the built-in CA (src/manager/admission_certs.ts; docs/manager.md).
+ * `--webhook-server-image` is an alias of `--default-webhook-server-image`.
  *
  * `--prepare-uninstall` switches the binary to a one-shot mode (src/manager/uninstall.ts, run by
  * the chart's pre-delete hook Job): refuse while configs exist, else delete every
@@ -18,6 +17,9 @@
  * until they are gone; the other flags are then ignored except `--kubeconfig`.
  */
 import { parseGoDuration } from "../engine/units.ts";
+import { type FieldFlag, FlagError, parseFlagRecord } from "../lib/flags.ts";
+
+export { FlagError };
 
 export interface ManagerFlags {
   metricsBindAddress: string;
@@ -31,8 +33,8 @@ export interface ManagerFlags {
   enableXrdSupport: boolean;
   enableCrdSupport: boolean;
   /**
-   * [P11] Serve the mutating XRD conversion guard (api.md §4.3, src/manager/xrd_guard.ts) on the
-   * admission listener; only with `enableXrdSupport` (otherwise ignored, logged).
+   * Serve the mutating XRD conversion guard (src/manager/xrd_guard.ts; XRD only) on the admission
+   * listener; only with `enableXrdSupport` (otherwise ignored, logged).
    */
   enableXrdConversionGuard: boolean;
   maxConcurrentReconciles: number;
@@ -64,7 +66,7 @@ export interface ManagerFlags {
    */
   admissionWebhookConfiguration: string;
   /**
-   * [P11] `--admission-mutating-webhook-configuration`: the MutatingWebhookConfiguration (the XRD
+   * `--admission-mutating-webhook-configuration`: the MutatingWebhookConfiguration (the XRD
    * conversion guard's) whose webhooks' `clientConfig.caBundle` the manager sets to the built-in
    * CA, like the validating one. "" ⇒ left alone.
    */
@@ -107,37 +109,45 @@ export function resolveCertificateMode(
   return certManagerServed ? "cert-manager" : "builtin";
 }
 
-export class ManagerFlagError extends Error {
-  override name = "ManagerFlagError";
+/** Go durations in milliseconds; the manager's durations must be positive. */
+function positiveDurationMs(raw: string, flag: string): number {
+  const ns = parseGoDuration(raw);
+  if (ns === undefined || ns <= 0n) {
+    throw new FlagError(
+      `${flag}: ${JSON.stringify(raw)} is not a positive duration (e.g. 120s, 2m)`,
+    );
+  }
+  return Math.max(1, Number(ns / 1_000_000n));
 }
 
-type Kind = "string" | "bool" | "int" | "duration";
-
-const FLAGS: Record<string, [keyof ManagerFlags, Kind]> = {
-  "metrics-bind-address": ["metricsBindAddress", "string"],
-  "health-probe-bind-address": ["healthProbeBindAddress", "string"],
-  "leader-elect": ["leaderElect", "bool"],
-  "leader-election-namespace": ["leaderElectionNamespace", "string"],
-  "webhook-cert-dir": ["webhookCertDir", "string"],
-  "webhook-bind-address": ["webhookBindAddress", "string"],
-  "enable-xrd-support": ["enableXrdSupport", "bool"],
-  "enable-crd-support": ["enableCrdSupport", "bool"],
-  "enable-xrd-conversion-guard": ["enableXrdConversionGuard", "bool"],
-  "max-concurrent-reconciles": ["maxConcurrentReconciles", "int"],
-  "operator-namespace": ["operatorNamespace", "string"],
-  "default-webhook-server-image": ["defaultWebhookServerImage", "string"],
-  "webhook-server-image": ["defaultWebhookServerImage", "string"],
-  "kubeconfig": ["kubeconfig", "string"],
-  "certificate-mode": ["certificateMode", "string"],
-  "admission-cert-secret": ["admissionCertSecret", "string"],
-  "admission-service": ["admissionService", "string"],
-  "admission-webhook-configuration": ["admissionWebhookConfiguration", "string"],
-  "admission-mutating-webhook-configuration": ["admissionMutatingWebhookConfiguration", "string"],
-  "prepare-uninstall": ["prepareUninstall", "bool"],
-  "prepare-uninstall-timeout": ["prepareUninstallTimeoutMs", "duration"],
+const FLAGS: Record<string, FieldFlag<ManagerFlags>> = {
+  "metrics-bind-address": { field: "metricsBindAddress", kind: "string" },
+  "health-probe-bind-address": { field: "healthProbeBindAddress", kind: "string" },
+  "leader-elect": { field: "leaderElect", kind: "bool" },
+  "leader-election-namespace": { field: "leaderElectionNamespace", kind: "string" },
+  "webhook-cert-dir": { field: "webhookCertDir", kind: "string" },
+  "webhook-bind-address": { field: "webhookBindAddress", kind: "string" },
+  "enable-xrd-support": { field: "enableXrdSupport", kind: "bool" },
+  "enable-crd-support": { field: "enableCrdSupport", kind: "bool" },
+  "enable-xrd-conversion-guard": { field: "enableXrdConversionGuard", kind: "bool" },
+  "max-concurrent-reconciles": { field: "maxConcurrentReconciles", kind: "int" },
+  "operator-namespace": { field: "operatorNamespace", kind: "string" },
+  "default-webhook-server-image": { field: "defaultWebhookServerImage", kind: "string" },
+  "webhook-server-image": { field: "defaultWebhookServerImage", kind: "string" },
+  "kubeconfig": { field: "kubeconfig", kind: "string" },
+  "certificate-mode": { field: "certificateMode", kind: "string" },
+  "admission-cert-secret": { field: "admissionCertSecret", kind: "string" },
+  "admission-service": { field: "admissionService", kind: "string" },
+  "admission-webhook-configuration": { field: "admissionWebhookConfiguration", kind: "string" },
+  "admission-mutating-webhook-configuration": {
+    field: "admissionMutatingWebhookConfiguration",
+    kind: "string",
+  },
+  "prepare-uninstall": { field: "prepareUninstall", kind: "bool" },
+  "prepare-uninstall-timeout": { field: "prepareUninstallTimeoutMs", parse: positiveDurationMs },
 };
 
-/** The spec's fixed admission cert dir (controller-runtime's default). */
+/** The fixed admission cert dir of a deployed manager (controller-runtime's default). */
 export const DEFAULT_WEBHOOK_CERT_DIR = "/tmp/k8s-webhook-server/serving-certs";
 
 export const DEFAULT_MANAGER_FLAGS: Readonly<ManagerFlags> = Object.freeze({
@@ -183,57 +193,15 @@ const BIND_ADDRESS = /^(?:\[[^\]]*\]|[^:[\]]*):(\d{1,5})$/;
 function checkAddress(flag: string, value: string): void {
   const m = BIND_ADDRESS.exec(value);
   if (m === null || Number(m[1]) > 65535) {
-    throw new ManagerFlagError(`--${flag}: ${JSON.stringify(value)} is not a [host]:port address`);
+    throw new FlagError(`--${flag}: ${JSON.stringify(value)} is not a [host]:port address`);
   }
 }
 
-/** Parses `args` (logging flags already removed); throws {@link ManagerFlagError}. */
+/** Parses `args` (logging flags already removed); throws {@link FlagError}. */
 export function parseManagerFlags(args: readonly string[]): ManagerFlags {
-  const out: ManagerFlags = { ...DEFAULT_MANAGER_FLAGS };
-  const record = out as unknown as Record<string, string | number | boolean>;
-  for (let i = 0; i < args.length; i++) {
-    const arg = args[i];
-    if (!arg.startsWith("--")) {
-      throw new ManagerFlagError(`unexpected argument ${JSON.stringify(arg)}`);
-    }
-    const eq = arg.indexOf("=");
-    const name = arg.slice(2, eq < 0 ? undefined : eq);
-    let value: string | undefined = eq < 0 ? undefined : arg.slice(eq + 1);
-    const spec = FLAGS[name];
-    if (spec === undefined) throw new ManagerFlagError(`unknown flag --${name}`);
-    const [field, kind] = spec;
-    if (kind === "bool") {
-      if (value === undefined) value = "true";
-      if (value !== "true" && value !== "false") {
-        throw new ManagerFlagError(
-          `--${name}: expected true or false, got ${JSON.stringify(value)}`,
-        );
-      }
-      record[field] = value === "true";
-      continue;
-    }
-    if (value === undefined) {
-      value = args[++i];
-      if (value === undefined) throw new ManagerFlagError(`--${name} needs a value`);
-    }
-    if (kind === "string") record[field] = value;
-    else if (kind === "duration") {
-      const ns = parseGoDuration(value);
-      if (ns === undefined || ns <= 0n) {
-        throw new ManagerFlagError(
-          `--${name}: ${JSON.stringify(value)} is not a positive duration (e.g. 120s, 2m)`,
-        );
-      }
-      record[field] = Math.max(1, Number(ns / 1_000_000n));
-    } else {
-      if (!/^-?\d+$/.test(value)) {
-        throw new ManagerFlagError(`--${name}: ${JSON.stringify(value)} is not an integer`);
-      }
-      record[field] = Number(value);
-    }
-  }
+  const out = parseFlagRecord(args, FLAGS, DEFAULT_MANAGER_FLAGS);
   if (out.maxConcurrentReconciles < 1) {
-    throw new ManagerFlagError(
+    throw new FlagError(
       `--max-concurrent-reconciles must be >= 1, got ${out.maxConcurrentReconciles}`,
     );
   }
@@ -241,14 +209,14 @@ export function parseManagerFlags(args: readonly string[]): ManagerFlags {
   checkAddress("health-probe-bind-address", out.healthProbeBindAddress);
   checkAddress("webhook-bind-address", out.webhookBindAddress);
   if (!(CERTIFICATE_MODES as readonly string[]).includes(out.certificateMode)) {
-    throw new ManagerFlagError(
+    throw new FlagError(
       `--certificate-mode: ${JSON.stringify(out.certificateMode)} is not one of ${
         CERTIFICATE_MODES.join(", ")
       }`,
     );
   }
   if (out.webhookCertDir.trim() === "") {
-    throw new ManagerFlagError("--webhook-cert-dir must not be empty");
+    throw new FlagError("--webhook-cert-dir must not be empty");
   }
   const admission: Array<[string, string]> = [
     ["admission-cert-secret", out.admissionCertSecret],
@@ -258,11 +226,11 @@ export function parseManagerFlags(args: readonly string[]): ManagerFlags {
   ];
   for (const [name, value] of admission) {
     if (value !== "" && !DNS_SUBDOMAIN.test(value)) {
-      throw new ManagerFlagError(`--${name}: ${JSON.stringify(value)} is not a valid object name`);
+      throw new FlagError(`--${name}: ${JSON.stringify(value)} is not a valid object name`);
     }
   }
   if ((out.admissionCertSecret === "") !== (out.admissionService === "")) {
-    throw new ManagerFlagError(
+    throw new FlagError(
       "--admission-cert-secret and --admission-service must be given together",
     );
   }
@@ -273,7 +241,7 @@ export function parseManagerFlags(args: readonly string[]): ManagerFlags {
     ]
   ) {
     if (value !== "" && out.admissionCertSecret === "") {
-      throw new ManagerFlagError(
+      throw new FlagError(
         `--${name} needs --admission-cert-secret and --admission-service`,
       );
     }
@@ -281,7 +249,7 @@ export function parseManagerFlags(args: readonly string[]): ManagerFlags {
   return out;
 }
 
-/** Own namespace (runtime §2.1): the flag, env `POD_NAMESPACE`, the SA namespace file, `default`. */
+/** Own namespace: the flag, env `POD_NAMESPACE`, the SA namespace file, `default`. */
 export function resolveOperatorNamespace(
   flag: string,
   env: string | undefined,

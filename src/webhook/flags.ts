@@ -1,10 +1,13 @@
 /**
- * The webhook server's command line (runtime.md §8.1): Go-style flags (`--name=value`,
- * `--name value`, `--flag` / `--flag=false` for booleans), validated up front; any violation is
- * a `FlagError` and the process exits 1 (§8.2 step 1).
+ * The webhook server's command line: Go-style flags parsed by the shared parser (src/lib/flags.ts)
+ * and validated up front, before anything starts; any violation is a {@link FlagError} and the
+ * process exits 1.
  */
 import { parseGoDuration } from "../engine/units.ts";
 import { labelSelectorFromJSON } from "../kube/label_selector.ts";
+import { type FieldFlag, FlagError, parseFlagRecord } from "../lib/flags.ts";
+
+export { FlagError };
 
 export interface WebhookServerFlags {
   webhookServerName: string;
@@ -25,34 +28,33 @@ export interface WebhookServerFlags {
   kubeconfig: string;
 }
 
-export class FlagError extends Error {
-  override name = "FlagError";
+function durationMs(raw: string, flag: string): number {
+  const ns = parseGoDuration(raw);
+  if (ns === undefined) {
+    throw new FlagError(`${flag}: ${JSON.stringify(raw)} is not a duration (e.g. 30s, 1m)`);
+  }
+  return Number(ns / 1_000_000n);
 }
 
-type Kind = "string" | "bool" | "int" | "duration";
-
-const FLAGS: Record<string, [keyof WebhookServerFlags, Kind]> = {
-  "webhook-server-name": ["webhookServerName", "string"],
-  "tls-cert-dir": ["tlsCertDir", "string"],
-  "conversion-bind-address": ["conversionBindAddress", "string"],
-  "metrics-bind-address": ["metricsBindAddress", "string"],
-  "cert-reload-interval": ["certReloadIntervalMs", "duration"],
-  "enable-xrd-support": ["enableXrdSupport", "bool"],
-  "enable-crd-support": ["enableCrdSupport", "bool"],
-  "cache-label-selector": ["cacheLabelSelector", "string"],
-  "initial-sync-workers": ["initialSyncWorkers", "int"],
-  "max-request-bytes": ["maxRequestBytes", "int"],
-  "request-timeout": ["requestTimeoutMs", "duration"],
-  "shutdown-timeout": ["shutdownTimeoutMs", "duration"],
-  "kubeconfig": ["kubeconfig", "string"],
+const FLAGS: Record<string, FieldFlag<WebhookServerFlags>> = {
+  "webhook-server-name": { field: "webhookServerName", kind: "string" },
+  "tls-cert-dir": { field: "tlsCertDir", kind: "string" },
+  "conversion-bind-address": { field: "conversionBindAddress", kind: "string" },
+  "metrics-bind-address": { field: "metricsBindAddress", kind: "string" },
+  "cert-reload-interval": { field: "certReloadIntervalMs", parse: durationMs },
+  "enable-xrd-support": { field: "enableXrdSupport", kind: "bool" },
+  "enable-crd-support": { field: "enableCrdSupport", kind: "bool" },
+  "cache-label-selector": { field: "cacheLabelSelector", kind: "string" },
+  "initial-sync-workers": { field: "initialSyncWorkers", kind: "int" },
+  "max-request-bytes": { field: "maxRequestBytes", kind: "int" },
+  "request-timeout": { field: "requestTimeoutMs", parse: durationMs },
+  "shutdown-timeout": { field: "shutdownTimeoutMs", parse: durationMs },
+  "kubeconfig": { field: "kubeconfig", kind: "string" },
+  // Accepted and ignored: this build has no tracing (docs/webhook-server.md).
+  "otel-exporter-otlp-endpoint": { field: undefined, kind: "string" },
+  "otel-trace-sample-ratio": { field: undefined, kind: "string" },
+  "otel-exporter-otlp-insecure": { field: undefined, kind: "bool" },
 };
-
-/** Accepted and ignored (tracing is not part of this build; documented in docs/operations.md). */
-const IGNORED = new Set([
-  "otel-exporter-otlp-endpoint",
-  "otel-trace-sample-ratio",
-  "otel-exporter-otlp-insecure",
-]);
 
 export const DEFAULT_FLAGS: Readonly<WebhookServerFlags> = Object.freeze({
   webhookServerName: "",
@@ -70,52 +72,9 @@ export const DEFAULT_FLAGS: Readonly<WebhookServerFlags> = Object.freeze({
   kubeconfig: "",
 });
 
-function durationMs(name: string, text: string): number {
-  const ns = parseGoDuration(text);
-  if (ns === undefined) {
-    throw new FlagError(`--${name}: ${JSON.stringify(text)} is not a duration (e.g. 30s, 1m)`);
-  }
-  return Number(ns / 1_000_000n);
-}
-
-/** Parses `args` (logging flags already removed); throws FlagError. */
+/** Parses `args` (logging flags already removed); throws {@link FlagError}. */
 export function parseWebhookServerFlags(args: readonly string[]): WebhookServerFlags {
-  const out: WebhookServerFlags = { ...DEFAULT_FLAGS };
-  const record = out as unknown as Record<string, string | number | boolean>;
-  for (let i = 0; i < args.length; i++) {
-    const arg = args[i];
-    if (!arg.startsWith("--")) throw new FlagError(`unexpected argument ${JSON.stringify(arg)}`);
-    const eq = arg.indexOf("=");
-    const name = arg.slice(2, eq < 0 ? undefined : eq);
-    let value: string | undefined = eq < 0 ? undefined : arg.slice(eq + 1);
-    if (IGNORED.has(name)) {
-      if (value === undefined && !(args[i + 1] ?? "--").startsWith("--")) i++;
-      continue;
-    }
-    const spec = FLAGS[name];
-    if (spec === undefined) throw new FlagError(`unknown flag --${name}`);
-    const [field, kind] = spec;
-    if (kind === "bool") {
-      if (value === undefined) value = "true";
-      if (value !== "true" && value !== "false") {
-        throw new FlagError(`--${name}: expected true or false, got ${JSON.stringify(value)}`);
-      }
-      record[field] = value === "true";
-      continue;
-    }
-    if (value === undefined) {
-      value = args[++i];
-      if (value === undefined) throw new FlagError(`--${name} needs a value`);
-    }
-    if (kind === "string") record[field] = value;
-    else if (kind === "duration") record[field] = durationMs(name, value);
-    else {
-      if (!/^-?\d+$/.test(value)) {
-        throw new FlagError(`--${name}: ${JSON.stringify(value)} is not an integer`);
-      }
-      record[field] = Number(value);
-    }
-  }
+  const out = parseFlagRecord(args, FLAGS, DEFAULT_FLAGS);
   if (out.webhookServerName.trim() === "") throw new FlagError("--webhook-server-name is required");
   if (out.maxRequestBytes <= 0) throw new FlagError("--max-request-bytes must be > 0");
   if (out.requestTimeoutMs <= 0) throw new FlagError("--request-timeout must be > 0");

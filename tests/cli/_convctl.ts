@@ -2,7 +2,7 @@
  * Runs the real `convctl` entry point as a subprocess (as users and CI do) and captures its
  * streams and exit code. Paths are relative to the repository root, the subprocess' cwd.
  */
-import { stringify } from "yaml";
+import assert from "node:assert/strict";
 
 export const ROOT = new URL("../../", import.meta.url).pathname;
 
@@ -33,45 +33,24 @@ export async function convctl(...args: string[]): Promise<RunResult> {
   return { code, stdout: decoder.decode(stdout), stderr: decoder.decode(stderr) };
 }
 
-const tempDirs: string[] = [];
-globalThis.addEventListener("unload", () => {
-  for (const dir of tempDirs) Deno.removeSync(dir, { recursive: true });
-});
-
-/** A fresh temporary directory with the given files (YAML-serialised unless given as text). */
-export async function tempFiles(files: Record<string, unknown>): Promise<string> {
-  const dir = await Deno.makeTempDir({ prefix: "convctl-test-" });
-  tempDirs.push(dir);
-  for (const [name, content] of Object.entries(files)) {
-    const path = `${dir}/${name}`;
-    await Deno.mkdir(path.slice(0, path.lastIndexOf("/")), { recursive: true });
-    await Deno.writeTextFile(path, typeof content === "string" ? content : stringify(content));
-  }
-  return dir;
+/** `-c <config> --crd <crd>`: the flags most invocations start with. */
+export function crdFlags(config: string, crd: string): string[] {
+  return ["-c", config, "--crd", crd];
 }
 
+const FIELD_RENAME_DIR = "examples/field-rename";
+
+/** The field-rename example's files, and its config and CRD as flags. */
 export const FIELD_RENAME = {
-  config: "examples/field-rename/config.yaml",
-  crd: "examples/field-rename/crd.yaml",
-  samples: "examples/field-rename/samples",
+  config: `${FIELD_RENAME_DIR}/config.yaml`,
+  crd: `${FIELD_RENAME_DIR}/crd.yaml`,
+  samples: `${FIELD_RENAME_DIR}/samples`,
+  flags: crdFlags(`${FIELD_RENAME_DIR}/config.yaml`, `${FIELD_RENAME_DIR}/crd.yaml`),
 };
 
-/** The field-rename example's config with other rules (and optionally other spec fields). */
-export function widgetConfig(rules: unknown[], spec: Record<string, unknown> = {}): unknown {
-  return {
-    apiVersion: "terasky.com/v1alpha1",
-    kind: "CRDConversionConfig",
-    metadata: { name: "widgets-test" },
-    spec: {
-      targetCRD: { name: "widgets.demo.example.com" },
-      hubVersion: "v2",
-      spokes: [{ version: "v1", rules }],
-      ...spec,
-    },
-  };
+/** A tool error: exit 2 and `error: <message>` on stderr (the whole line, or matching `message`). */
+export function assertToolError(r: RunResult, message: string | RegExp): void {
+  assert.equal(r.code, 2, r.stderr);
+  if (typeof message === "string") assert.equal(r.stderr, `error: ${message}\n`);
+  else assert.match(r.stderr, message);
 }
-
-export const RENAME_RULE = {
-  strategy: "FieldRename",
-  fieldRename: { hubPath: "spec.storageGB", spokePath: "spec.storageSize" },
-};

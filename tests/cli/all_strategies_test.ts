@@ -1,16 +1,17 @@
 /**
  * Issue #4 acceptance: all 29 strategies are accepted by `convctl validate` and converted by
- * `convctl convert` with the formats of engine.md §7. The fixture's v1 spoke uses every strategy
+ * `convctl convert` with the value formats borrowed from Go and Kubernetes (numbers, quantities,
+ * durations, annotation JSON). The fixture's v1 spoke uses every strategy
  * on its own fields (tests/cli/fixtures/all_strategies/).
  */
 import assert from "node:assert/strict";
 import { parse } from "yaml";
-import { convctl, ROOT } from "./_convctl.ts";
+import { convctl, crdFlags, ROOT } from "./_convctl.ts";
 
 const DIR = "tests/cli/fixtures/all_strategies";
 const CONFIG = `${DIR}/config.yaml`;
 const CRD = `${DIR}/crd.yaml`;
-const base = ["-c", CONFIG, "--crd", CRD];
+const base = [...crdFlags(CONFIG, CRD)];
 
 const ALL_STRATEGIES = [
   "FieldRename",
@@ -120,17 +121,17 @@ Deno.test("all strategies: analyze -o json reports every rule, no errors, 3 unve
   }
 });
 
-Deno.test("all strategies: hub v2 → spoke v1 with the §7 formats", async () => {
+Deno.test("all strategies: hub v2 → spoke v1 with the Go/Kubernetes value formats", async () => {
   const { raw, out } = await convert("sample-v2.yaml", "v1");
   const s = out.spec;
-  // §7.1 TypeCoerce number → string: positional, never an exponent.
+  // TypeCoerce number → string: positional, never an exponent.
   assert.equal(s.threshold, "0.0000001");
-  // §7.7 Quantity: string → milli-value (binary suffix), milli-value → canonical decimal SI.
+  // Quantity: string → milli-value (binary suffix), milli-value → canonical decimal SI.
   assert.equal(s.storageMillis, 1073741824000);
   assert.equal(s.cpu, "1500m");
-  // §7.8 Duration: seconds → Go canonical form.
+  // Duration: seconds → Go canonical form.
   assert.equal(s.timeout, "5m0s");
-  // §7.4 ToAnnotation JSON: compact, sorted keys, <, >, & escaped (also in the raw output).
+  // ToAnnotation JSON: compact, sorted keys, <, >, & escaped (also in the raw output).
   assert.equal(
     out.metadata.annotations["all.dco.test/notes"],
     '{"priority":2,"text":"a\\u003cb \\u0026\\u0026 c\\u003ed"}',
@@ -140,7 +141,7 @@ Deno.test("all strategies: hub v2 → spoke v1 with the §7 formats", async () =
   assert.deepEqual(out.metadata.labels, { "all.dco.test/tier": "gold", team: "core" });
   assert.equal(s.legacyNote, "from <hub> & co");
   assert.equal(s.operatorTier, "premium");
-  // §7.5 ScalarToFields split: captures coerced to the fields' kinds.
+  // ScalarToFields split: captures coerced to the fields' kinds.
   assert.equal(s.memoryValue, 512);
   assert.equal(s.memoryUnit, "Mi");
   // FieldsToScalar join (template with trim markers and a comment).
@@ -215,22 +216,22 @@ Deno.test("all strategies: hub v2 → spoke v1 with the §7 formats", async () =
   });
 });
 
-Deno.test("all strategies: spoke v1 → hub v2 with the §7 formats", async () => {
+Deno.test("all strategies: spoke v1 → hub v2 with the Go/Kubernetes value formats", async () => {
   const { raw, out } = await convert("sample-v1.yaml", "v2");
   const s = out.spec;
-  // §7.2 TypeCoerce string → number: trimmed Go ParseFloat.
+  // TypeCoerce string → number: trimmed Go ParseFloat.
   assert.equal(s.threshold, 2.5);
-  // §7.6 ScalarToFields join: Go %v switches to an exponent from 1e6.
+  // ScalarToFields join: Go %v switches to an exponent from 1e6.
   assert.equal(s.memory, "2e+06Mi");
   // FieldsToScalar split: the port capture becomes an integer.
   assert.equal(s.hostName, "api.example");
   assert.equal(s.port, 8080);
-  // §7.7 Quantity: milli-value → canonical; "0.5" → 500 millis.
+  // Quantity: milli-value → canonical; "0.5" → 500 millis.
   assert.equal(s.storage, "1500m");
   assert.equal(s.cpuMillis, 500);
-  // §7.8 Duration: string → whole seconds.
+  // Duration: string → whole seconds.
   assert.equal(s.timeoutSeconds, 5400);
-  // §7.3 NumericScale onto an integer: -0.25 × 10 = -2.5 rounds half away from zero.
+  // NumericScale onto an integer: -0.25 × 10 = -2.5 rounds half away from zero.
   assert.equal(s.offsetTenths, -3);
   // ToAnnotation / ToLabel restore (stash keys removed); FromAnnotation stashes as Go JSON.
   assert.deepEqual(s.notes, { priority: 7, text: "x > y" });

@@ -1,5 +1,13 @@
 import assert from "node:assert/strict";
-import { convctl, FIELD_RENAME, RENAME_RULE, tempFiles, widgetConfig } from "./_convctl.ts";
+import { assertToolError, convctl, crdFlags, FIELD_RENAME } from "./_convctl.ts";
+import {
+  conversionConfig,
+  RENAME_RULE,
+  schemaDocument,
+  specSchema,
+  tempFiles,
+  widgetConfig,
+} from "./_fixtures.ts";
 
 const ENUM = {
   config: "examples/enum-remap/config.yaml",
@@ -7,64 +15,34 @@ const ENUM = {
 };
 
 /** A Crossplane v2 XRD with the same two versions as the field-rename CRD. */
-const XRD = {
-  apiVersion: "apiextensions.crossplane.io/v2",
-  kind: "CompositeResourceDefinition",
-  metadata: { name: "xwidgets.demo.example.com" },
-  spec: {
-    group: "demo.example.com",
-    scope: "Namespaced",
-    names: { kind: "XWidget", plural: "xwidgets" },
-    versions: [
-      {
-        name: "v1",
-        served: true,
-        referenceable: false,
-        schema: {
-          openAPIV3Schema: {
-            type: "object",
-            properties: {
-              spec: { type: "object", properties: { size: { type: "integer" } } },
-            },
-          },
-        },
-      },
-      {
-        name: "v2",
-        served: true,
-        referenceable: true,
-        schema: {
-          openAPIV3Schema: {
-            type: "object",
-            properties: {
-              spec: { type: "object", properties: { sizeGB: { type: "integer" } } },
-            },
-          },
-        },
-      },
-    ],
+const XRD = schemaDocument("XRD", "XWidget", "xwidgets", [
+  {
+    name: "v1",
+    served: true,
+    referenceable: false,
+    schema: specSchema({ size: { type: "integer" } }),
   },
-};
+  {
+    name: "v2",
+    served: true,
+    referenceable: true,
+    schema: specSchema({ sizeGB: { type: "integer" } }),
+  },
+]);
 
-const XRD_CONFIG = {
-  apiVersion: "terasky.com/v1alpha1",
-  kind: "XRDConversionConfig",
-  metadata: { name: "xwidgets-conversion" },
-  spec: {
-    targetXRD: { name: "xwidgets.demo.example.com" },
-    hubVersion: "v2",
-    spokes: [{
-      version: "v1",
-      rules: [{
-        strategy: "FieldRename",
-        fieldRename: { hubPath: "spec.sizeGB", spokePath: "spec.size" },
-      }],
+const XRD_CONFIG = conversionConfig("XRD", "xwidgets-conversion", "xwidgets.demo.example.com", {
+  hubVersion: "v2",
+  spokes: [{
+    version: "v1",
+    rules: [{
+      strategy: "FieldRename",
+      fieldRename: { hubPath: "spec.sizeGB", spokePath: "spec.size" },
     }],
-  },
-};
+  }],
+});
 
 Deno.test("analyze: json report of a lossy-but-acknowledged spoke", async () => {
-  const r = await convctl("analyze", "-c", ENUM.config, "--crd", ENUM.crd, "-o", "json");
+  const r = await convctl("analyze", ...crdFlags(ENUM.config, ENUM.crd), "-o", "json");
   assert.equal(r.code, 0);
   assert.equal(r.stderr, "");
   assert.deepEqual(JSON.parse(r.stdout), {
@@ -86,10 +64,7 @@ Deno.test("analyze: spoke errors are reported but exit 0", async () => {
   const dir = await tempFiles({ "config.yaml": widgetConfig([]) });
   const r = await convctl(
     "analyze",
-    "-c",
-    `${dir}/config.yaml`,
-    "--crd",
-    FIELD_RENAME.crd,
+    ...crdFlags(`${dir}/config.yaml`, FIELD_RENAME.crd),
     "-o",
     "json",
   );
@@ -105,7 +80,7 @@ Deno.test("analyze: spoke errors are reported but exit 0", async () => {
 });
 
 Deno.test("analyze: table output", async () => {
-  const r = await convctl("analyze", "-c", ENUM.config, "--crd", ENUM.crd);
+  const r = await convctl("analyze", ...crdFlags(ENUM.config, ENUM.crd));
   assert.equal(r.code, 0);
   const lines = r.stdout.split("\n");
   assert.equal(lines[0], "CRD Conversion Analysis");
@@ -121,15 +96,13 @@ Deno.test("analyze: a hub that is not the storage version exits 2", async () => 
   const dir = await tempFiles({
     "config.yaml": widgetConfig([RENAME_RULE], { hubVersion: "v1", spokes: [{ version: "v2" }] }),
   });
-  const r = await convctl("analyze", "-c", `${dir}/config.yaml`, "--crd", FIELD_RENAME.crd);
-  assert.equal(r.code, 2);
-  assert.match(r.stderr, /^error: \[hub-version\] hub version "v1" is not the storage version/);
+  const r = await convctl("analyze", ...crdFlags(`${dir}/config.yaml`, FIELD_RENAME.crd));
+  assertToolError(r, /^error: \[hub-version\] hub version "v1" is not the storage version/);
 });
 
 Deno.test("analyze: needs a schema flag", async () => {
   const r = await convctl("analyze", "-c", FIELD_RENAME.config);
-  assert.equal(r.code, 2);
-  assert.equal(r.stderr, "error: one of the flags --xrd, --crd is required\n");
+  assertToolError(r, "one of the flags --xrd, --crd is required");
 });
 
 Deno.test("analyze: an XRDConversionConfig takes -x and reports kind XRD", async () => {
@@ -149,7 +122,6 @@ Deno.test("analyze: an XRDConversionConfig takes -x and reports kind XRD", async
   assert.equal(out.resource, "xwidgets.demo.example.com");
   assert.equal(out.lossless, true);
 
-  const wrong = await convctl("analyze", "-c", `${dir}/config.yaml`, "--crd", `${dir}/xrd.yaml`);
-  assert.equal(wrong.code, 2);
-  assert.match(wrong.stderr, /its schema comes from -x\/--xrd \(an XRD file\), not --crd/);
+  const wrong = await convctl("analyze", ...crdFlags(`${dir}/config.yaml`, `${dir}/xrd.yaml`));
+  assertToolError(wrong, /its schema comes from -x\/--xrd \(an XRD file\), not --crd/);
 });

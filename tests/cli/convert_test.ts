@@ -1,18 +1,14 @@
 import assert from "node:assert/strict";
-import { convctl, FIELD_RENAME, tempFiles, widgetConfig } from "./_convctl.ts";
+import { assertToolError, convctl, crdFlags, FIELD_RENAME } from "./_convctl.ts";
+import { tempFiles, widgetConfig } from "./_fixtures.ts";
 
-const base = ["convert", "-c", FIELD_RENAME.config, "--crd", FIELD_RENAME.crd];
+const base = ["convert", ...FIELD_RENAME.flags];
+/** `convert` of one of the example's samples. */
+const convertSample = (sample: string, ...more: string[]) =>
+  convctl(...base, "--sample", `${FIELD_RENAME.samples}/${sample}`, ...more);
 
 Deno.test("convert: -o json prints the converted object with apiVersion stamped", async () => {
-  const r = await convctl(
-    ...base,
-    "--sample",
-    `${FIELD_RENAME.samples}/widget-v1.yaml`,
-    "--to",
-    "v2",
-    "-o",
-    "json",
-  );
+  const r = await convertSample("widget-v1.yaml", "--to", "v2", "-o", "json");
   assert.equal(r.code, 0, r.stderr);
   assert.equal(r.stderr, "");
   assert.deepEqual(JSON.parse(r.stdout), {
@@ -27,13 +23,7 @@ Deno.test("convert: -o json prints the converted object with apiVersion stamped"
 });
 
 Deno.test("convert: YAML by default, keys sorted", async () => {
-  const r = await convctl(
-    ...base,
-    "--sample",
-    `${FIELD_RENAME.samples}/widget-v2.yaml`,
-    "--to",
-    "v1",
-  );
+  const r = await convertSample("widget-v2.yaml", "--to", "v1");
   assert.equal(r.code, 0, r.stderr);
   assert.equal(
     r.stdout,
@@ -58,34 +48,15 @@ Deno.test("convert: same version only restamps; --from overrides the sample's ve
     "bare.yaml": { kind: "Widget", metadata: { name: "w" }, spec: { storageSize: 5 } },
   });
   const noVersion = await convctl(...base, "--sample", `${dir}/bare.yaml`, "--to", "v2");
-  assert.equal(noVersion.code, 2);
-  assert.match(noVersion.stderr, /has no apiVersion; pass --from/);
+  assertToolError(noVersion, /has no apiVersion; pass --from/);
 
-  const r = await convctl(
-    ...base,
-    "--sample",
-    `${dir}/bare.yaml`,
-    "--from",
-    "v1",
-    "--to",
-    "v2",
-    "-o",
-    "json",
-  );
+  const fromV1 = (to: string) =>
+    convctl(...base, "--sample", `${dir}/bare.yaml`, "--from", "v1", "--to", to, "-o", "json");
+  const r = await fromV1("v2");
   assert.equal(r.code, 0, r.stderr);
   assert.deepEqual(JSON.parse(r.stdout).spec, { storageGB: 5 });
 
-  const same = await convctl(
-    ...base,
-    "--sample",
-    `${dir}/bare.yaml`,
-    "--from",
-    "v1",
-    "--to",
-    "v1",
-    "-o",
-    "json",
-  );
+  const same = await fromV1("v1");
   assert.deepEqual(JSON.parse(same.stdout), {
     apiVersion: "demo.example.com/v1",
     kind: "Widget",
@@ -95,55 +66,31 @@ Deno.test("convert: same version only restamps; --from overrides the sample's ve
 });
 
 Deno.test("convert: an unknown target version fails with no compiled plan (exit 2)", async () => {
-  const r = await convctl(
-    ...base,
-    "--sample",
-    `${FIELD_RENAME.samples}/widget-v1.yaml`,
-    "--to",
-    "v9",
-  );
-  assert.equal(r.code, 2);
-  assert.match(r.stderr, /^error: conversion failed: no compiled plan for version "v9"\n$/);
+  const r = await convertSample("widget-v1.yaml", "--to", "v9");
+  assertToolError(r, /^error: conversion failed: no compiled plan for version "v9"\n$/);
 });
 
 Deno.test("convert: output format, document count and a clean analysis are checked", async () => {
-  const badOutput = await convctl(
-    ...base,
-    "--sample",
-    `${FIELD_RENAME.samples}/widget-v1.yaml`,
-    "--to",
-    "v2",
-    "-o",
-    "table",
-  );
-  assert.equal(badOutput.code, 2);
-  assert.equal(
-    badOutput.stderr,
-    'error: invalid value "table" for --output: must be one of yaml, json\n',
-  );
+  const badOutput = await convertSample("widget-v1.yaml", "--to", "v2", "-o", "table");
+  assertToolError(badOutput, 'invalid value "table" for --output: must be one of yaml, json');
 
   const dir = await tempFiles({
     "two.yaml": "kind: Widget\n---\nkind: Widget\n",
     "config.yaml": widgetConfig([]),
   });
   const two = await convctl(...base, "--sample", `${dir}/two.yaml`, "--to", "v2");
-  assert.equal(two.code, 2);
-  assert.match(two.stderr, /must contain exactly one document \(found 2\)/);
+  assertToolError(two, /must contain exactly one document \(found 2\)/);
 
   const invalid = await convctl(
     "convert",
-    "-c",
-    `${dir}/config.yaml`,
-    "--crd",
-    FIELD_RENAME.crd,
+    ...crdFlags(`${dir}/config.yaml`, FIELD_RENAME.crd),
     "--sample",
     `${FIELD_RENAME.samples}/widget-v1.yaml`,
     "--to",
     "v2",
   );
-  assert.equal(invalid.code, 2);
-  assert.match(
-    invalid.stderr,
+  assertToolError(
+    invalid,
     /^error: configuration is invalid against the CRD schema, cannot convert:\n {2}\[spoke v1\] \[uncovered-field\]/,
   );
 });
@@ -157,10 +104,7 @@ Deno.test("convert: YAML 1.1 scalars — unquoted `on` is a boolean", async () =
   });
   const enumBase = [
     "convert",
-    "-c",
-    "examples/enum-remap/config.yaml",
-    "--crd",
-    "examples/enum-remap/crd.yaml",
+    ...crdFlags("examples/enum-remap/config.yaml", "examples/enum-remap/crd.yaml"),
     "--to",
     "v1",
     "-o",
@@ -171,6 +115,5 @@ Deno.test("convert: YAML 1.1 scalars — unquoted `on` is a boolean", async () =
   assert.deepEqual(JSON.parse(quoted.stdout).spec, { highAvailability: true });
   // `on` reads as the boolean true, which is not a v1alpha1 value in the EnumRemap table.
   const unquoted = await convctl(...enumBase, "--sample", `${dir}/unquoted.yaml`);
-  assert.equal(unquoted.code, 2);
-  assert.match(unquoted.stderr, /^error: conversion failed: .*spec\.highAvailability/);
+  assertToolError(unquoted, /^error: conversion failed: .*spec\.highAvailability/);
 });

@@ -1,11 +1,12 @@
 import assert from "node:assert/strict";
 import type { JsonObject, SchemaNode } from "../../src/engine/mod.ts";
 import { repairByDeletion, shrink, withoutEmptyObjects } from "../../src/cli/shrink.ts";
-import { convctl, FIELD_RENAME, tempFiles, widgetConfig } from "./_convctl.ts";
+import { assertToolError, convctl, crdFlags, FIELD_RENAME } from "./_convctl.ts";
+import { conversionConfig, schemaDocument, tempFiles, widgetConfig } from "./_fixtures.ts";
 
 const FIXTURES = "tests/cli/fixtures/fuzz";
 /** FieldsToMap declared lossless both ways, yet `settings: {}` and unknown keys break. */
-const BROKEN = ["-c", `${FIXTURES}/config.yaml`, "--crd", `${FIXTURES}/crd.yaml`];
+const BROKEN = [...crdFlags(`${FIXTURES}/config.yaml`, `${FIXTURES}/crd.yaml`)];
 const XRD = ["-c", `${FIXTURES}/xrd-config.yaml`, "-x", `${FIXTURES}/xrd.yaml`];
 
 interface Finding {
@@ -31,37 +32,19 @@ async function fuzzJson(...args: string[]) {
   return { ...r, report: r.stdout === "" ? undefined : JSON.parse(r.stdout) };
 }
 
-const EXAMPLES: Record<string, { resource: string; config: string; versions: string[] }> = {
-  "field-rename": {
-    resource: "widgets.demo.example.com",
-    config: "widgets-conversion",
-    versions: ["v1", "v2"],
-  },
-  "enum-remap": {
-    resource: "databases.demo.example.com",
-    config: "databases-conversion",
-    versions: ["v1alpha1", "v1"],
-  },
-  "foreach-volumes": {
-    resource: "virtualmachines.demo.example.com",
-    config: "virtualmachines-conversion",
-    versions: ["v1", "v2"],
-  },
-  "annotation-stash": {
-    resource: "caches.demo.example.com",
-    config: "caches-conversion",
-    versions: ["v1", "v2"],
-  },
+/** Per example: the target's plural (`<plural>.demo.example.com`, config `<plural>-conversion`) and its versions. */
+const EXAMPLES: Record<string, [string, string[]]> = {
+  "field-rename": ["widgets", ["v1", "v2"]],
+  "enum-remap": ["databases", ["v1alpha1", "v1"]],
+  "foreach-volumes": ["virtualmachines", ["v1", "v2"]],
+  "annotation-stash": ["caches", ["v1", "v2"]],
 };
 
-for (const [example, expected] of Object.entries(EXAMPLES)) {
+for (const [example, [plural, versions]] of Object.entries(EXAMPLES)) {
   Deno.test(`fuzz: example ${example} has no finding (exit 0)`, async () => {
     const dir = `examples/${example}`;
     const r = await fuzzJson(
-      "-c",
-      `${dir}/config.yaml`,
-      "--crd",
-      `${dir}/crd.yaml`,
+      ...crdFlags(`${dir}/config.yaml`, `${dir}/crd.yaml`),
       "--count",
       "1000",
       "--seed",
@@ -71,10 +54,10 @@ for (const [example, expected] of Object.entries(EXAMPLES)) {
     assert.equal(r.stderr, "");
     assert.deepEqual(r.report, {
       resourceKind: "CRD",
-      resource: expected.resource,
-      config: expected.config,
-      hubVersion: expected.versions.includes("v2") ? "v2" : "v1",
-      versions: expected.versions,
+      resource: `${plural}.demo.example.com`,
+      config: `${plural}-conversion`,
+      hubVersion: versions.includes("v2") ? "v2" : "v1",
+      versions,
       seed: 1,
       perVersion: 1000,
       pathsTested: 2000,
@@ -86,10 +69,7 @@ for (const [example, expected] of Object.entries(EXAMPLES)) {
 
 Deno.test("fuzz: finds a planted loss forced through losslessOverride, shrunk", async () => {
   const r = await fuzzJson(
-    "-c",
-    `${FIXTURES}/override-config.yaml`,
-    "--crd",
-    `${FIXTURES}/override-crd.yaml`,
+    ...crdFlags(`${FIXTURES}/override-config.yaml`, `${FIXTURES}/override-crd.yaml`),
     "--count",
     "1000",
     "--seed",
@@ -142,7 +122,7 @@ Deno.test("fuzz: a declared-lossless FieldsToMap that loses data exits 1 with sh
     { spoke: "v1", direction: "hubToSpoke", lossless: true },
   ];
 
-  // `settings: {}` expands to nothing and nothing collapses to no map (engine.md §6.6 note).
+  // `settings: {}` expands to nothing and nothing collapses to no map.
   const loss = findings.find((f) => f.class === "round-trip-loss")!;
   assert.equal(loss.from, "v1");
   assert.equal(loss.to, "v2");
@@ -214,30 +194,24 @@ Deno.test("fuzz: the table shows each finding with its shrunk object as YAML", a
 Deno.test("fuzz: directions declared lossy are not findings", async () => {
   // Same rule, but unknown keys are dropped (so spoke→hub is lossy, and acknowledged): the empty
   // map still vanishes, yet nothing on the v1 paths is declared lossless any more.
-  const config = {
-    apiVersion: "terasky.com/v1alpha1",
-    kind: "CRDConversionConfig",
-    metadata: { name: "gadgets-lossy" },
-    spec: {
-      targetCRD: { name: "gadgets.demo.example.com" },
-      hubVersion: "v2",
-      spokes: [{
-        version: "v1",
-        rules: [{
-          strategy: "FieldsToMap",
-          fieldsToMap: {
-            hubPaths: ["spec.image", "spec.tier"],
-            spokeMapPath: "spec.settings",
-            onUnknownSpokeKey: "Drop",
-          },
-          acknowledgeLossy: true,
-          reason: "unknown settings are dropped",
-        }],
+  const config = conversionConfig("CRD", "gadgets-lossy", "gadgets.demo.example.com", {
+    hubVersion: "v2",
+    spokes: [{
+      version: "v1",
+      rules: [{
+        strategy: "FieldsToMap",
+        fieldsToMap: {
+          hubPaths: ["spec.image", "spec.tier"],
+          spokeMapPath: "spec.settings",
+          onUnknownSpokeKey: "Drop",
+        },
+        acknowledgeLossy: true,
+        reason: "unknown settings are dropped",
       }],
-    },
-  };
+    }],
+  });
   const dir = await tempFiles({ "config.yaml": config });
-  const r = await fuzzJson("-c", `${dir}/config.yaml`, "--crd", `${FIXTURES}/crd.yaml`);
+  const r = await fuzzJson(...crdFlags(`${dir}/config.yaml`, `${FIXTURES}/crd.yaml`));
   assert.equal(r.code, 0, r.stdout + r.stderr);
   assert.deepEqual(r.report.findings, []);
 });
@@ -267,7 +241,7 @@ Deno.test("fuzz: -n sets the objects per version, --version the versions generat
   assert.equal(five.report.perVersion, 5);
   assert.equal(five.report.pathsTested, 10);
 
-  const one = await fuzzJson("-c", FIELD_RENAME.config, "--crd", FIELD_RENAME.crd, "--count=1");
+  const one = await fuzzJson(...FIELD_RENAME.flags, "--count=1");
   assert.equal(one.code, 0);
   assert.equal(one.report.pathsTested, 2);
 
@@ -292,7 +266,7 @@ Deno.test("fuzz: -n sets the objects per version, --version the versions generat
 });
 
 Deno.test("fuzz: progress goes to stderr unless --quiet", async () => {
-  const r = await fuzz("-c", FIELD_RENAME.config, "--crd", FIELD_RENAME.crd, "-n", "60");
+  const r = await fuzz(...FIELD_RENAME.flags, "-n", "60");
   assert.equal(r.code, 0);
   assert.equal(
     r.stderr,
@@ -325,7 +299,7 @@ Deno.test("fuzz: bad flags, files and configs exit 2", async () => {
       /its schema comes from --crd/,
     ],
     [
-      ["-c", `${FIXTURES}/missing.yaml`, "--crd", `${FIXTURES}/crd.yaml`],
+      [...crdFlags(`${FIXTURES}/missing.yaml`, `${FIXTURES}/crd.yaml`)],
       /^error: cannot read config/,
     ],
   ];
@@ -339,10 +313,9 @@ Deno.test("fuzz: bad flags, files and configs exit 2", async () => {
 
 Deno.test("fuzz: an invalid config exits 2 like test", async () => {
   const dir = await tempFiles({ "config.yaml": widgetConfig([]) });
-  const r = await fuzz("-c", `${dir}/config.yaml`, "--crd", FIELD_RENAME.crd);
-  assert.equal(r.code, 2);
-  assert.match(
-    r.stderr,
+  const r = await fuzz(...crdFlags(`${dir}/config.yaml`, FIELD_RENAME.crd));
+  assertToolError(
+    r,
     /^error: configuration is invalid against the CRD schema, cannot fuzz conversions:\n {2}\[spoke v1\] \[uncovered-field\]/,
   );
 });
@@ -364,23 +337,14 @@ Deno.test("fuzz: values no generator can make valid are left out, or stop the ru
       },
     },
   });
-  const crd = (required: string[]) => ({
-    apiVersion: "apiextensions.k8s.io/v1",
-    kind: "CustomResourceDefinition",
-    metadata: { name: "widgets.demo.example.com" },
-    spec: {
-      group: "demo.example.com",
-      scope: "Namespaced",
-      names: { kind: "Widget", plural: "widgets" },
-      versions: [
-        version("v1", false, "storageSize", required),
-        version("v2", true, "storageGB", required),
-      ],
-    },
-  });
+  const crd = (required: string[]) =>
+    schemaDocument("CRD", "Widget", "widgets", [
+      version("v1", false, "storageSize", required),
+      version("v2", true, "storageGB", required),
+    ]);
   const dir = await tempFiles({ "optional.yaml": crd([]), "required.yaml": crd(["code"]) });
   const run = (file: string, ...more: string[]) =>
-    fuzz("-c", FIELD_RENAME.config, "--crd", `${dir}/${file}`, "-n", "40", "--quiet", ...more);
+    fuzz(...crdFlags(FIELD_RENAME.config, `${dir}/${file}`), "-n", "40", "--quiet", ...more);
 
   const optional = await run("optional.yaml", "-o", "json");
   assert.equal(optional.code, 0, optional.stderr);
@@ -399,9 +363,8 @@ Deno.test("fuzz: values no generator can make valid are left out, or stop the ru
   assert.match(table.stdout, /^ {2}v1 +spec\.code +(pattern|maxLength) +\d+ +0$/m);
 
   const required = await run("required.yaml");
-  assert.equal(required.code, 2);
-  assert.match(
-    required.stderr,
+  assertToolError(
+    required,
     /^error: no valid v1 object could be generated: the generator cannot satisfy spec\.code \((pattern|maxLength)\) and the field is required\n$/,
   );
 });

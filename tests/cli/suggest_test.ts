@@ -1,9 +1,16 @@
 import assert from "node:assert/strict";
-import { convctl, FIELD_RENAME, tempFiles, widgetConfig } from "./_convctl.ts";
+import { assertToolError, convctl, crdFlags, FIELD_RENAME } from "./_convctl.ts";
+import {
+  conversionConfig,
+  schemaDocument,
+  specSchema,
+  tempFiles,
+  widgetConfig,
+} from "./_fixtures.ts";
 
 Deno.test("suggest: finds the rename an empty rule list is missing", async () => {
   const dir = await tempFiles({ "config.yaml": widgetConfig([]) });
-  const args = ["suggest", "-c", `${dir}/config.yaml`, "--crd", FIELD_RENAME.crd];
+  const args = ["suggest", ...crdFlags(`${dir}/config.yaml`, FIELD_RENAME.crd)];
   const json = await convctl(...args, "-o", "json");
   assert.equal(json.code, 0, json.stderr);
   assert.deepEqual(JSON.parse(json.stdout), {
@@ -34,7 +41,7 @@ Deno.test("suggest: finds the rename an empty rule list is missing", async () =>
 });
 
 Deno.test("suggest: nothing to suggest for a complete config", async () => {
-  const args = ["suggest", "-c", FIELD_RENAME.config, "--crd", FIELD_RENAME.crd];
+  const args = ["suggest", ...FIELD_RENAME.flags];
   const json = await convctl(...args, "-o", "json");
   assert.equal(json.code, 0);
   assert.deepEqual(JSON.parse(json.stdout), { spokes: null });
@@ -46,68 +53,30 @@ Deno.test("suggest: nothing to suggest for a complete config", async () => {
 });
 
 Deno.test("suggest: TypeCoerce for a same-path scalar of another type; dissimilar names are left", async () => {
-  const crd = {
-    apiVersion: "apiextensions.k8s.io/v1",
-    kind: "CustomResourceDefinition",
-    metadata: { name: "things.demo.example.com" },
-    spec: {
-      group: "demo.example.com",
-      names: { kind: "Thing", plural: "things" },
-      versions: [
-        {
-          name: "v1",
-          served: true,
-          storage: false,
-          schema: {
-            openAPIV3Schema: {
-              type: "object",
-              properties: {
-                spec: {
-                  type: "object",
-                  properties: { port: { type: "string" }, colour: { type: "string" } },
-                },
-              },
-            },
-          },
-        },
-        {
-          name: "v2",
-          served: true,
-          storage: true,
-          schema: {
-            openAPIV3Schema: {
-              type: "object",
-              properties: {
-                spec: {
-                  type: "object",
-                  properties: { port: { type: "integer" }, weight: { type: "string" } },
-                },
-              },
-            },
-          },
-        },
-      ],
+  const crd = schemaDocument("CRD", "Thing", "things", [
+    {
+      name: "v1",
+      served: true,
+      storage: false,
+      schema: specSchema({ port: { type: "string" }, colour: { type: "string" } }),
     },
-  };
+    {
+      name: "v2",
+      served: true,
+      storage: true,
+      schema: specSchema({ port: { type: "integer" }, weight: { type: "string" } }),
+    },
+  ]);
   const dir = await tempFiles({
     "crd.yaml": crd,
-    "config.yaml": {
-      apiVersion: "terasky.com/v1alpha1",
-      kind: "CRDConversionConfig",
-      metadata: { name: "things" },
-      spec: {
-        targetCRD: { name: "things.demo.example.com" },
-        hubVersion: "v2",
-        spokes: [{ version: "v1" }],
-      },
-    },
+    "config.yaml": conversionConfig("CRD", "things", "things.demo.example.com", {
+      hubVersion: "v2",
+      spokes: [{ version: "v1" }],
+    }),
   });
   const r = await convctl(
     "suggest",
-    "-c",
-    `${dir}/config.yaml`,
-    "--crd",
-    `${dir}/crd.yaml`,
+    ...crdFlags(`${dir}/config.yaml`, `${dir}/crd.yaml`),
     "-o",
     "json",
   );
@@ -123,13 +92,9 @@ Deno.test("suggest: TypeCoerce for a same-path scalar of another type; dissimila
 Deno.test("suggest: -o is validated", async () => {
   const r = await convctl(
     "suggest",
-    "-c",
-    FIELD_RENAME.config,
-    "--crd",
-    FIELD_RENAME.crd,
+    ...FIELD_RENAME.flags,
     "-o",
     "table",
   );
-  assert.equal(r.code, 2);
-  assert.equal(r.stderr, 'error: invalid value "table" for --output: must be one of yaml, json\n');
+  assertToolError(r, 'invalid value "table" for --output: must be one of yaml, json');
 });

@@ -1,50 +1,25 @@
 import assert from "node:assert/strict";
-import { convctl, FIELD_RENAME, tempFiles } from "./_convctl.ts";
+import { assertToolError, convctl, crdFlags, FIELD_RENAME } from "./_convctl.ts";
+import { tempFiles } from "./_fixtures.ts";
 
-const EXPECTED_SUMMARIES: Record<string, Record<string, number>> = {
-  "field-rename": {
-    samples: 2,
-    pathsTested: 4,
-    pass: 4,
-    acknowledgedLoss: 0,
-    unacknowledgedLoss: 0,
-    errors: 0,
-  },
-  "enum-remap": {
-    samples: 3,
-    pathsTested: 6,
-    pass: 5,
-    acknowledgedLoss: 1,
-    unacknowledgedLoss: 0,
-    errors: 0,
-  },
-  "foreach-volumes": {
-    samples: 3,
-    pathsTested: 6,
-    pass: 6,
-    acknowledgedLoss: 0,
-    unacknowledgedLoss: 0,
-    errors: 0,
-  },
-  "annotation-stash": {
-    samples: 3,
-    pathsTested: 6,
-    pass: 6,
-    acknowledgedLoss: 0,
-    unacknowledgedLoss: 0,
-    errors: 0,
-  },
+/** Per example: samples, paths, passes, acknowledged losses (none has a failure or an error). */
+const EXPECTED_SUMMARIES: Record<string, [number, number, number, number]> = {
+  "field-rename": [2, 4, 4, 0],
+  "enum-remap": [3, 6, 5, 1],
+  "foreach-volumes": [3, 6, 6, 0],
+  "annotation-stash": [3, 6, 6, 0],
 };
 
-for (const [example, summary] of Object.entries(EXPECTED_SUMMARIES)) {
+for (
+  const [example, [samples, pathsTested, pass, acknowledgedLoss]] of Object.entries(
+    EXPECTED_SUMMARIES,
+  )
+) {
   Deno.test(`test: example ${example} passes (exit 0) with the expected summary`, async () => {
     const dir = `examples/${example}`;
     const r = await convctl(
       "test",
-      "-c",
-      `${dir}/config.yaml`,
-      "--crd",
-      `${dir}/crd.yaml`,
+      ...crdFlags(`${dir}/config.yaml`, `${dir}/crd.yaml`),
       "-s",
       `${dir}/samples`,
       "-o",
@@ -54,7 +29,14 @@ for (const [example, summary] of Object.entries(EXPECTED_SUMMARIES)) {
     assert.equal(r.code, 0, r.stderr);
     assert.equal(r.stderr, "");
     const report = JSON.parse(r.stdout);
-    assert.deepEqual(report.summary, summary);
+    assert.deepEqual(report.summary, {
+      samples,
+      pathsTested,
+      pass,
+      acknowledgedLoss,
+      unacknowledgedLoss: 0,
+      errors: 0,
+    });
     assert.equal(report.meta.resourceKind, "CRD");
     assert.match(report.meta.generatedAt, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/);
     for (const rule of report.ruleCoverage) assert.ok(rule.matchedSamples > 0, rule.ruleId);
@@ -64,10 +46,7 @@ for (const [example, summary] of Object.entries(EXPECTED_SUMMARIES)) {
 Deno.test("test: report details of an acknowledged loss", async () => {
   const r = await convctl(
     "test",
-    "-c",
-    "examples/enum-remap/config.yaml",
-    "--crd",
-    "examples/enum-remap/crd.yaml",
+    ...crdFlags("examples/enum-remap/config.yaml", "examples/enum-remap/crd.yaml"),
     "-s",
     "examples/enum-remap/samples",
     "-o",
@@ -121,7 +100,7 @@ async function lossySamples(): Promise<string> {
 }
 
 const widgetTest = (samples: string, ...more: string[]) =>
-  convctl("test", "-c", FIELD_RENAME.config, "--crd", FIELD_RENAME.crd, "-s", samples, ...more);
+  convctl("test", ...FIELD_RENAME.flags, "-s", samples, ...more);
 
 Deno.test("test: an unacknowledged loss exits 1 (and 0 with --fail-on none)", async () => {
   const samples = await lossySamples();
@@ -244,36 +223,28 @@ Deno.test("test: --output-file writes the report and prints the summary", async 
 Deno.test("test: usage and setup errors exit 2", async () => {
   const live = await convctl(
     "test",
-    "-c",
-    FIELD_RENAME.config,
-    "--crd",
-    FIELD_RENAME.crd,
+    ...FIELD_RENAME.flags,
     "--live",
   );
-  assert.equal(live.code, 2);
-  assert.match(live.stderr, /^error: --live is not implemented yet/);
+  assertToolError(live, /^error: --live is not implemented yet/);
 
   const badOutput = await widgetTest(FIELD_RENAME.samples, "-o", "yaml");
-  assert.equal(badOutput.code, 2);
-  assert.equal(
-    badOutput.stderr,
-    'error: invalid value "yaml" for --output: must be one of table, json, junit\n',
+  assertToolError(
+    badOutput,
+    'invalid value "yaml" for --output: must be one of table, json, junit',
   );
 
   const badFailOn = await widgetTest(FIELD_RENAME.samples, "--fail-on", "always");
   assert.equal(badFailOn.code, 2);
 
-  const noSamples = await convctl("test", "-c", FIELD_RENAME.config, "--crd", FIELD_RENAME.crd);
-  assert.equal(noSamples.code, 2);
-  assert.equal(noSamples.stderr, "error: one of the flags --samples, --live is required\n");
+  const noSamples = await convctl("test", ...FIELD_RENAME.flags);
+  assertToolError(noSamples, "one of the flags --samples, --live is required");
 
   const empty = await widgetTest(
     await tempFiles({ "cm.yaml": { apiVersion: "v1", kind: "ConfigMap" } }),
   );
-  assert.equal(empty.code, 2);
-  assert.match(empty.stderr, /^error: no Widget\.demo\.example\.com objects under /);
+  assertToolError(empty, /^error: no Widget\.demo\.example\.com objects under /);
 
   const contexts = await widgetTest(FIELD_RENAME.samples, "--contexts", "a,b");
-  assert.equal(contexts.code, 2);
-  assert.equal(contexts.stderr, "error: --contexts requires --live\n");
+  assertToolError(contexts, "--contexts requires --live");
 });

@@ -1,8 +1,13 @@
 import assert from "node:assert/strict";
-import { convctl, FIELD_RENAME, RENAME_RULE, tempFiles, widgetConfig } from "./_convctl.ts";
+import { assertToolError, convctl, crdFlags, FIELD_RENAME } from "./_convctl.ts";
+import { RENAME_RULE, tempFiles, widgetConfig } from "./_fixtures.ts";
+
+/** `validate` of `<dir>/config.yaml` against the field-rename example's CRD. */
+const validateAgainstWidgets = (dir: string, ...more: string[]) =>
+  convctl("validate", ...crdFlags(`${dir}/config.yaml`, FIELD_RENAME.crd), ...more);
 
 Deno.test("validate: a valid config against its CRD exits 0", async () => {
-  const r = await convctl("validate", "-c", FIELD_RENAME.config, "--crd", FIELD_RENAME.crd);
+  const r = await convctl("validate", ...FIELD_RENAME.flags);
   assert.equal(r.stderr, "");
   assert.equal(
     r.stdout,
@@ -28,7 +33,7 @@ Deno.test("validate: a path missing from the schema exits 1 naming class and pat
       { strategy: "FieldRename", fieldRename: { hubPath: "spec.foo", spokePath: "spec.bar" } },
     ]),
   });
-  const r = await convctl("validate", "-c", `${dir}/config.yaml`, "--crd", FIELD_RENAME.crd);
+  const r = await validateAgainstWidgets(dir);
   assert.equal(r.code, 1);
   assert.match(r.stdout, /^schema validated: false$/m);
   assert.match(r.stdout, /^ERROR: configuration is invalid against the CRD schema:$/m);
@@ -41,15 +46,7 @@ Deno.test("validate: a path missing from the schema exits 1 naming class and pat
 
 Deno.test("validate: json mode also exits 1 on errors (deliberate divergence)", async () => {
   const dir = await tempFiles({ "config.yaml": widgetConfig([]) });
-  const r = await convctl(
-    "validate",
-    "-c",
-    `${dir}/config.yaml`,
-    "--crd",
-    FIELD_RENAME.crd,
-    "-o",
-    "json",
-  );
+  const r = await validateAgainstWidgets(dir, "-o", "json");
   assert.equal(r.code, 1);
   const out = JSON.parse(r.stdout);
   assert.equal(out.structurallyValid, true);
@@ -69,7 +66,7 @@ Deno.test("validate: a structural failure stops before the schema", async () => 
   const dir = await tempFiles({
     "config.yaml": widgetConfig([RENAME_RULE], { unmappedFieldPolicy: "Warn" }),
   });
-  const r = await convctl("validate", "-c", `${dir}/config.yaml`, "--crd", FIELD_RENAME.crd);
+  const r = await validateAgainstWidgets(dir);
   assert.equal(r.code, 1);
   assert.equal(
     r.stdout,
@@ -83,15 +80,7 @@ Deno.test("validate: translation errors are result errors with their class", asy
   const dir = await tempFiles({
     "config.yaml": widgetConfig([{ strategy: "FieldRename", typeCoerce: { path: "spec.region" } }]),
   });
-  const r = await convctl(
-    "validate",
-    "-c",
-    `${dir}/config.yaml`,
-    "--crd",
-    FIELD_RENAME.crd,
-    "-o",
-    "json",
-  );
+  const r = await validateAgainstWidgets(dir, "-o", "json");
   assert.equal(r.code, 1);
   const errors: string[] = JSON.parse(r.stdout).errors;
   assert.equal(errors.length, 1);
@@ -125,8 +114,7 @@ Deno.test("validate: an unknown field in the config exits 2 naming its path", as
     ]),
   });
   const r = await convctl("validate", "-c", `${dir}/config.yaml`);
-  assert.equal(r.code, 2);
-  assert.match(r.stderr, /^error: invalid config .*config\.yaml:$/m);
+  assertToolError(r, /^error: invalid config .*config\.yaml:$/m);
   assert.match(
     r.stderr,
     /^ {2}spec\.spokes\[0\]\.rules\[0\]\.fieldRename\.hubPth: unrecognized key$/m,
@@ -141,32 +129,24 @@ Deno.test("validate: duplicate keys, missing and unknown kinds exit 2", async ()
     "other.yaml": "apiVersion: v1\nkind: ConfigMap\n",
   });
   const dup = await convctl("validate", "-c", `${dir}/dup.yaml`);
-  assert.equal(dup.code, 2);
-  assert.match(dup.stderr, /dup\.yaml:3:1: Map keys must be unique/);
+  assertToolError(dup, /dup\.yaml:3:1: Map keys must be unique/);
   const noKind = await convctl("validate", "-c", `${dir}/nokind.yaml`);
-  assert.equal(noKind.code, 2);
-  assert.match(noKind.stderr, /: missing kind\n$/);
+  assertToolError(noKind, /: missing kind\n$/);
   const other = await convctl("validate", "-c", `${dir}/other.yaml`);
-  assert.equal(other.code, 2);
-  assert.match(other.stderr, /unrecognized kind "ConfigMap"/);
+  assertToolError(other, /unrecognized kind "ConfigMap"/);
 });
 
 Deno.test("validate: --xrd and --crd together is a usage error", async () => {
   const r = await convctl(
     "validate",
-    "-c",
-    FIELD_RENAME.config,
-    "--crd",
-    FIELD_RENAME.crd,
+    ...FIELD_RENAME.flags,
     "--xrd",
     FIELD_RENAME.crd,
   );
-  assert.equal(r.code, 2);
-  assert.equal(r.stderr, "error: flags --xrd and --crd cannot be used together\n");
+  assertToolError(r, "flags --xrd and --crd cannot be used together");
 });
 
 Deno.test("validate: a missing -c is a usage error", async () => {
   const r = await convctl("validate", "--crd", FIELD_RENAME.crd);
-  assert.equal(r.code, 2);
-  assert.equal(r.stderr, "error: required flag(s) --config not set\n");
+  assertToolError(r, "required flag(s) --config not set");
 });

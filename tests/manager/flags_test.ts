@@ -1,16 +1,16 @@
-/** The manager's flags (runtime.md §2.1): defaults, forms, validation (exit 1 on a FlagError). */
+/** The manager's flags: defaults, forms, validation (exit 1 on a FlagError). */
 import assert from "node:assert/strict";
 import {
   certModeOf,
   DEFAULT_MANAGER_FLAGS,
-  ManagerFlagError,
+  FlagError,
   parseManagerFlags,
   resolveCertificateMode,
   resolveOperatorNamespace,
   selfIssuedAdmission,
 } from "../../src/manager/flags.ts";
 
-Deno.test("manager flags: defaults follow runtime §2.1", () => {
+Deno.test("manager flags: defaults", () => {
   const f = parseManagerFlags([]);
   assert.deepEqual(f, DEFAULT_MANAGER_FLAGS);
   assert.equal(f.metricsBindAddress, ":8080");
@@ -52,22 +52,22 @@ Deno.test("manager flags: Go-style forms and the image alias", () => {
   );
 });
 
-Deno.test("manager flags: invalid input is a ManagerFlagError", () => {
+Deno.test("manager flags: invalid input is a FlagError", () => {
   const bad: [string[], RegExp][] = [
     [["--max-concurrent-reconciles=0"], /must be >= 1/],
     [["--max-concurrent-reconciles=-2"], /must be >= 1/],
     [["--max-concurrent-reconciles=two"], /not an integer/],
     [["--leader-elect=yes"], /true or false/],
-    [["--no-such-flag"], /unknown flag --no-such-flag/],
+    [["--no-such-flag"], /unknown flag: --no-such-flag/],
     [["positional"], /unexpected argument/],
     [["--metrics-bind-address=8080"], /not a \[host\]:port/],
     [["--health-probe-bind-address=:99999"], /not a \[host\]:port/],
-    [["--webhook-bind-address"], /needs a value/],
+    [["--webhook-bind-address"], /flag needs an argument: --webhook-bind-address/],
     [["--webhook-cert-dir="], /must not be empty/],
   ];
   for (const [args, message] of bad) {
     assert.throws(() => parseManagerFlags(args), (e: unknown) => {
-      assert.ok(e instanceof ManagerFlagError, `${args}: ${e}`);
+      assert.ok(e instanceof FlagError, `${args}: ${e}`);
       assert.match((e as Error).message, message);
       return true;
     });
@@ -89,7 +89,7 @@ Deno.test("manager flags: --certificate-mode values, default auto, resolution an
   assert.equal(parseManagerFlags(["--certificate-mode", "builtin"]).certificateMode, "builtin");
   assert.throws(
     () => parseManagerFlags(["--certificate-mode=selfsigned"]),
-    (e: unknown) => e instanceof ManagerFlagError && /--certificate-mode/.test(e.message),
+    (e: unknown) => e instanceof FlagError && /--certificate-mode/.test(e.message),
   );
   assert.equal(resolveCertificateMode("auto", true), "cert-manager");
   assert.equal(resolveCertificateMode("auto", false), "builtin");
@@ -120,7 +120,7 @@ Deno.test("manager flags: --admission-* (self-issued admission certificate), def
   assert.equal(selfIssuedAdmission({ ...f, certificateMode: "builtin" }), true);
   assert.equal(selfIssuedAdmission({ ...f, certificateMode: "cert-manager" }), false);
   assert.equal(selfIssuedAdmission({ ...f, certificateMode: "existing-secret" }), false);
-  // [P11] The guard's MWC, like the VWC.
+  // The XRD conversion guard's MWC, like the VWC.
   assert.equal(off.admissionMutatingWebhookConfiguration, "");
   assert.equal(
     parseManagerFlags([
@@ -152,6 +152,6 @@ Deno.test("manager flags: --admission-* (self-issued admission certificate), def
       ],
     ]
   ) {
-    assert.throws(() => parseManagerFlags(args), ManagerFlagError, args.join(" "));
+    assert.throws(() => parseManagerFlags(args), FlagError, args.join(" "));
   }
 });

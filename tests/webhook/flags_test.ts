@@ -1,0 +1,45 @@
+/** The webhook server's flags: defaults, the ignored tracing flags, validation (a FlagError). */
+import assert from "node:assert/strict";
+import { DEFAULT_FLAGS, FlagError, parseWebhookServerFlags } from "../../src/webhook/flags.ts";
+
+const NAME = "--webhook-server-name=ws";
+
+Deno.test("webhook flags: defaults, value forms and the ignored --otel-* flags", () => {
+  assert.deepEqual(parseWebhookServerFlags([NAME]), { ...DEFAULT_FLAGS, webhookServerName: "ws" });
+  const f = parseWebhookServerFlags([
+    "--webhook-server-name",
+    "ws",
+    "--otel-exporter-otlp-endpoint",
+    "collector:4317",
+    "--otel-exporter-otlp-insecure",
+    "--otel-trace-sample-ratio=0.5",
+    "--enable-xrd-support=false",
+    "--request-timeout=1m",
+    "--initial-sync-workers",
+    "3",
+  ]);
+  assert.equal(f.webhookServerName, "ws");
+  assert.equal(f.enableXrdSupport, false);
+  assert.equal(f.requestTimeoutMs, 60_000);
+  assert.equal(f.initialSyncWorkers, 3);
+});
+
+Deno.test("webhook flags: invalid input is a FlagError", () => {
+  const bad: [string[], RegExp][] = [
+    [[], /--webhook-server-name is required/],
+    [[NAME, "--no-such-flag"], /unknown flag: --no-such-flag/],
+    [[NAME, "extra"], /unexpected argument "extra"/],
+    [[NAME, "--request-timeout=soon"], /--request-timeout: "soon" is not a duration/],
+    [[NAME, "--request-timeout=0s"], /--request-timeout must be > 0/],
+    [[NAME, "--max-request-bytes=many"], /--max-request-bytes: "many" is not an integer/],
+    [[NAME, "--enable-crd-support=false", "--enable-xrd-support=false"], /at least one/],
+    [[NAME, "--tls-cert-dir"], /flag needs an argument: --tls-cert-dir/],
+  ];
+  for (const [args, message] of bad) {
+    assert.throws(() => parseWebhookServerFlags(args), (e: unknown) => {
+      assert.ok(e instanceof FlagError, `${args}: ${e}`);
+      assert.match(e.message, message);
+      return true;
+    });
+  }
+});
