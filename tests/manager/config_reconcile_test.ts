@@ -16,7 +16,7 @@ import {
   type ConfigStatus,
   reconcileConfig,
   schemaHash,
-} from "../../src/manager/config_reconcile.ts";
+} from "../../src/manager/config/mod.ts";
 import type { StatusCondition } from "../../src/kube/status.ts";
 
 const T0 = Date.UTC(2026, 10, 29, 20, 0, 0);

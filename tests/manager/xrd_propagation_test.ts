@@ -22,7 +22,7 @@ import {
   REQUEUE_WAITING_MS,
   sha256Hex,
   verifyGeneratedCRD,
-} from "../../src/manager/config_reconcile.ts";
+} from "../../src/manager/config/mod.ts";
 import { createManagerCaches, mapGeneratedCRDToConfigs } from "../../src/manager/deps.ts";
 import { createLogger } from "../../src/obs/log.ts";
 import type { StatusCondition } from "../../src/kube/status.ts";
