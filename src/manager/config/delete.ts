@@ -29,10 +29,9 @@ export async function ensureFinalizer(
   config: ConversionConfig,
   deps: ConfigReconcileDeps,
 ): Promise<ConversionConfig> {
-  const finalizer = finalizerOf(kind);
   const finalizers = config.metadata?.finalizers ?? [];
-  if (finalizers.includes(finalizer)) return config;
-  return await deps.updateFinalizers(config, [...finalizers, finalizer]);
+  if (finalizers.includes(finalizerOf(kind))) return config;
+  return await deps.updateFinalizers(config, [...finalizers, finalizerOf(kind)]);
 }
 
 /** Revert the target before the finalizer goes; held while > 1 version served. */
@@ -41,11 +40,11 @@ export async function reconcileDelete(
   config: ConversionConfig,
   deps: ConfigReconcileDeps,
 ): Promise<ReconcileResult> {
-  const finalizer = finalizerOf(kind);
   const finalizers = config.metadata?.finalizers ?? [];
-  if (!finalizers.includes(finalizer)) return {};
+  const remaining = finalizers.filter((f) => f !== finalizerOf(kind));
+  if (remaining.length === finalizers.length) return {}; // not ours to release
   const release = async () => {
-    await deps.updateFinalizers(config, finalizers.filter((f) => f !== finalizer));
+    await deps.updateFinalizers(config, remaining);
     return {};
   };
   const run = new StatusEditor(kind, config, deps);
