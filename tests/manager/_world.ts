@@ -65,6 +65,7 @@ export function widgetCRD(o: WidgetCRDOptions = {}): JsonObject {
     metadata: { name: WIDGETS, generation: o.generation ?? 3 },
     spec: {
       group: "example.com",
+      scope: "Namespaced",
       names: { kind: "Widget", plural: "widgets" },
       versions: [
         { name: "v1", served: o.servedV1 ?? true, storage: false, schema: specSchema(size) },
