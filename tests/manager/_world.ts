@@ -7,7 +7,8 @@
  * tests/e2e/config_deps_contract_test.ts on a real apiserver).
  *
  * What it does not model: cache lag (`liveTarget` stands in for a cache that has not seen a write
- * yet) and the merge semantics of the status patch (the status is replaced).
+ * yet), the merge semantics of the status patch (the status is replaced) and the apiserver's
+ * validation of what is applied (a caBundle must parse as a certificate, for one).
  */
 import {
   type ConfigKind,
@@ -36,7 +37,21 @@ export const T0 = Date.UTC(2026, 10, 29, 20, 0, 0);
 export const OPERATOR_NAMESPACE = "dco-system";
 export const WIDGETS = "widgets.example.com";
 export const XNETS = "xnets.example.org";
-export const CA_PEM = "-----BEGIN CERTIFICATE-----\nQUJD\n-----END CERTIFICATE-----\n";
+/**
+ * A parseable self-signed certificate (an apiserver rejects a conversion caBundle that is not one;
+ * the contract applies it to a real CRD).
+ */
+export const CA_PEM = "-----BEGIN CERTIFICATE-----\n" +
+  "MIIBlTCCATugAwIBAgIUF+Y0PN6FIsCUxW6zW0bObxSm9GQwCgYIKoZIzj0EAwIw\n" +
+  "HzEdMBsGA1UEAwwUZGNvLWNvbnRyYWN0LXRlc3QtY2EwIBcNMjYxMjAxMjAyMTMy\n" +
+  "WhgPMjEyNjExMDcyMDIxMzJaMB8xHTAbBgNVBAMMFGRjby1jb250cmFjdC10ZXN0\n" +
+  "LWNhMFkwEwYHKoZIzj0CAQYIKoZIzj0DAQcDQgAEEVnbBe4mK/uJr0RTL2WyOTyQ\n" +
+  "qTgfG63pYwz96EsZ5WTtDbMVdinQWj7HNDp3MxRnvtsRfEn7D1sp2KeEk954saNT\n" +
+  "MFEwHQYDVR0OBBYEFAV3uqWovb9KNu+2eIPE3dNgEpE2MB8GA1UdIwQYMBaAFAV3\n" +
+  "uqWovb9KNu+2eIPE3dNgEpE2MA8GA1UdEwEB/wQFMAMBAf8wCgYIKoZIzj0EAwID\n" +
+  "SAAwRQIhAMtkaMV+wFzRTy2EQwXF954DmWFZSJ/8JL7XvIQabKnCAiA4UonD7sPl\n" +
+  "fiC+xf8c6e0jmJ7a21TJtCehMzWt3r8xvQ==\n" +
+  "-----END CERTIFICATE-----\n";
 
 /** An OpenAPI schema whose `spec` has `props`. */
 export function specSchema(props: Record<string, JsonObject>): JsonObject {
