@@ -12,31 +12,24 @@ import { createLogger } from "../../src/obs/log.ts";
 import { configReconcileDeps } from "../../src/manager/config/mod.ts";
 import { CONFIG_RESOURCES, createManagerCaches, SERVER_RESOURCE } from "../../src/manager/deps.ts";
 import { tlsSecretName } from "../../src/manager/server_children.ts";
-import { type ControlPlane, withControlPlane } from "../support/control_plane.ts";
+import { type ControlPlane, waitFor, withControlPlane } from "../support/control_plane.ts";
 import { installDcoCRDs } from "../support/dco_stack.ts";
 import { XRD_CRD } from "./_crossplane.ts";
 import { CONFIG_DEPS_CONTRACT, type ContractCluster } from "../manager/_deps_contract.ts";
 
-const EVENTUALLY_MS = 20_000;
+/** Retries a contract check until the caches have seen the writes (its last failure is shown). */
+const eventually = (check: () => Promise<void>) =>
+  waitFor("the cached reads to follow the writes", async () => (await check(), true), {
+    timeoutMs: 20_000,
+  });
 
-/** Retries `check` until it passes or the time is up (then its last failure is thrown). */
-async function eventually(check: () => Promise<void>): Promise<void> {
-  const deadline = Date.now() + EVENTUALLY_MS;
-  for (;;) {
-    try {
-      return await check();
-    } catch (e) {
-      if (Date.now() > deadline) throw e;
-      await new Promise((r) => setTimeout(r, 100));
-    }
-  }
-}
+/** The caches' informers outlive a test step; the control plane's processes are its own. */
+const UNSANITIZED = { sanitizeResources: false, sanitizeOps: false };
 
-Deno.test({
-  name: "config deps contract: the real adapter on a real apiserver",
-  sanitizeResources: false,
-  sanitizeOps: false,
-  fn: withControlPlane(async (cp: ControlPlane, t) => {
+Deno.test(
+  "config deps contract: the real adapter on a real apiserver",
+  UNSANITIZED,
+  withControlPlane(async (cp: ControlPlane, t) => {
     await installDcoCRDs(cp, [XRD_CRD]);
     const namespace = await cp.createNamespace("dco-system");
     const client = new KubeClient(await loadKubeconfig([cp.kubeconfigPath]));
@@ -76,7 +69,7 @@ Deno.test({
         },
         putLease: async (lease) =>
           void await apply({ apiVersion: "coordination.k8s.io/v1", kind: "Lease", ...lease }),
-        eventually,
+        eventually: async (check) => void await eventually(check),
       };
       for (const c of CONFIG_DEPS_CONTRACT) {
         await t.step(c.name, () => c.run(cluster));
@@ -86,4 +79,4 @@ Deno.test({
       client.close();
     }
   }),
-});
+);
