@@ -42,10 +42,9 @@ import {
 import { createNodeAdmissionListener } from "../manager/admission_http.ts";
 import { AdmissionCertKeeper, type AdmissionCertState } from "../manager/admission_certs.ts";
 import { BuiltinIssuer } from "../manager/builtin_certs.ts";
-import { reconcileConfig } from "../manager/config_reconcile.ts";
+import { configReconcileDeps, reconcileConfig } from "../manager/config/mod.ts";
 import {
   admissionContext,
-  configReconcileDeps,
   configsToWake,
   createManagerCaches,
   type DepsOptions,

@@ -1,204 +1,33 @@
 /**
- * The config reconcile against in-memory dependencies that record every call: gate order (G1),
- * drift policies (G2), safe delete (G3), status vocabulary and the exact SSA patch.
+ * The config reconcile against the in-memory World that records every call: the gate order,
+ * drift policies, safe delete, status vocabulary and the exact SSA patch.
  */
 import assert from "node:assert/strict";
-import { servedAnnotations, type ServedLeaseLike } from "../../src/api/served_lease.ts";
-import type { JsonObject } from "../../src/engine/mod.ts";
+import type { JsonObject } from "../../src/lib/json.ts";
+import type { ConversionConfig } from "../../src/api/mod.ts";
+import { CONFIG_GATES, reconcileConfig, schemaHash } from "../../src/manager/config/mod.ts";
+import { buildConversionPatch } from "../../src/manager/conversion_patch.ts";
 import {
-  type ConfigKind,
-  type ConversionConfig,
-  type ConversionWebhookServer,
-  parseConfig,
-} from "../../src/api/mod.ts";
-import {
-  type ConfigReconcileDeps,
-  type ConfigStatus,
-  reconcileConfig,
-  schemaHash,
-} from "../../src/manager/config_reconcile.ts";
-import type { StatusCondition } from "../../src/kube/status.ts";
+  CA_PEM,
+  netConfig,
+  netXRD,
+  OPERATOR_NAMESPACE,
+  servedLease,
+  T0,
+  webhookServer as server,
+  widgetConfig,
+  widgetCRD,
+  WIDGETS,
+  World,
+} from "./_world.ts";
 
-const T0 = Date.UTC(2026, 10, 29, 20, 0, 0);
-const TARGET = "widgets.example.com";
-const CA_PEM = "-----BEGIN CERTIFICATE-----\nQUJD\n-----END CERTIFICATE-----\n";
+const TARGET = WIDGETS;
 
-function schema(props: Record<string, JsonObject>): JsonObject {
-  return {
-    openAPIV3Schema: {
-      type: "object",
-      properties: { spec: { type: "object", properties: props } },
-    },
-  };
-}
+const crd = widgetCRD;
+const config = widgetConfig;
 
-interface CrdOpts {
-  established?: boolean;
-  generation?: number;
-  servedV1?: boolean;
-  /** Extra hub-only fields (schema drift). */
-  hubExtra?: Record<string, JsonObject>;
-}
-
-function crd(o: CrdOpts = {}): JsonObject {
-  const size = { size: { type: "string" } };
-  return {
-    apiVersion: "apiextensions.k8s.io/v1",
-    kind: "CustomResourceDefinition",
-    metadata: { name: TARGET, generation: o.generation ?? 3 },
-    spec: {
-      group: "example.com",
-      names: { kind: "Widget", plural: "widgets" },
-      versions: [
-        { name: "v1", served: o.servedV1 ?? true, storage: false, schema: schema(size) },
-        {
-          name: "v2",
-          served: true,
-          storage: true,
-          schema: schema({ ...size, ...(o.hubExtra ?? {}) }),
-        },
-      ],
-    },
-    status: {
-      conditions: [{ type: "Established", status: o.established === false ? "False" : "True" }],
-    },
-  };
-}
-
-function config(
-  opts: { rules?: unknown[]; driftPolicy?: string; generation?: number } = {},
-): ConversionConfig {
-  const parsed = parseConfig({
-    apiVersion: "terasky.com/v1alpha1",
-    kind: "CRDConversionConfig",
-    metadata: { name: "widgets", generation: opts.generation ?? 2 },
-    spec: {
-      targetCRD: { name: TARGET },
-      hubVersion: "v2",
-      spokes: [{ version: "v1", rules: opts.rules ?? [] }],
-      ...(opts.driftPolicy ? { driftPolicy: opts.driftPolicy } : {}),
-    },
-  });
-  if (!parsed.ok) throw new Error(parsed.errors.join("\n"));
-  return parsed.config;
-}
-
-function server(ready = true): ConversionWebhookServer {
-  const cond = (type: string) => ({
-    type,
-    status: ready ? "True" as const : "False" as const,
-    reason: "x",
-    message: "",
-    lastTransitionTime: "2026-01-01T00:00:00Z",
-  });
-  return {
-    apiVersion: "terasky.com/v1alpha1",
-    kind: "ConversionWebhookServer",
-    metadata: { name: "main" },
-    spec: {
-      default: true,
-      namespace: "dco-system",
-      replicas: 2,
-      serviceAccountName: "sa",
-      certificate: { issuerRef: { name: "ca", kind: "ClusterIssuer" } },
-    },
-    status: {
-      readyReplicas: ready ? 2 : 0,
-      conditions: ["Available", "CertificateReady", "ServiceReady"].map(cond),
-    },
-  } as ConversionWebhookServer;
-}
-
-/** In-memory cluster that records calls in order. */
-class World implements ConfigReconcileDeps {
-  calls: string[] = [];
-  applied: JsonObject[] = [];
-  statusPatches: ConfigStatus[] = [];
-  cfg: ConversionConfig | undefined;
-  target: JsonObject | undefined;
-  servers: ConversionWebhookServer[] = [server()];
-  ca: string | undefined = CA_PEM;
-  applyError: Error | undefined;
-  transitions: string[] = [];
-  failures: string[] = [];
-  clock = T0;
-  operatorNamespace = "dco-system";
-  metrics = {
-    phaseTransition: (l: { fromPhase: string; toPhase: string; reason: string }) =>
-      this.transitions.push(`${l.fromPhase}->${l.toPhase} (${l.reason})`),
-    analyzeFailure: (l: { reason: string }) => this.failures.push(l.reason),
-  };
-
-  constructor(cfg: ConversionConfig, target: JsonObject | undefined = crd()) {
-    this.cfg = cfg;
-    this.target = target;
-  }
-
-  now = () => this.clock;
-
-  getConfig(_kind: ConfigKind, _name: string) {
-    this.calls.push("getConfig");
-    return Promise.resolve(this.cfg === undefined ? undefined : structuredClone(this.cfg));
-  }
-  getTarget(kind: string, name: string) {
-    this.calls.push(`getTarget ${kind} ${name}`);
-    return Promise.resolve(this.target === undefined ? undefined : structuredClone(this.target));
-  }
-  leases: ServedLeaseLike[] = [];
-  listServedLeases(server: string, ns: string) {
-    this.calls.push(`listServedLeases ${ns}/${server}`);
-    return Promise.resolve(structuredClone(this.leases));
-  }
-  listServers() {
-    this.calls.push("listServers");
-    return Promise.resolve(structuredClone(this.servers));
-  }
-  getServer(name: string) {
-    this.calls.push(`getServer ${name}`);
-    return Promise.resolve(this.servers.find((s) => s.metadata?.name === name));
-  }
-  readCABundle(name: string, ns: string) {
-    this.calls.push(`readCABundle ${ns}/${name}`);
-    return Promise.resolve(this.ca);
-  }
-  applyTarget(obj: JsonObject) {
-    this.calls.push(
-      `apply ${
-        (obj.spec as JsonObject & { conversion: { strategy: string } }).conversion.strategy
-      }`,
-    );
-    if (this.applyError) return Promise.reject(this.applyError);
-    this.applied.push(obj);
-    return Promise.resolve();
-  }
-  patchStatus(_kind: ConfigKind, _name: string, _before: unknown, after: ConfigStatus) {
-    this.calls.push("patchStatus");
-    this.statusPatches.push(structuredClone(after));
-    if (this.cfg) this.cfg = { ...this.cfg, status: structuredClone(after) } as ConversionConfig;
-    return Promise.resolve();
-  }
-  updateFinalizers(cfg: ConversionConfig, finalizers: string[]) {
-    this.calls.push(`finalizers [${finalizers.join(",")}]`);
-    const next = structuredClone(cfg);
-    next.metadata = { ...next.metadata, finalizers };
-    if (next.metadata.deletionTimestamp && finalizers.length === 0) this.cfg = undefined;
-    else this.cfg = next;
-    return Promise.resolve(structuredClone(next));
-  }
-
-  get status(): ConfigStatus {
-    return (this.cfg?.status ?? {}) as ConfigStatus;
-  }
-  cond(type: string): StatusCondition | undefined {
-    return this.status.conditions?.find((c) => c.type === type);
-  }
-  reset() {
-    this.calls = [];
-    this.applied = [];
-    this.transitions = [];
-    this.failures = [];
-  }
-}
+/** A world holding `cfg` and its target CRD. */
+const world = (cfg: ConversionConfig, target: JsonObject = crd()) => new World(cfg, target);
 
 const run = (w: World) => reconcileConfig("CRDConversionConfig", "widgets", w);
 
@@ -210,8 +39,25 @@ Deno.test("schemaHash golden value", async () => {
   );
 });
 
+Deno.test("the gates run in this order", () => {
+  assert.deepEqual(CONFIG_GATES.map((g) => g.name), [
+    "target",
+    "translated",
+    "analyzed",
+    "validated",
+    "serverResolved",
+    "targetEstablished",
+    "serverReady",
+    "handover",
+    "caBundle",
+    "apply",
+    "applied",
+    "propagation",
+  ]);
+});
+
 Deno.test("first apply: gate order, Applied, exact SSA patch, status fields", async () => {
-  const w = new World(config());
+  const w = world(config());
   assert.deepEqual(await run(w), { requeueAfter: 300_000 });
   assert.deepEqual(w.calls, [
     "getConfig",
@@ -224,34 +70,18 @@ Deno.test("first apply: gate order, Applied, exact SSA patch, status fields", as
     "patchStatus",
   ]);
   const hash = await schemaHash(3, "v2", 2);
-  assert.deepEqual(w.applied, [{
-    apiVersion: "apiextensions.k8s.io/v1",
-    kind: "CustomResourceDefinition",
-    metadata: {
-      name: TARGET,
-      annotations: {
-        "conversion.terasky.com/managed-by": "widgets",
-        "conversion.terasky.com/plan-hash": hash,
-      },
-    },
-    spec: {
-      conversion: {
-        strategy: "Webhook",
-        webhook: {
-          clientConfig: {
-            service: {
-              name: "main-webhook-server",
-              namespace: "dco-system",
-              path: `/convert/${TARGET}`,
-              port: 443,
-            },
-            caBundle: btoa(CA_PEM),
-          },
-          conversionReviewVersions: ["v1"],
-        },
-      },
-    },
-  }]);
+  // The patch's exact shape is pinned by conversion_patch_test.ts; here, what the reconcile
+  // decides: the server's Service (name, namespace, port), the CA bundle and the plan hash.
+  assert.deepEqual(w.applied, [buildConversionPatch({
+    targetKind: "CRD",
+    targetName: TARGET,
+    configName: "widgets",
+    planHash: hash,
+    serverName: "main",
+    serverNamespace: OPERATOR_NAMESPACE,
+    servicePort: 443,
+    caBundle: btoa(CA_PEM),
+  })]);
   const s = w.status;
   assert.equal(s.phase, "Applied");
   assert.equal(s.observedGeneration, 2);
@@ -264,23 +94,20 @@ Deno.test("first apply: gate order, Applied, exact SSA patch, status fields", as
   assert.equal(s.webhookPort, undefined, "webhookPort is XRD-only");
   assert.equal(s.overallLossless, true);
   assert.equal(s.spokeStatuses?.[0].version, "v1");
-  for (
-    const [type, reason] of [
-      ["Validated", "Validated"],
-      ["CRDHealthy", "Established"],
-      ["WebhookServerReady", "ServerReady"],
-      ["Applied", "Applied"],
-    ]
-  ) {
-    assert.equal(w.cond(type)?.status, "True", type);
-    assert.equal(w.cond(type)?.reason, reason, type);
-  }
+  const verdicts = (types: string[]) =>
+    Object.fromEntries(types.map((t) => [t, `${w.cond(t)?.status}/${w.cond(t)?.reason}`]));
+  assert.deepEqual(verdicts(["Validated", "CRDHealthy", "WebhookServerReady", "Applied"]), {
+    Validated: "True/Validated",
+    CRDHealthy: "True/Established",
+    WebhookServerReady: "True/ServerReady",
+    Applied: "True/Applied",
+  });
   assert.equal(w.cond("Stale"), undefined);
   assert.deepEqual(w.transitions, ["None->Applied (Applied)"]);
 });
 
 Deno.test("gate: config invalid against the live schema → Invalid, nothing else read, no apply", async () => {
-  const w = new World(config({
+  const w = world(config({
     rules: [{
       strategy: "FieldRename",
       fieldRename: { hubPath: "spec.nope", spokePath: "spec.size" },
@@ -304,7 +131,7 @@ Deno.test("gate: rules that do not translate → Invalid with a classed message"
     strategy: "FieldRename",
     fieldRename: { hubPath: 3 },
   }];
-  const w = new World(cfg);
+  const w = world(cfg);
   await run(w);
   assert.equal(w.applied.length, 0);
   assert.equal(w.status.phase, "Invalid");
@@ -315,7 +142,7 @@ Deno.test("gate: rules that do not translate → Invalid with a classed message"
 });
 
 Deno.test("gate: target missing → Invalid, no apply", async () => {
-  const w = new World(config());
+  const w = world(config());
   w.target = undefined;
   assert.deepEqual(await run(w), {});
   assert.equal(w.status.phase, "Invalid");
@@ -324,7 +151,7 @@ Deno.test("gate: target missing → Invalid, no apply", async () => {
 });
 
 Deno.test("gate: target not Established → Pending, server never read, no apply", async () => {
-  const w = new World(config(), crd({ established: false }));
+  const w = world(config(), crd({ established: false }));
   assert.deepEqual(await run(w), { requeueAfter: 15_000 });
   assert.deepEqual(w.calls.slice(2), [`getTarget CRD ${TARGET}`, "listServers", "patchStatus"]);
   assert.equal(w.status.phase, "Pending");
@@ -335,8 +162,8 @@ Deno.test("gate: target not Established → Pending, server never read, no apply
 });
 
 Deno.test("gate: server not ready → Pending, CA never read, no apply", async () => {
-  const w = new World(config());
-  w.servers = [server(false)];
+  const w = world(config());
+  w.servers = [server("main", false)];
   assert.deepEqual(await run(w), { requeueAfter: 15_000 });
   assert.deepEqual(w.calls.slice(-2), ["getServer main", "patchStatus"]);
   assert.equal(w.status.phase, "Pending");
@@ -345,7 +172,7 @@ Deno.test("gate: server not ready → Pending, CA never read, no apply", async (
 });
 
 Deno.test("gate: no server resolves → Invalid with the resolver's message", async () => {
-  const w = new World(config());
+  const w = world(config());
   w.servers = [];
   await run(w);
   assert.equal(w.status.phase, "Invalid");
@@ -354,7 +181,7 @@ Deno.test("gate: no server resolves → Invalid with the resolver's message", as
 });
 
 Deno.test("missing CA bundle or failed apply → error, status not advanced to Applied", async () => {
-  const w = new World(config());
+  const w = world(config());
   w.ca = undefined;
   await assert.rejects(run(w), /CA bundle/);
   assert.equal(w.applied.length, 0);
@@ -365,24 +192,24 @@ Deno.test("missing CA bundle or failed apply → error, status not advanced to A
 });
 
 Deno.test("applied config failing a gate → Stale with the gate reason; target untouched", async () => {
-  const w = new World(config());
+  const w = world(config());
   await run(w);
   w.reset();
-  w.servers = [server(false)];
+  w.servers = [server("main", false)];
   await run(w);
   assert.equal(w.status.phase, "Stale");
   assert.equal(w.cond("Stale")?.reason, "ServerNotReady");
   assert.equal(w.applied.length, 0);
   assert.equal(w.cond("Applied")?.status, "True");
   // recovery removes Stale entirely
-  w.servers = [server(true)];
+  w.servers = [server()];
   await run(w);
   assert.equal(w.status.phase, "Applied");
   assert.equal(w.cond("Stale"), undefined);
 });
 
 Deno.test("drift under KeepServingStale → Stale/SchemaDrift, no revert", async () => {
-  const w = new World(config());
+  const w = world(config());
   await run(w);
   w.reset();
   w.target = crd({ generation: 4, hubExtra: { color: { type: "string" } } });
@@ -397,7 +224,7 @@ Deno.test("drift under KeepServingStale → Stale/SchemaDrift, no revert", async
 });
 
 Deno.test("drift under FailClosed → revert + Failed/Reverted; a failed revert retries", async () => {
-  const w = new World(config({ driftPolicy: "FailClosed" }));
+  const w = world(config({ driftPolicy: "FailClosed" }));
   await run(w);
   w.reset();
   w.target = crd({ generation: 4, hubExtra: { color: { type: "string" } } });
@@ -428,9 +255,9 @@ Deno.test("drift under FailClosed → revert + Failed/Reverted; a failed revert 
 });
 
 Deno.test("FailClosed config already Stale stays Stale (no revert)", async () => {
-  const w = new World(config({ driftPolicy: "FailClosed" }));
+  const w = world(config({ driftPolicy: "FailClosed" }));
   await run(w);
-  w.servers = [server(false)];
+  w.servers = [server("main", false)];
   await run(w);
   assert.equal(w.status.phase, "Stale");
   w.reset();
@@ -442,7 +269,7 @@ Deno.test("FailClosed config already Stale stays Stale (no revert)", async () =>
 });
 
 Deno.test("applied config whose target disappears → Stale/PostApplyInvalid", async () => {
-  const w = new World(config());
+  const w = world(config());
   await run(w);
   w.target = undefined;
   await run(w);
@@ -452,7 +279,7 @@ Deno.test("applied config whose target disappears → Stale/PostApplyInvalid", a
 });
 
 Deno.test("lastTransitionTime moves only when a condition's status flips", async () => {
-  const w = new World(config());
+  const w = world(config());
   await run(w);
   const first = w.cond("Applied")!.lastTransitionTime;
   assert.equal(first, "2026-11-29T20:00:00Z");
@@ -460,7 +287,7 @@ Deno.test("lastTransitionTime moves only when a condition's status flips", async
   await run(w);
   assert.equal(w.cond("Applied")!.lastTransitionTime, first, "unchanged status keeps the stamp");
   w.clock = T0 + 120_000;
-  w.servers = [server(false)];
+  w.servers = [server("main", false)];
   await run(w);
   assert.equal(w.cond("WebhookServerReady")!.lastTransitionTime, "2026-11-29T20:02:00Z");
   assert.equal(w.cond("Applied")!.lastTransitionTime, first);
@@ -470,19 +297,11 @@ Deno.test("lastTransitionTime moves only when a condition's status flips", async
   assert.equal(w.cond("Stale")!.lastTransitionTime, staleAt);
 });
 
-function deleting(w: World, annotations?: Record<string, string>) {
-  const cfg = w.cfg!;
-  w.cfg = {
-    ...cfg,
-    metadata: { ...cfg.metadata, deletionTimestamp: "2026-11-29T21:00:00Z", annotations },
-  } as ConversionConfig;
-}
-
 Deno.test("delete: blocked while > 1 version served → DeletionBlocked, no revert", async () => {
-  const w = new World(config());
+  const w = world(config());
   await run(w);
   w.reset();
-  deleting(w, { "conversion.terasky.com/allow-unsafe-delete": "yes" });
+  w.markDeleted({ "conversion.terasky.com/allow-unsafe-delete": "yes" });
   assert.deepEqual(await run(w), { requeueAfter: 30_000 });
   assert.equal(w.cond("DeletionBlocked")?.reason, "MultipleServedVersions");
   assert.equal(w.cond("DeletionBlocked")?.status, "True");
@@ -492,10 +311,10 @@ Deno.test("delete: blocked while > 1 version served → DeletionBlocked, no reve
 });
 
 Deno.test("delete: break-glass annotation → revert, then finalizer removal", async () => {
-  const w = new World(config());
+  const w = world(config());
   await run(w);
   w.reset();
-  deleting(w, { "conversion.terasky.com/allow-unsafe-delete": "true" });
+  w.markDeleted({ "conversion.terasky.com/allow-unsafe-delete": "true" });
   assert.deepEqual(await run(w), {});
   assert.deepEqual(w.calls, [
     "getConfig",
@@ -507,11 +326,11 @@ Deno.test("delete: break-glass annotation → revert, then finalizer removal", a
 });
 
 Deno.test("delete: one served version → revert before finalizer removal; revert error keeps it", async () => {
-  const w = new World(config());
+  const w = world(config());
   await run(w);
   w.reset();
   w.target = crd({ servedV1: false });
-  deleting(w);
+  w.markDeleted();
   w.applyError = new Error("nope");
   await assert.rejects(run(w), /nope/);
   assert.ok(w.cfg?.metadata?.finalizers?.includes("conversion.terasky.com/safe-revert-crd"));
@@ -522,15 +341,15 @@ Deno.test("delete: one served version → revert before finalizer removal; rever
 });
 
 Deno.test("delete: never applied, or target gone → finalizer removed without revert", async () => {
-  const w = new World(config(), crd({ established: false }));
+  const w = world(config(), crd({ established: false }));
   await run(w);
-  deleting(w);
+  w.markDeleted();
   w.reset();
   await run(w);
   assert.deepEqual(w.calls, ["getConfig", "finalizers []"]);
-  const w2 = new World(config());
+  const w2 = world(config());
   await run(w2);
-  deleting(w2);
+  w2.markDeleted();
   w2.target = undefined;
   w2.reset();
   await run(w2);
@@ -538,43 +357,7 @@ Deno.test("delete: never applied, or target gone → finalizer removed without r
 });
 
 Deno.test("XRD kind: XRDHealthy, webhookPort, v2 write, safe-revert finalizer", async () => {
-  const xrd: JsonObject = {
-    apiVersion: "apiextensions.crossplane.io/v2",
-    kind: "CompositeResourceDefinition",
-    metadata: { name: "xnets.example.org", generation: 1 },
-    spec: {
-      group: "example.org",
-      scope: "Namespaced",
-      names: { kind: "XNet", plural: "xnets" },
-      versions: [
-        {
-          name: "v1",
-          served: true,
-          referenceable: false,
-          schema: schema({ cidr: { type: "string" } }),
-        },
-        {
-          name: "v2",
-          served: true,
-          referenceable: true,
-          schema: schema({ cidr: { type: "string" } }),
-        },
-      ],
-    },
-    status: { conditions: [{ type: "Established", status: "True" }] },
-  };
-  const parsed = parseConfig({
-    apiVersion: "terasky.com/v1alpha1",
-    kind: "XRDConversionConfig",
-    metadata: { name: "nets", generation: 1 },
-    spec: {
-      targetXRD: { name: "xnets.example.org" },
-      hubVersion: "v2",
-      spokes: [{ version: "v1" }],
-    },
-  });
-  assert.ok(parsed.ok);
-  const w = new World(parsed.config, xrd);
+  const w = new World(netConfig(), netXRD());
   w.servers[0].spec.service = { port: 8443, type: "ClusterIP" } as never;
   await reconcileConfig("XRDConversionConfig", "nets", w);
   assert.equal(w.calls[1], "finalizers [conversion.terasky.com/safe-revert]");
@@ -590,32 +373,22 @@ Deno.test("XRD kind: XRDHealthy, webhookPort, v2 write, safe-revert finalizer", 
 });
 
 // ---------------------------------------------------------------------------------------------
-// [P15] Handover gate (runtime.md §5) inside the reconcile
+// The handover gate inside the reconcile
 
-function otherServer(): ConversionWebhookServer {
-  const s = server();
-  s.metadata = { name: "other" };
-  s.spec = { ...s.spec, default: false };
-  return s;
+/** A ready replica `pod` of "other" reporting `targets` now. */
+/** Adds the second server, "other", with its TLS Secret. */
+function addOther(w: World): void {
+  w.servers = [server(), server("other")];
+  w.putTLSSecret(OPERATOR_NAMESPACE, "other", { "ca.crt": CA_PEM });
 }
 
-function lease(w: World, targets: string[], pod: string): ServedLeaseLike {
-  return {
-    metadata: {
-      name: `dco-served-${pod}`,
-      annotations: servedAnnotations(targets).annotations,
-    } as {
-      name: string;
-      annotations: Record<string, string>;
-    },
-    spec: { renewTime: new Date(w.clock).toISOString() },
-  };
-}
+const lease = (w: World, targets: string[], pod: string) =>
+  servedLease(OPERATOR_NAMESPACE, "other", pod, targets, w.clock);
 
 /** An applied config on "main", then pinned to "other": the next reconcile is a move. */
 async function moving(): Promise<World> {
-  const w = new World(config());
-  w.servers = [server(), otherServer()];
+  const w = world(config());
+  addOther(w);
   await run(w);
   assert.equal(w.status.phase, "Applied");
   w.cfg!.spec.webhookServerRef = { name: "other" };
@@ -675,8 +448,8 @@ Deno.test("handover: 30 s of silence proceeds unverified, timed from the conditi
 });
 
 Deno.test("handover: a first apply is never gated", async () => {
-  const w = new World(config());
-  w.servers = [server(), otherServer()];
+  const w = world(config());
+  addOther(w);
   w.cfg!.spec.webhookServerRef = { name: "other" };
   await run(w);
   assert.equal(w.applied.length, 1);

@@ -1,20 +1,14 @@
 /**
- * [P11] The XRD-only parts of the config reconcile against in-memory dependencies:
- * `PackageManaged`, out-of-band revert detection (runtime §4.7), propagation verification into
- * the CRDs Crossplane generates (§4.6: every `ConversionPropagated` reason, `status.generatedCRDs`,
- * the requeues and the two metrics) and the XRD write version (§4.4: v1 with claims, else v2).
+ * The XRD-only parts of the config reconcile against the in-memory World: `PackageManaged`,
+ * out-of-band revert detection, propagation verification into the CRDs Crossplane generates
+ * (every `ConversionPropagated` reason, `status.generatedCRDs`, the requeues and the two metrics)
+ * and the XRD write version (v1 with claims, else v2). The rules:
+ * docs/design/config-reconcile.md#xrd-propagation.
  */
 import assert from "node:assert/strict";
-import type { JsonObject } from "../../src/engine/mod.ts";
+import type { JsonObject } from "../../src/lib/json.ts";
+import type { ConversionConfig } from "../../src/api/mod.ts";
 import {
-  type ConfigKind,
-  type ConversionConfig,
-  type ConversionWebhookServer,
-  parseConfig,
-} from "../../src/api/mod.ts";
-import {
-  type ConfigReconcileDeps,
-  type ConfigStatus,
   isOurConversion,
   packageRevisionOwner,
   reconcileConfig,
@@ -22,96 +16,20 @@ import {
   REQUEUE_WAITING_MS,
   sha256Hex,
   verifyGeneratedCRD,
-} from "../../src/manager/config_reconcile.ts";
+} from "../../src/manager/config/mod.ts";
 import { createManagerCaches, mapGeneratedCRDToConfigs } from "../../src/manager/deps.ts";
 import { createLogger } from "../../src/obs/log.ts";
-import type { StatusCondition } from "../../src/kube/status.ts";
 import type { KubeObject } from "../../src/kube/mod.ts";
+import { textToBase64 as b64 } from "../../src/lib/base64.ts";
+import { CA_PEM, netConfig, netXRD, widgetConfig, widgetCRD, World, XNETS } from "./_world.ts";
 
-const T0 = Date.UTC(2026, 10, 29, 20, 0, 0);
-const XRD_NAME = "xnets.example.org";
+const XRD_NAME = XNETS;
 const CLAIM_CRD = "nets.example.org";
 const CONFIG = "nets";
-const CA_PEM = "-----BEGIN CERTIFICATE-----\nQUJD\n-----END CERTIFICATE-----\n";
 const OTHER_PEM = "-----BEGIN CERTIFICATE-----\nWFla\n-----END CERTIFICATE-----\n";
-const b64 = (s: string) => btoa(s);
 
-function schema(): JsonObject {
-  return {
-    openAPIV3Schema: {
-      type: "object",
-      properties: { spec: { type: "object", properties: { cidr: { type: "string" } } } },
-    },
-  };
-}
-
-function xrd(
-  o: { claims?: boolean; owner?: JsonObject; plural?: string; established?: boolean } = {},
-): JsonObject {
-  return {
-    apiVersion: "apiextensions.crossplane.io/v2",
-    kind: "CompositeResourceDefinition",
-    metadata: {
-      name: XRD_NAME,
-      generation: 1,
-      ...(o.owner ? { ownerReferences: [o.owner] } : {}),
-    },
-    spec: {
-      group: "example.org",
-      ...(o.claims ? { claimNames: { kind: "Net", plural: "nets" } } : { scope: "Namespaced" }),
-      names: { kind: "XNet", plural: o.plural ?? "xnets" },
-      versions: [
-        { name: "v1", served: true, referenceable: false, schema: schema() },
-        { name: "v2", served: true, referenceable: true, schema: schema() },
-      ],
-    },
-    status: {
-      conditions: [{ type: "Established", status: o.established === false ? "False" : "True" }],
-    },
-  };
-}
-
-function config(reviewVersions?: string[]): ConversionConfig {
-  const parsed = parseConfig({
-    apiVersion: "terasky.com/v1alpha1",
-    kind: "XRDConversionConfig",
-    metadata: { name: CONFIG, generation: 1 },
-    spec: {
-      targetXRD: { name: XRD_NAME },
-      hubVersion: "v2",
-      spokes: [{ version: "v1" }],
-      ...(reviewVersions ? { conversionReviewVersions: reviewVersions } : {}),
-    },
-  });
-  if (!parsed.ok) throw new Error(parsed.errors.join("\n"));
-  return parsed.config;
-}
-
-function server(): ConversionWebhookServer {
-  const cond = (type: string) => ({
-    type,
-    status: "True" as const,
-    reason: "x",
-    message: "",
-    lastTransitionTime: "2026-01-01T00:00:00Z",
-  });
-  return {
-    apiVersion: "terasky.com/v1alpha1",
-    kind: "ConversionWebhookServer",
-    metadata: { name: "main" },
-    spec: {
-      default: true,
-      namespace: "dco-system",
-      replicas: 2,
-      serviceAccountName: "sa",
-      certificate: { issuerRef: { name: "ca", kind: "ClusterIssuer" } },
-    },
-    status: {
-      readyReplicas: 2,
-      conditions: ["Available", "CertificateReady", "ServiceReady"].map(cond),
-    },
-  } as ConversionWebhookServer;
-}
+const xrd = netXRD;
+const config = netConfig;
 
 /** The `spec.conversion` Crossplane copies from the XRD into a generated CRD. */
 function crdWith(name: string, conversion: JsonObject | undefined): JsonObject {
@@ -127,118 +45,31 @@ function conversionOf(target: JsonObject): JsonObject {
   return structuredClone((target.spec as JsonObject).conversion as JsonObject);
 }
 
-/** In-memory cluster; the XRD and generated CRDs live in maps the test edits like Crossplane. */
-class World implements ConfigReconcileDeps {
-  calls: string[] = [];
-  applied: JsonObject[] = [];
-  cfg: ConversionConfig | undefined;
-  target: JsonObject | undefined;
-  /** What a live read returns; undefined ⇒ the same as the cache. */
-  liveTarget: JsonObject | undefined;
-  crds = new Map<string, JsonObject | Error>();
-  servers = [server()];
-  clock = T0;
-  operatorNamespace = "dco-system";
-  reverts: string[] = [];
-  gauge = new Map<string, number>();
-  lags: number[] = [];
-  logs: string[] = [];
-  metrics = {
-    conversionRevert: (l: { configKind: string; target: string }) =>
-      this.reverts.push(`${l.configKind}/${l.target}`),
-    conversionPropagated: (t: string, ok: boolean) => this.gauge.set(t, ok ? 1 : 0),
-    propagationLag: (_t: string, s: number) => this.lags.push(s),
-  };
-  log = (msg: string) => this.logs.push(msg);
+/** A world holding `cfg` and its target XRD. */
+const world = (cfg: ConversionConfig, target: JsonObject = xrd()) => new World(cfg, target);
 
-  constructor(cfg: ConversionConfig, target: JsonObject | undefined = xrd()) {
-    this.cfg = cfg;
-    this.target = target;
-  }
-  now = () => this.clock;
+/** Plays Crossplane: copies the XRD's current `spec.conversion` into the generated CRD(s). */
+function propagate(w: World, ...names: string[]): void {
+  const conv = conversionOf(w.target!);
+  for (const n of names.length ? names : [XRD_NAME]) w.crds.set(n, crdWith(n, conv));
+}
 
-  getConfig(_k: ConfigKind, _n: string) {
-    return Promise.resolve(this.cfg === undefined ? undefined : structuredClone(this.cfg));
-  }
-  getTarget(kind: string, name: string) {
-    this.calls.push(`getTarget ${kind} ${name}`);
-    return Promise.resolve(this.target === undefined ? undefined : structuredClone(this.target));
-  }
-  getTargetLive(kind: string, name: string) {
-    this.calls.push(`getTargetLive ${kind} ${name}`);
-    const t = this.liveTarget ?? this.target;
-    return Promise.resolve(t === undefined ? undefined : structuredClone(t));
-  }
-  getGeneratedCRD(name: string) {
-    this.calls.push(`getGeneratedCRD ${name}`);
-    const c = this.crds.get(name);
-    if (c instanceof Error) return Promise.reject(c);
-    return Promise.resolve(c === undefined ? undefined : structuredClone(c));
-  }
-  listServedLeases() {
-    return Promise.resolve([]);
-  }
-  listServers() {
-    return Promise.resolve(structuredClone(this.servers));
-  }
-  getServer(name: string) {
-    return Promise.resolve(this.servers.find((s) => s.metadata?.name === name));
-  }
-  readCABundle() {
-    return Promise.resolve(CA_PEM);
-  }
-  /** Applies like SSA would for the fields dco owns: conversion and the two annotations. */
-  applyTarget(obj: JsonObject) {
-    const conv = conversionOf(obj);
-    this.calls.push(`apply ${obj.apiVersion} ${conv.strategy}`);
-    this.applied.push(obj);
-    if (this.target) {
-      const t = this.target as JsonObject & { metadata: JsonObject; spec: JsonObject };
-      t.spec.conversion = conv;
-      const ann = (obj.metadata as JsonObject).annotations as Record<string, string> | undefined;
-      if (ann) t.metadata.annotations = { ...ann };
-      else delete t.metadata.annotations;
-    }
-    return Promise.resolve();
-  }
-  patchStatus(_k: ConfigKind, _n: string, _b: unknown, after: ConfigStatus) {
-    if (this.cfg) this.cfg = { ...this.cfg, status: structuredClone(after) } as ConversionConfig;
-    return Promise.resolve();
-  }
-  updateFinalizers(cfg: ConversionConfig, finalizers: string[]) {
-    const next = structuredClone(cfg);
-    next.metadata = { ...next.metadata, finalizers };
-    this.calls.push(`finalizers [${finalizers.join(",")}]`);
-    if (next.metadata.deletionTimestamp && finalizers.length === 0) this.cfg = undefined;
-    else this.cfg = next;
-    return Promise.resolve(structuredClone(next));
-  }
-
-  get status(): ConfigStatus {
-    return (this.cfg?.status ?? {}) as ConfigStatus;
-  }
-  cond(type: string): StatusCondition | undefined {
-    return this.status.conditions?.find((c) => c.type === type);
-  }
-  /** Plays Crossplane: copies the XRD's current `spec.conversion` into the generated CRD(s). */
-  propagate(...names: string[]) {
-    const conv = conversionOf(this.target!);
-    for (const n of names.length ? names : [XRD_NAME]) this.crds.set(n, crdWith(n, conv));
-  }
-  /** An out-of-band full-object update that drops `spec.conversion` (and/or the annotations). */
-  overwrite(o: { conversion?: JsonObject; annotations?: Record<string, string> }) {
-    const t = this.target as JsonObject & { metadata: JsonObject; spec: JsonObject };
-    if (o.conversion) t.spec.conversion = o.conversion;
-    else delete t.spec.conversion;
-    if (o.annotations) t.metadata.annotations = o.annotations;
-    else delete t.metadata.annotations;
-  }
+/** An out-of-band full-object update that drops `spec.conversion` (and/or the annotations). */
+function overwrite(
+  w: World,
+  o: { conversion?: JsonObject; annotations?: Record<string, string> },
+): void {
+  const t = w.target as JsonObject & { metadata: JsonObject; spec: JsonObject };
+  if (o.conversion) t.spec.conversion = o.conversion;
+  else delete t.spec.conversion;
+  if (o.annotations) t.metadata.annotations = o.annotations;
+  else delete t.metadata.annotations;
 }
 
 const run = (w: World) => reconcileConfig("XRDConversionConfig", CONFIG, w);
 
 Deno.test("first apply, generated CRD not rendered yet → GeneratedCRDNotFound, requeue 15 s", async () => {
-  const w = new World(config());
+  const w = world(config());
   const r = await run(w);
   assert.equal(w.status.phase, "Applied", String(w.status.message));
   assert.equal(r.requeueAfter, REQUEUE_WAITING_MS);
@@ -262,6 +93,7 @@ Deno.test("first apply, generated CRD not rendered yet → GeneratedCRDNotFound,
   assert.deepEqual(w.calls.slice(i + 1), [
     `getTarget XRD ${XRD_NAME}`,
     `getGeneratedCRD ${XRD_NAME}`,
+    "patchStatus",
   ]);
   // Status fields of the apply.
   assert.equal(w.status.webhookPort, 443);
@@ -270,10 +102,10 @@ Deno.test("first apply, generated CRD not rendered yet → GeneratedCRDNotFound,
 });
 
 Deno.test("Crossplane copies the stanza → Propagated once, lag observed once, requeue 5 min", async () => {
-  const w = new World(config());
+  const w = world(config());
   await run(w);
   w.clock += 7_000;
-  w.propagate();
+  propagate(w);
   const r = await run(w);
   assert.equal(r.requeueAfter, REQUEUE_APPLIED_MS);
   const c = w.cond("ConversionPropagated");
@@ -298,7 +130,7 @@ Deno.test("Crossplane copies the stanza → Propagated once, lag observed once, 
 });
 
 Deno.test("generated CRD with strategy None (relabel without convert) → NotPropagated", async () => {
-  const w = new World(config());
+  const w = world(config());
   w.crds.set(XRD_NAME, crdWith(XRD_NAME, { strategy: "None" }));
   const r = await run(w);
   const c = w.cond("ConversionPropagated");
@@ -324,9 +156,9 @@ Deno.test("each mismatch is NotPropagated: service, path, port, review versions,
     ],
   ];
   for (const [what, edit, re] of cases) {
-    const w = new World(config());
+    const w = world(config());
     await run(w);
-    w.propagate();
+    propagate(w);
     const crd = w.crds.get(XRD_NAME) as JsonObject;
     edit((crd.spec as JsonObject).conversion as JsonObject);
     await run(w);
@@ -336,7 +168,7 @@ Deno.test("each mismatch is NotPropagated: service, path, port, review versions,
     assert.match(w.status.generatedCRDs![0].message, re, what);
   }
   // No conversion block at all on the CRD: strategy defaults to None.
-  const w = new World(config());
+  const w = world(config());
   w.crds.set(XRD_NAME, crdWith(XRD_NAME, undefined));
   await run(w);
   assert.equal(w.cond("ConversionPropagated")?.reason, "NotPropagated");
@@ -350,9 +182,9 @@ function svcOf(conv: JsonObject): JsonObject {
 }
 
 Deno.test("caBundle-only difference → CABundleStale with the observed hash", async () => {
-  const w = new World(config());
+  const w = world(config());
   await run(w);
-  w.propagate();
+  propagate(w);
   const conv = ((w.crds.get(XRD_NAME) as JsonObject).spec as JsonObject).conversion as JsonObject;
   clientOf(conv).caBundle = b64(OTHER_PEM);
   const r = await run(w);
@@ -372,9 +204,9 @@ Deno.test("caBundle-only difference → CABundleStale with the observed hash", a
 });
 
 Deno.test("review versions compare as sets; an absent port means 443", async () => {
-  const w = new World(config(["v1", "v1beta1"]));
+  const w = world(config(["v1", "v1beta1"]));
   await run(w);
-  w.propagate();
+  propagate(w);
   const conv = ((w.crds.get(XRD_NAME) as JsonObject).spec as JsonObject).conversion as JsonObject;
   (conv.webhook as JsonObject).conversionReviewVersions = ["v1beta1", "v1"];
   delete svcOf(conv).port;
@@ -383,7 +215,7 @@ Deno.test("review versions compare as sets; an absent port means 443", async () 
 });
 
 Deno.test("claims: v1 write, composite + claim CRDs; not-found wins over mismatch over stale", async () => {
-  const w = new World(config(), xrd({ claims: true }));
+  const w = world(config(), xrd({ claims: true }));
   await run(w);
   assert.equal(w.applied[0].apiVersion, "apiextensions.crossplane.io/v1", "claims ⇒ v1");
   assert.deepEqual(w.status.generatedCRDs?.map((g) => [g.name, g.role]), [
@@ -397,32 +229,25 @@ Deno.test("claims: v1 write, composite + claim CRDs; not-found wins over mismatc
   assert.equal(c?.reason, "GeneratedCRDNotFound");
   assert.match(c!.message, /^generated CRD nets\.example\.org of/);
   // Claim stale, composite mismatching → NotPropagated.
-  w.propagate(CLAIM_CRD);
+  propagate(w, CLAIM_CRD);
   const claimConv = ((w.crds.get(CLAIM_CRD) as JsonObject).spec as JsonObject)
     .conversion as JsonObject;
   clientOf(claimConv).caBundle = b64(OTHER_PEM);
   await run(w);
   assert.equal(w.cond("ConversionPropagated")?.reason, "NotPropagated");
   // Composite fixed, claim still stale → CABundleStale.
-  w.propagate(XRD_NAME);
+  propagate(w, XRD_NAME);
   await run(w);
   c = w.cond("ConversionPropagated");
   assert.equal(c?.reason, "CABundleStale");
   assert.match(c!.message, /nets\.example\.org/);
   // Both match → Propagated.
-  w.propagate(XRD_NAME, CLAIM_CRD);
+  propagate(w, XRD_NAME, CLAIM_CRD);
   await run(w);
   assert.equal(w.cond("ConversionPropagated")?.reason, "Propagated");
   assert.deepEqual(w.status.generatedCRDs?.map((g) => g.propagated), [true, true]);
   // The revert on delete addresses the claim XRD at v1 too (the read decides).
-  w.cfg = {
-    ...w.cfg!,
-    metadata: {
-      ...w.cfg!.metadata,
-      deletionTimestamp: "2026-11-29T21:00:00Z",
-      annotations: { "conversion.terasky.com/allow-unsafe-delete": "true" },
-    },
-  } as ConversionConfig;
+  w.markDeleted({ "conversion.terasky.com/allow-unsafe-delete": "true" });
   w.applied = [];
   await run(w);
   assert.equal(w.applied[0].apiVersion, "apiextensions.crossplane.io/v1");
@@ -430,21 +255,14 @@ Deno.test("claims: v1 write, composite + claim CRDs; not-found wins over mismatc
 });
 
 Deno.test("v2 write for an XRD without claims, for apply and delete revert", async () => {
-  const w = new World(config());
+  const w = world(config());
   await run(w);
   assert.equal(w.applied[0].apiVersion, "apiextensions.crossplane.io/v2");
   assert.deepEqual((w.applied[0].metadata as JsonObject).annotations, {
     "conversion.terasky.com/managed-by": CONFIG,
     "conversion.terasky.com/plan-hash": w.status.schemaHash,
   });
-  w.cfg = {
-    ...w.cfg!,
-    metadata: {
-      ...w.cfg!.metadata,
-      deletionTimestamp: "2026-11-29T21:00:00Z",
-      annotations: { "conversion.terasky.com/allow-unsafe-delete": "true" },
-    },
-  } as ConversionConfig;
+  w.markDeleted({ "conversion.terasky.com/allow-unsafe-delete": "true" });
   w.applied = [];
   await run(w);
   assert.equal(w.applied[0].apiVersion, "apiextensions.crossplane.io/v2");
@@ -453,7 +271,7 @@ Deno.test("v2 write for an XRD without claims, for apply and delete revert", asy
 });
 
 Deno.test("generated-CRD set cannot be determined → NotPropagated, gauge 0, nothing read", async () => {
-  const w = new World(config(), xrd({ plural: "" }));
+  const w = world(config(), xrd({ plural: "" }));
   await run(w);
   assert.equal(w.status.phase, "Applied", String(w.status.message));
   const c = w.cond("ConversionPropagated");
@@ -465,7 +283,7 @@ Deno.test("generated-CRD set cannot be determined → NotPropagated, gauge 0, no
 });
 
 Deno.test("a generated CRD that cannot be read is a mismatch carrying the error", async () => {
-  const w = new World(config());
+  const w = world(config());
   w.crds.set(XRD_NAME, new Error("forbidden: cannot get customresourcedefinitions"));
   await run(w);
   const c = w.cond("ConversionPropagated");
@@ -475,34 +293,8 @@ Deno.test("a generated CRD that cannot be read is a mismatch carrying the error"
 });
 
 Deno.test("CRD kind: no propagation check, no PackageManaged, 5-minute requeue unchanged", async () => {
-  const w = new World(config());
-  // Pretend: the same world, but the CRD kind never consults the generated-CRD reader.
-  const parsed = parseConfig({
-    apiVersion: "terasky.com/v1alpha1",
-    kind: "CRDConversionConfig",
-    metadata: { name: "widgets", generation: 1 },
-    spec: {
-      targetCRD: { name: "widgets.example.org" },
-      hubVersion: "v2",
-      spokes: [{ version: "v1" }],
-    },
-  });
-  assert.ok(parsed.ok);
-  w.cfg = parsed.config;
-  w.target = {
-    apiVersion: "apiextensions.k8s.io/v1",
-    kind: "CustomResourceDefinition",
-    metadata: { name: "widgets.example.org", generation: 1 },
-    spec: {
-      group: "example.org",
-      names: { kind: "Widget", plural: "widgets" },
-      versions: [
-        { name: "v1", served: true, storage: false, schema: schema() },
-        { name: "v2", served: true, storage: true, schema: schema() },
-      ],
-    },
-    status: { conditions: [{ type: "Established", status: "True" }] },
-  };
+  // A generated-CRD reader is there, and never consulted for the CRD kind.
+  const w = new World(widgetConfig(), widgetCRD());
   const r = await reconcileConfig("CRDConversionConfig", "widgets", w);
   assert.equal(w.status.phase, "Applied", String(w.status.message));
   assert.equal(r.requeueAfter, REQUEUE_APPLIED_MS);
@@ -514,12 +306,12 @@ Deno.test("CRD kind: no propagation check, no PackageManaged, 5-minute requeue u
 });
 
 // ---------------------------------------------------------------------------------------------
-// §4.7 out-of-band revert detection
+// Out-of-band revert detection
 
 async function appliedWorld(): Promise<World> {
-  const w = new World(config());
+  const w = world(config());
   await run(w);
-  w.propagate();
+  propagate(w);
   await run(w);
   assert.equal(w.cond("ConversionPropagated")?.reason, "Propagated");
   assert.deepEqual(w.reverts, []);
@@ -530,7 +322,7 @@ async function appliedWorld(): Promise<World> {
 
 Deno.test("revert: strategy gone (annotations kept) → counted, logged, re-applied", async () => {
   const w = await appliedWorld();
-  w.overwrite({
+  overwrite(w, {
     conversion: { strategy: "None" },
     annotations: { "conversion.terasky.com/managed-by": CONFIG },
   });
@@ -548,7 +340,7 @@ Deno.test("revert: strategy gone (annotations kept) → counted, logged, re-appl
 
 Deno.test("revert: whole stanza and annotations dropped (package establisher) → counted", async () => {
   const w = await appliedWorld();
-  w.overwrite({});
+  overwrite(w, {});
   await run(w);
   assert.deepEqual(w.reverts, [`xrd/${XRD_NAME}`]);
 });
@@ -556,11 +348,11 @@ Deno.test("revert: whole stanza and annotations dropped (package establisher) �
 Deno.test("revert: a foreign webhook with our annotation gone → counted (both halves)", async () => {
   const w = await appliedWorld();
   const conv = conversionOf(w.target!);
-  w.overwrite({ conversion: conv, annotations: { "conversion.terasky.com/managed-by": "other" } });
+  overwrite(w, { conversion: conv, annotations: { "conversion.terasky.com/managed-by": "other" } });
   await run(w);
   assert.deepEqual(w.reverts, [`xrd/${XRD_NAME}`], "annotation names another config");
   const w2 = await appliedWorld();
-  w2.overwrite({ conversion: conversionOf(w2.target!) });
+  overwrite(w2, { conversion: conversionOf(w2.target!) });
   await run(w2);
   assert.deepEqual(w2.reverts, [`xrd/${XRD_NAME}`], "annotation missing");
 });
@@ -572,7 +364,7 @@ Deno.test("no revert: stanza ours; stale cache confirmed ours live; not Applied;
   assert.ok(!w.calls.some((c) => c.startsWith("getTargetLive")), "no live read when ours");
   // The cache has not seen our own last apply yet, the live object has.
   const live = structuredClone(w.target!);
-  w.overwrite({ conversion: { strategy: "None" } });
+  overwrite(w, { conversion: { strategy: "None" } });
   w.liveTarget = live;
   await run(w);
   assert.deepEqual(w.reverts, []);
@@ -583,12 +375,12 @@ Deno.test("no revert: stanza ours; stale cache confirmed ours live; not Applied;
   status.conditions = status.conditions?.map((c) =>
     c.type === "Applied" ? { ...c, status: "False" as const, reason: "Reverted" } : c
   );
-  w2.overwrite({});
+  overwrite(w2, {});
   await run(w2);
   assert.deepEqual(w2.reverts, []);
   // Never applied (no lastAppliedPlanHash) with a foreign stanza → no count.
-  const w3 = new World(config());
-  w3.overwrite({ conversion: { strategy: "Webhook", webhook: {} } });
+  const w3 = world(config());
+  overwrite(w3, { conversion: { strategy: "Webhook", webhook: {} } });
   await run(w3);
   assert.deepEqual(w3.reverts, []);
 });
@@ -604,7 +396,7 @@ Deno.test("PackageManaged: pkg.crossplane.io *Revision owner, set before any gat
     uid: "u",
     controller: true,
   };
-  const w = new World(config(), xrd({ owner, established: false }));
+  const w = world(config(), xrd({ owner, established: false }));
   await run(w);
   assert.equal(w.status.phase, "Pending", "the Established gate held");
   const c = w.cond("PackageManaged");
@@ -612,7 +404,7 @@ Deno.test("PackageManaged: pkg.crossplane.io *Revision owner, set before any gat
   assert.equal(c?.reason, "OwnedByPackageRevision");
   assert.match(c!.message, /ConfigurationRevision "platform-abc123"/);
 
-  const w2 = new World(config());
+  const w2 = world(config());
   await run(w2);
   assert.equal(w2.cond("PackageManaged")?.status, "False");
   assert.equal(w2.cond("PackageManaged")?.reason, "NotPackageManaged");

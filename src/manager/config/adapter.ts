@@ -1,0 +1,161 @@
+/**
+ * {@link ConfigReconcileDeps} over the manager's caches and the client — the real adapter the
+ * in-memory fake of the manager tests must behave like (tests/e2e/config_deps_contract_test.ts).
+ *
+ * Reads come from the caches (a stale read is corrected by the write's optimistic lock or the next
+ * event), except the config itself, the live target, the served-target Leases and the one Secret
+ * per server, which are read through. Writes go to the apiserver: SSA of targets (dco's field
+ * manager, force), merge patches of `/status`, and a merge patch of `metadata.finalizers` carrying
+ * `resourceVersion` (so it fails with a conflict on a stale read, like an update, without writing
+ * the decoded spec's defaults).
+ */
+import type { ConfigKind, ConversionWebhookServer } from "../../api/mod.ts";
+import { CRD_CONFIG_KIND, XRD_CONFIG_KIND } from "../../api/mod.ts";
+import {
+  applyObject,
+  type Informer,
+  isNotFound,
+  type KubeClient,
+  type KubeObject,
+  patchStatus,
+  type ResourceRef,
+} from "../../kube/mod.ts";
+import { base64ToBytes } from "../../lib/base64.ts";
+import type { JsonObject } from "../../lib/json.ts";
+import { createLogger } from "../../obs/log.ts";
+import type { TargetKind } from "../conversion_patch.ts";
+import {
+  CONFIG_RESOURCES,
+  CRD_RESOURCE,
+  decodeConfig,
+  decodeServer,
+  type DepsOptions,
+  listServedLeases,
+  SECRETS,
+  TARGET_RESOURCES,
+  xrdResource,
+} from "../deps.ts";
+import { tlsSecretName } from "../server_children.ts";
+import type { ConfigReconcileDeps, ConfigReconcileMetrics } from "./types.ts";
+
+function configKindOfTarget(kind: TargetKind): ConfigKind {
+  return kind === "XRD" ? XRD_CONFIG_KIND : CRD_CONFIG_KIND;
+}
+
+/** A live GET; NotFound is undefined. */
+async function getLive(
+  client: KubeClient,
+  resource: ResourceRef,
+  name: string,
+): Promise<KubeObject | undefined> {
+  try {
+    return await client.get(resource, name);
+  } catch (e) {
+    if (isNotFound(e)) return undefined;
+    throw e;
+  }
+}
+
+/** An object from its cache (a copy), else (no cache for it) a live GET. */
+async function cachedOrLive(
+  client: KubeClient,
+  cache: Informer | undefined,
+  resource: ResourceRef,
+  name: string,
+): Promise<JsonObject | undefined> {
+  const obj = cache === undefined ? await getLive(client, resource, name) : cache.get(name);
+  if (obj === undefined) return undefined;
+  return (cache === undefined ? obj : structuredClone(obj)) as unknown as JsonObject;
+}
+
+/** `ca.crt` if non-empty, else `tls.crt`, of `<server>-webhook-server-tls` (read through). */
+export async function readCABundle(
+  client: KubeClient,
+  serverName: string,
+  namespace: string,
+): Promise<string | undefined> {
+  const secret = await getLive(client, SECRETS(namespace), tlsSecretName(serverName));
+  if (secret === undefined) return undefined;
+  const data = (secret as { data?: Record<string, string> }).data ?? {};
+  for (const key of ["ca.crt", "tls.crt"]) {
+    const v = data[key];
+    if (typeof v === "string" && v !== "") return new TextDecoder().decode(base64ToBytes(v));
+  }
+  return undefined;
+}
+
+const configLog = createLogger("manager.config");
+
+/** {@link ConfigReconcileDeps} backed by the caches and the client. */
+export function configReconcileDeps(
+  o: DepsOptions,
+  metrics?: ConfigReconcileMetrics,
+): ConfigReconcileDeps {
+  const { client, caches } = o;
+  return {
+    // Read through, not from the cache: phase transitions, finalizers and status patches must
+    // build on the previous reconcile's own writes, which the cache may not have seen yet (a
+    // stale phase would repeat the apply and count the transition twice).
+    async getConfig(kind, name) {
+      const obj = await getLive(client, CONFIG_RESOURCES[kind], name);
+      return obj === undefined ? undefined : decodeConfig(obj);
+    },
+    getTarget(kind, name) {
+      const configKind = configKindOfTarget(kind);
+      return cachedOrLive(
+        client,
+        caches.targets.get(configKind),
+        TARGET_RESOURCES[configKind],
+        name,
+      );
+    },
+    async getTargetLive(kind, name) {
+      const obj = await getLive(client, TARGET_RESOURCES[configKindOfTarget(kind)], name);
+      return obj as unknown as JsonObject | undefined;
+    },
+    getGeneratedCRD: (name) => cachedOrLive(client, caches.crds, CRD_RESOURCE, name),
+    // Read through: the gate decides on what the replicas report now, not on a cache's past.
+    listServedLeases: (serverName, serverNamespace) =>
+      listServedLeases(client, serverName, serverNamespace),
+    listServers() {
+      const out: ConversionWebhookServer[] = [];
+      for (const obj of caches.servers.list()) {
+        const s = decodeServer(obj);
+        if (s !== undefined) out.push(s);
+      }
+      return Promise.resolve(out);
+    },
+    getServer(name) {
+      const obj = caches.servers.get(name);
+      return Promise.resolve(obj === undefined ? undefined : decodeServer(obj));
+    },
+    readCABundle: (server, namespace) => readCABundle(client, server, namespace),
+    async applyTarget(obj) {
+      const apiVersion = typeof obj.apiVersion === "string" ? obj.apiVersion : "";
+      const ref = obj.kind === "CustomResourceDefinition"
+        ? CRD_RESOURCE
+        : xrdResource(apiVersion.split("/")[1] || "v2");
+      await applyObject(client, ref, obj as unknown as KubeObject);
+    },
+    async patchStatus(kind, name, before, after) {
+      await patchStatus(client, CONFIG_RESOURCES[kind], name, { status: before }, {
+        status: after,
+      });
+    },
+    async updateFinalizers(config, finalizers) {
+      const updated = await client.patch(
+        CONFIG_RESOURCES[config.kind],
+        config.metadata?.name ?? "",
+        {
+          metadata: { finalizers, resourceVersion: config.metadata?.resourceVersion },
+        },
+        { type: "merge" },
+      );
+      return decodeConfig(updated);
+    },
+    now: o.now ?? Date.now,
+    operatorNamespace: o.operatorNamespace,
+    metrics,
+    log: (msg, fields) => configLog.warn(msg, fields),
+  };
+}

@@ -1,0 +1,73 @@
+/**
+ * A config's finalizer and its delete (docs/design/config-reconcile.md#delete-and-finalizers): the
+ * finalizer is added on the first reconcile; on delete the target's conversion is reverted to
+ * `None` before the finalizer goes, and the delete is held while the target serves more than one
+ * version (reverting would break reads of objects stored at another version) unless the config
+ * carries the break-glass annotation.
+ */
+import { type ConfigKind, type ConversionConfig, XRD_CONFIG_KIND } from "../../api/mod.ts";
+import { buildRevertPatch } from "../conversion_patch.ts";
+import { StatusEditor } from "./status_editor.ts";
+import { servedVersionCount } from "./target.ts";
+import {
+  ALLOW_UNSAFE_DELETE_ANNOTATION,
+  type ConfigReconcileDeps,
+  CRD_CONFIG_FINALIZER,
+  type ReconcileResult,
+  REQUEUE_DELETE_BLOCKED_MS,
+  XRD_CONFIG_FINALIZER,
+} from "./types.ts";
+
+/** The finalizer of a config kind. */
+export function finalizerOf(kind: ConfigKind): string {
+  return kind === XRD_CONFIG_KIND ? XRD_CONFIG_FINALIZER : CRD_CONFIG_FINALIZER;
+}
+
+/** The config with its kind's finalizer (added when missing); returns the config to go on with. */
+export async function ensureFinalizer(
+  kind: ConfigKind,
+  config: ConversionConfig,
+  deps: ConfigReconcileDeps,
+): Promise<ConversionConfig> {
+  const finalizers = config.metadata?.finalizers ?? [];
+  if (finalizers.includes(finalizerOf(kind))) return config;
+  return await deps.updateFinalizers(config, [...finalizers, finalizerOf(kind)]);
+}
+
+/** Revert the target before the finalizer goes; held while > 1 version served. */
+export async function reconcileDelete(
+  kind: ConfigKind,
+  config: ConversionConfig,
+  deps: ConfigReconcileDeps,
+): Promise<ReconcileResult> {
+  const finalizers = config.metadata?.finalizers ?? [];
+  const remaining = finalizers.filter((f) => f !== finalizerOf(kind));
+  if (remaining.length === finalizers.length) return {}; // not ours to release
+  const release = async () => {
+    await deps.updateFinalizers(config, remaining);
+    return {};
+  };
+  const run = new StatusEditor(kind, config, deps);
+  if (!run.wasApplied) return await release();
+  const target = await deps.getTarget(run.targetKind, run.target);
+  if (target === undefined) return await release();
+  const served = servedVersionCount(target);
+  const breakGlass = config.metadata?.annotations?.[ALLOW_UNSAFE_DELETE_ANNOTATION] === "true";
+  if (served > 1 && !breakGlass) {
+    const message =
+      `delete held: ${run.targetLabel} serves ${served} versions; reverting its conversion ` +
+      `would break reads of stored objects. Remove the extra served versions, or set the ` +
+      `annotation ${ALLOW_UNSAFE_DELETE_ANNOTATION}: "true" on this config to revert anyway`;
+    run.cond({
+      type: "DeletionBlocked",
+      status: "True",
+      reason: "MultipleServedVersions",
+      message,
+    });
+    run.status.message = message;
+    await run.patch();
+    return { requeueAfter: REQUEUE_DELETE_BLOCKED_MS };
+  }
+  await deps.applyTarget(buildRevertPatch(run.targetKind, run.target, target));
+  return await release();
+}

@@ -1,0 +1,29 @@
+/** What the reconcile reads off a target CRD or XRD object. */
+import { isJsonObject, type JsonObject } from "../../lib/json.ts";
+
+/** `metadata.generation` (0 when absent). */
+export function targetGeneration(target: JsonObject): number {
+  const g = isJsonObject(target.metadata) ? target.metadata.generation : undefined;
+  return typeof g === "number" ? g : 0;
+}
+
+/** The `Established` condition is True. */
+export function isEstablished(target: JsonObject): boolean {
+  const conds = isJsonObject(target.status) ? target.status.conditions : undefined;
+  return Array.isArray(conds) &&
+    conds.some((c) => isJsonObject(c) && c.type === "Established" && c.status === "True");
+}
+
+/** How many of `spec.versions` are served. */
+export function servedVersionCount(target: JsonObject): number {
+  const versions = isJsonObject(target.spec) ? target.spec.versions : undefined;
+  return Array.isArray(versions)
+    ? versions.filter((v) => isJsonObject(v) && v.served === true).length
+    : 0;
+}
+
+/** `spec.conversion` of a target or generated CRD ({} when absent). */
+export function conversionOf(obj: JsonObject): JsonObject {
+  const spec = isJsonObject(obj.spec) ? obj.spec : {};
+  return isJsonObject(spec.conversion) ? spec.conversion : {};
+}
