@@ -34,15 +34,15 @@ import {
   TerminalError,
 } from "../kube/mod.ts";
 import { createLogger, type Logger } from "../obs/log.ts";
-import type { AdmissionContext, ConfigSummary } from "./admission.ts";
+import type { AdmissionContext, ConfigSummary } from "./admission/context.ts";
 import type {
   ConfigKindLabel,
   ConfigReconcileDeps,
   ConfigReconcileMetrics,
 } from "./config_reconcile.ts";
 import type { TargetKind } from "./conversion_patch.ts";
-import type { XrdConfigLookup } from "./xrd_guard.ts";
-import { LABEL_MANAGED_BY, MANAGED_BY, tlsSecretName } from "./server_children.ts";
+import type { XrdConfigLookup } from "./admission/xrd_guard.ts";
+import { LABEL_MANAGED_BY, MANAGED_BY, tlsSecretName } from "./server/names.ts";
 
 // ---------------------------------------------------------------------------------------------
 // Resources

@@ -31,7 +31,7 @@ export interface ManagerFlags {
   enableXrdSupport: boolean;
   enableCrdSupport: boolean;
   /**
-   * [P11] Serve the mutating XRD conversion guard (api.md §4.3, src/manager/xrd_guard.ts) on the
+   * [P11] Serve the mutating XRD conversion guard (api.md §4.3, src/manager/admission/xrd_guard.ts) on the
    * admission listener; only with `enableXrdSupport` (otherwise ignored, logged).
    */
   enableXrdConversionGuard: boolean;

@@ -12,13 +12,13 @@ import {
   scanFlags,
   validateConfigAdmission,
   validateServerAdmission,
-} from "../../src/manager/admission.ts";
+} from "../../src/manager/admission/mod.ts";
 import {
   ADMISSION_PATHS,
   type AdmissionAnswer,
   answerAdmission,
   createNodeAdmissionListener,
-} from "../../src/manager/admission_http.ts";
+} from "../../src/manager/admission/mod.ts";
 import type { ServerInfo } from "../../src/assign/resolve.ts";
 import type { ConfigKind } from "../../src/api/mod.ts";
 import type { JsonObject } from "../../src/engine/mod.ts";

@@ -19,7 +19,7 @@ import {
   ServerSpecError,
   servingDnsNames,
   V8_HEAP_LIMIT_FRACTION,
-} from "../../src/manager/server_children.ts";
+} from "../../src/manager/server/mod.ts";
 import { parseWebhookServerFlags } from "../../src/webhook/flags.ts";
 import type { KubeObject } from "../../src/kube/mod.ts";
 

@@ -23,7 +23,7 @@ import {
   type CertMode,
   MISSING_ISSUER_MESSAGE,
   type ServerChildSettings,
-} from "../../src/manager/server_children.ts";
+} from "../../src/manager/server/mod.ts";
 import {
   configAffectsServers,
   defaultFlagChanged,
@@ -35,7 +35,7 @@ import {
   REQUEUE_SERVER_MS,
   SERVER_FINALIZER,
   type ServerReconcileDeps,
-} from "../../src/manager/server_reconcile.ts";
+} from "../../src/manager/server/mod.ts";
 import { AlreadyExists, FakeSecretStore, T0 } from "./fake_secrets.ts";
 
 const FORCE = "conversion.terasky.com/allow-force-delete";
