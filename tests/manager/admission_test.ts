@@ -1,6 +1,6 @@
 /**
- * The manager's validating admission (api.md §4.1, §4.2) as pure decisions against in-memory
- * cluster fakes, and the AdmissionReview envelope (admission_http.ts).
+ * The manager's validating admission of configs and servers as pure decisions against in-memory
+ * cluster fakes, and the AdmissionReview envelope (src/manager/admission/http.ts).
  */
 import assert from "node:assert/strict";
 import http from "node:http";
@@ -163,7 +163,7 @@ function assertAllowed(d: AdmissionDecision, warnings: string[] = []): void {
   warnings.forEach((w, i) => assert.ok(got[i].includes(w), `${got[i]} lacks ${w}`));
 }
 
-// --- §4.1 configs -------------------------------------------------------------------------------
+// --- configs ------------------------------------------------------------------------------------
 
 Deno.test("config: a valid config against its live target is admitted without warnings", async () => {
   assertAllowed(await crdCreate(crdConfig()));
@@ -477,7 +477,7 @@ Deno.test("config: an UPDATE of an object already being deleted is never blocked
   );
 });
 
-// --- §4.2 servers -------------------------------------------------------------------------------
+// --- servers ------------------------------------------------------------------------------------
 
 function server(name: string, spec: Obj = {}, annotations?: Record<string, string>): Obj {
   return {

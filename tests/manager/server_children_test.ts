@@ -568,7 +568,7 @@ Deno.test("builders do not alias the input spec", () => {
 });
 
 // ---------------------------------------------------------------------------------------------
-// V8 heap limit (runtime.md §6.4)
+// V8 heap limit
 
 Deno.test("heap limit: 0.75 of the memory limit in MiB", () => {
   assert.equal(V8_HEAP_LIMIT_FRACTION, 0.75);
@@ -635,7 +635,7 @@ Deno.test("heap limit: user V8 flags without a heap size keep theirs and gain th
 });
 
 // ---------------------------------------------------------------------------------------------
-// Readiness (api.md §3.2/§3.3)
+// Readiness
 
 function obj(kind: string, name: string, rest: Record<string, unknown> = {}): KubeObject {
   return { kind, metadata: { name, namespace: "dco-system" }, ...rest };

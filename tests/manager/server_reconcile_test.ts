@@ -1,9 +1,9 @@
 /**
- * The ConversionWebhookServer reconcile with fakes (runtime.md §6.1, §6.3; api.md §3.4): the
+ * The ConversionWebhookServer reconcile with fakes: the
  * finalizer, the delete guard (exact DeletionBlocked message, force annotation, no dependents),
  * the certificate modes, and built-in issuance/reuse/renewal/SAN change through the reconcile
- * with a fixed clock; the status of §6.1 steps 2 and 4 (DefaultConflict, assignedConfigs,
- * [P15] servedTargets/reportingReplicas from the live Leases), the handover requeue, and the
+ * with a fixed clock; the status (DefaultConflict, assignedConfigs,
+ * servedTargets/reportingReplicas from the live Leases), the handover requeue, and the
  * watch predicates wired in the manager.
  */
 import assert from "node:assert/strict";
@@ -411,7 +411,7 @@ Deno.test("server reconcile: existing-secret mode only reads the Secret", async 
 });
 
 // ---------------------------------------------------------------------------------------------
-// Status: DefaultConflict (api.md §3.3)
+// Status: DefaultConflict
 
 Deno.test("server reconcile: DefaultConflict on every default server, removed when resolved", async () => {
   const servers: ServerInfo[] = [
@@ -485,7 +485,7 @@ Deno.test("server reconcile: DefaultConflict reads this server as read through, 
 });
 
 // ---------------------------------------------------------------------------------------------
-// Status: assignedConfigs (api.md §3.2)
+// Status: assignedConfigs
 
 const PHASED: ConfigSummaryWithPhase[] = [
   {
@@ -574,7 +574,7 @@ Deno.test("server reconcile: assignedConfigs follows the shard pool (resolver pr
 });
 
 // ---------------------------------------------------------------------------------------------
-// Status: servedTargets / reportingReplicas (runtime.md §7)
+// Status: servedTargets / reportingReplicas
 
 const micro = (ms: number) => new Date(ms).toISOString().replace(/Z$/, "000Z");
 

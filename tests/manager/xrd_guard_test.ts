@@ -1,5 +1,5 @@
 /**
- * [P11] The XRD conversion guard (api.md §4.3): every branch of steps 1–5 with the exact JSONPatch
+ * The XRD conversion guard: every branch of steps 1–5 with the exact JSONPatch
  * ops, the AdmissionReview answer it makes, its route on the manager's admission listener, and the
  * lookup through the config cache's `target` index.
  */
