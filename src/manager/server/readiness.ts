@@ -41,26 +41,40 @@ function objName(obj: KubeObject): string {
   return `${obj.metadata.namespace ?? ""}/${obj.metadata.name ?? ""}`;
 }
 
+/** The two answers of one condition type: `yes(message)` and `no(message)`. */
+function twoWay(type: string, yesReason: string, noReason: string) {
+  return {
+    yes: (message: string): ConditionInput => ({
+      type,
+      status: "True",
+      reason: yesReason,
+      message,
+    }),
+    no: (message: string): ConditionInput => ({ type, status: "False", reason: noReason, message }),
+  };
+}
+
+const AVAILABLE = twoWay("Available", "DeploymentAvailable", "DeploymentNotAvailable");
+const SERVICE_READY = twoWay("ServiceReady", "ServiceReady", "ServiceMissing");
+/** `CertificateReady`, also set by the reconcile's certificate step. */
+export const CERTIFICATE_READY = twoWay(
+  "CertificateReady",
+  "CertificateReady",
+  "CertificateNotReady",
+);
+
+/** `: <message>` of an observed condition, or nothing when it has none. */
+function because(c: Json | undefined): string {
+  return typeof c?.message === "string" && c.message !== "" ? `: ${c.message}` : "";
+}
+
 function availableCondition(deployment: Observed): ConditionInput {
-  const no = (message: string): ConditionInput => ({
-    type: "Available",
-    status: "False",
-    reason: "DeploymentNotAvailable",
-    message,
-  });
+  const { yes, no } = AVAILABLE;
   if (deployment instanceof Error) return no(`looking up the Deployment: ${deployment.message}`);
   if (deployment === undefined) return no("the Deployment does not exist yet");
   const c = conditionStatus(deployment, "Available");
-  if (c?.status === "True") {
-    return {
-      type: "Available",
-      status: "True",
-      reason: "DeploymentAvailable",
-      message: `Deployment ${objName(deployment)} is available`,
-    };
-  }
-  const why = typeof c?.message === "string" && c.message !== "" ? `: ${c.message}` : "";
-  return no(`Deployment ${objName(deployment)} is not available${why}`);
+  if (c?.status === "True") return yes(`Deployment ${objName(deployment)} is available`);
+  return no(`Deployment ${objName(deployment)} is not available${because(c)}`);
 }
 
 /** The Service's `conversion` port (else its first port, else 443). */
@@ -73,50 +87,20 @@ function conversionPort(service: KubeObject): number {
 }
 
 function serviceCondition(service: Observed): ConditionInput {
-  if (service instanceof Error) {
-    return {
-      type: "ServiceReady",
-      status: "False",
-      reason: "ServiceMissing",
-      message: `looking up the Service: ${service.message}`,
-    };
-  }
-  if (service === undefined) {
-    return {
-      type: "ServiceReady",
-      status: "False",
-      reason: "ServiceMissing",
-      message: "the Service does not exist yet",
-    };
-  }
-  return {
-    type: "ServiceReady",
-    status: "True",
-    reason: "ServiceReady",
-    message: `Service ${objName(service)} exists`,
-  };
+  const { yes, no } = SERVICE_READY;
+  if (service instanceof Error) return no(`looking up the Service: ${service.message}`);
+  if (service === undefined) return no("the Service does not exist yet");
+  return yes(`Service ${objName(service)} exists`);
 }
 
 function certificateCondition(source: Observed): ConditionInput {
-  const no = (message: string): ConditionInput => ({
-    type: "CertificateReady",
-    status: "False",
-    reason: "CertificateNotReady",
-    message,
-  });
-  const yes = (message: string): ConditionInput => ({
-    type: "CertificateReady",
-    status: "True",
-    reason: "CertificateReady",
-    message,
-  });
+  const { yes, no } = CERTIFICATE_READY;
   if (source instanceof Error) return no(`looking up the TLS certificate: ${source.message}`);
   if (source === undefined) return no("the TLS Secret does not exist yet");
   if (source.kind === "Certificate") {
     const c = conditionStatus(source, "Ready");
     if (c?.status === "True") return yes(`Certificate ${objName(source)} is Ready`);
-    const why = typeof c?.message === "string" && c.message !== "" ? `: ${c.message}` : "";
-    return no(`Certificate ${objName(source)} is not Ready${why}`);
+    return no(`Certificate ${objName(source)} is not Ready${because(c)}`);
   }
   const crt = asRecord(source.data)?.["tls.crt"];
   if (typeof crt === "string" && crt !== "") {

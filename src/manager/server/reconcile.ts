@@ -30,7 +30,7 @@ import { MISSING_ISSUER_MESSAGE, servingDnsNames } from "./certificate.ts";
 import { serverChildren } from "./children.ts";
 import { reconcileDelete, SERVER_FINALIZER } from "./delete_guard.ts";
 import { childName, podLabels, tlsSecretName } from "./names.ts";
-import { type Observed, serverReadiness } from "./readiness.ts";
+import { CERTIFICATE_READY, type Observed, serverReadiness } from "./readiness.ts";
 import { CERTIFICATES, HPAS, PDBS } from "./resources.ts";
 import { ownerReferenceFor, type ServerChildSettings, ServerSpecError } from "./settings.ts";
 import {
@@ -89,10 +89,6 @@ type Json = Record<string, unknown>;
 
 function message(e: unknown): string {
   return e instanceof Error ? e.message : String(e);
-}
-
-function certificateNotReady(msg: string): ConditionInput {
-  return { type: "CertificateReady", status: "False", reason: "CertificateNotReady", message: msg };
 }
 
 /** The children of `cws`; an unrenderable spec is terminal (retrying cannot fix it). */
@@ -158,12 +154,12 @@ async function certificateStep(
     } catch (e) {
       return {
         error: e,
-        override: certificateNotReady(`issuing the built-in serving certificate: ${message(e)}`),
+        override: CERTIFICATE_READY.no(`issuing the built-in serving certificate: ${message(e)}`),
       };
     }
   }
   if (certMode === "CertManager" && cws.spec.certificate?.issuerRef === undefined) {
-    return { override: certificateNotReady(MISSING_ISSUER_MESSAGE) };
+    return { override: CERTIFICATE_READY.no(MISSING_ISSUER_MESSAGE) };
   }
   return {};
 }

@@ -109,3 +109,29 @@ export function childObject<A extends string, K extends string, S>(
 ): { apiVersion: A; kind: K; metadata: ChildMeta; spec: S } {
   return { ...type, metadata: childMeta(cws, settings, name), spec };
 }
+
+/** A builder of an optional child: undefined ⇒ the server has none. */
+export type ChildBuilder<T> = (
+  cws: ConversionWebhookServer,
+  settings: ServerChildSettings,
+) => T | undefined;
+
+/**
+ * The builder of a child that exists only while its optional spec block is set: it returns
+ * `build(...)`, or undefined when the block is absent (none is applied; one applied before stays
+ * until the server is deleted). The server's identity is checked only when the block is set.
+ */
+export function optionalChild<B, T>(
+  blockOf: (spec: Spec) => B | undefined,
+  build: (
+    cws: ConversionWebhookServer,
+    settings: ServerChildSettings,
+    block: B,
+    server: string,
+  ) => T,
+): ChildBuilder<T> {
+  return (cws, settings) => {
+    const block = blockOf(cws.spec);
+    return block ? build(cws, settings, block, identityOf(cws).name) : undefined;
+  };
+}
