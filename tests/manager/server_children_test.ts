@@ -15,6 +15,7 @@ import {
   resolveImage,
   serverChildren,
   type ServerChildSettings,
+  type ServerReadiness,
   serverReadiness,
   ServerSpecError,
   servingDnsNames,
@@ -122,19 +123,22 @@ Deno.test("default CWS: Deployment metadata, selector, replicas, strategy", () =
   assert.deepEqual(d.spec.template.metadata, { labels: LABELS });
 });
 
+/** The managed flags of server `alpha` with both kinds enabled, in their rendered order. */
+const MANAGED_ARGS = [
+  "--webhook-server-name=alpha",
+  "--tls-cert-dir=/tls",
+  "--conversion-bind-address=:9443",
+  "--metrics-bind-address=:8443",
+  "--enable-xrd-support=true",
+  "--enable-crd-support=true",
+];
+
 Deno.test("default CWS: container args, ports, mounts, image", () => {
   const c = buildDeployment(cws(), SETTINGS).spec.template.spec.containers[0];
   assert.equal(c.name, "webhook-server");
   assert.equal(c.image, DEFAULT_WEBHOOK_SERVER_IMAGE);
   assert.equal(c.imagePullPolicy, undefined);
-  assert.deepEqual(c.args, [
-    "--webhook-server-name=alpha",
-    "--tls-cert-dir=/tls",
-    "--conversion-bind-address=:9443",
-    "--metrics-bind-address=:8443",
-    "--enable-xrd-support=true",
-    "--enable-crd-support=true",
-  ]);
+  assert.deepEqual(c.args, MANAGED_ARGS);
   assert.deepEqual(c.ports, [
     { name: "conversion", containerPort: 9443, protocol: "TCP" },
     { name: "metrics", containerPort: 8443, protocol: "TCP" },
@@ -367,12 +371,7 @@ Deno.test("full CWS: container", () => {
   assert.equal(c.image, "reg.example/dco-ws:v1.2.3");
   assert.equal(c.imagePullPolicy, "Always");
   assert.deepEqual(c.args, [
-    "--webhook-server-name=alpha",
-    "--tls-cert-dir=/tls",
-    "--conversion-bind-address=:9443",
-    "--metrics-bind-address=:8443",
-    "--enable-xrd-support=true",
-    "--enable-crd-support=true",
+    ...MANAGED_ARGS,
     '--cache-label-selector={"matchLabels":{"dco":"yes","tier":"b"},' +
     '"matchExpressions":[{"key":"env","operator":"In","values":["prod"]}]}',
     "--max-request-bytes=1048576",
@@ -651,34 +650,40 @@ const AVAILABLE_DEPLOYMENT = obj("Deployment", "alpha-webhook-server", {
 const SERVICE = buildService(cws(), SETTINGS);
 const SECRET = obj("Secret", "alpha-webhook-server-tls", { data: { "tls.crt": "LS0t" } });
 
+/** The counts, the endpoint and each condition's `[type, status, reason]`, in order. */
+function assertReadiness(
+  r: ServerReadiness,
+  want: { replicas: number; ready: number; endpoint?: string; conditions: string[][] },
+): void {
+  assert.equal(r.replicas, want.replicas);
+  assert.equal(r.readyReplicas, want.ready);
+  assert.equal(r.endpoint, want.endpoint);
+  assert.deepEqual(r.conditions.map((c) => [c.type, c.status, c.reason]), want.conditions);
+}
+
 Deno.test("readiness: everything present and ready", () => {
-  const r = serverReadiness(AVAILABLE_DEPLOYMENT, SERVICE, SECRET);
-  assert.equal(r.replicas, 3);
-  assert.equal(r.readyReplicas, 2);
-  assert.equal(r.endpoint, "https://alpha-webhook-server.dco-system.svc:443");
-  assert.deepEqual(
-    r.conditions.map((c) => [c.type, c.status, c.reason]),
-    [
+  assertReadiness(serverReadiness(AVAILABLE_DEPLOYMENT, SERVICE, SECRET), {
+    replicas: 3,
+    ready: 2,
+    endpoint: "https://alpha-webhook-server.dco-system.svc:443",
+    conditions: [
       ["Available", "True", "DeploymentAvailable"],
       ["ServiceReady", "True", "ServiceReady"],
       ["CertificateReady", "True", "CertificateReady"],
     ],
-  );
+  });
 });
 
 Deno.test("readiness: nothing exists yet", () => {
-  const r = serverReadiness(undefined, undefined, undefined);
-  assert.equal(r.replicas, 0);
-  assert.equal(r.readyReplicas, 0);
-  assert.equal(r.endpoint, undefined);
-  assert.deepEqual(
-    r.conditions.map((c) => [c.type, c.status, c.reason]),
-    [
+  assertReadiness(serverReadiness(undefined, undefined, undefined), {
+    replicas: 0,
+    ready: 0,
+    conditions: [
       ["Available", "False", "DeploymentNotAvailable"],
       ["ServiceReady", "False", "ServiceMissing"],
       ["CertificateReady", "False", "CertificateNotReady"],
     ],
-  );
+  });
 });
 
 Deno.test("readiness: Deployment not available carries its message; lookup errors surface", () => {
