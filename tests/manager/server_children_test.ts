@@ -108,12 +108,7 @@ Deno.test("default CWS: Deployment metadata, selector, replicas, strategy", () =
   const d = buildDeployment(cws(), SETTINGS);
   assert.equal(d.apiVersion, "apps/v1");
   assert.equal(d.kind, "Deployment");
-  assert.deepEqual(d.metadata, {
-    name: "alpha-webhook-server",
-    namespace: "dco-system",
-    labels: LABELS,
-    ownerReferences: [OWNER],
-  });
+  assert.deepEqual(d.metadata, meta("alpha-webhook-server"));
   assert.equal(d.spec.replicas, 2);
   assert.deepEqual(d.spec.selector, { matchLabels: LABELS });
   assert.deepEqual(d.spec.strategy, {
@@ -221,47 +216,44 @@ Deno.test("security context is PSS restricted (operations.md §6.1)", () => {
   }
 });
 
+/** The metadata every child of `alpha` carries in the operator namespace. */
+function meta(name: string, namespace = "dco-system") {
+  return { name, namespace, labels: LABELS, ownerReferences: [OWNER] };
+}
+
+/** `got` is exactly the child `apiVersion`/`kind` named `name` of `alpha`, with this spec. */
+function assertChild(
+  got: unknown,
+  type: { apiVersion: string; kind: string },
+  name: string,
+  spec: unknown,
+): void {
+  assert.deepEqual(got, { ...type, metadata: meta(name), spec });
+}
+
 Deno.test("default CWS: Service", () => {
-  assert.deepEqual(buildService(cws(), SETTINGS), {
-    apiVersion: "v1",
-    kind: "Service",
-    metadata: {
-      name: "alpha-webhook-server",
-      namespace: "dco-system",
-      labels: LABELS,
-      ownerReferences: [OWNER],
-    },
-    spec: {
-      type: "ClusterIP",
-      selector: LABELS,
-      ports: [
-        { name: "conversion", port: 443, targetPort: 9443, protocol: "TCP" },
-        { name: "metrics", port: 8443, targetPort: 8443, protocol: "TCP" },
-      ],
-    },
+  const type = { apiVersion: "v1", kind: "Service" };
+  assertChild(buildService(cws(), SETTINGS), type, "alpha-webhook-server", {
+    type: "ClusterIP",
+    selector: LABELS,
+    ports: [
+      { name: "conversion", port: 443, targetPort: 9443, protocol: "TCP" },
+      { name: "metrics", port: 8443, targetPort: 8443, protocol: "TCP" },
+    ],
   });
 });
 
 Deno.test("default CWS: Certificate with the four default dnsNames", () => {
-  assert.deepEqual(buildCertificate(cws(), SETTINGS), {
-    apiVersion: "cert-manager.io/v1",
-    kind: "Certificate",
-    metadata: {
-      name: "alpha-webhook-server-cert",
-      namespace: "dco-system",
-      labels: LABELS,
-      ownerReferences: [OWNER],
-    },
-    spec: {
-      secretName: "alpha-webhook-server-tls",
-      dnsNames: [
-        "alpha-webhook-server",
-        "alpha-webhook-server.dco-system",
-        "alpha-webhook-server.dco-system.svc",
-        "alpha-webhook-server.dco-system.svc.cluster.local",
-      ],
-      issuerRef: { name: "ca", kind: "ClusterIssuer" },
-    },
+  const type = { apiVersion: "cert-manager.io/v1", kind: "Certificate" };
+  assertChild(buildCertificate(cws(), SETTINGS), type, "alpha-webhook-server-cert", {
+    secretName: "alpha-webhook-server-tls",
+    dnsNames: [
+      "alpha-webhook-server",
+      "alpha-webhook-server.dco-system",
+      "alpha-webhook-server.dco-system.svc",
+      "alpha-webhook-server.dco-system.svc.cluster.local",
+    ],
+    issuerRef: { name: "ca", kind: "ClusterIssuer" },
   });
 });
 
@@ -422,14 +414,8 @@ Deno.test("full CWS: pod spec", () => {
 Deno.test("full CWS: Service, Certificate, HPA, PDB", () => {
   const all = serverChildren(cws(FULL_SPEC), SETTINGS);
   assert.equal(all.namespace, "webhooks");
-  const meta = (name: string) => ({
-    name,
-    namespace: "webhooks",
-    labels: LABELS,
-    ownerReferences: [OWNER],
-  });
   assert.deepEqual(all.service.metadata, {
-    ...meta("alpha-webhook-server"),
+    ...meta("alpha-webhook-server", "webhooks"),
     annotations: { "a/b": "c" },
   });
   assert.equal(all.service.spec.type, "NodePort");
@@ -442,7 +428,7 @@ Deno.test("full CWS: Service, Certificate, HPA, PDB", () => {
   assert.deepEqual(all.certificate, {
     apiVersion: "cert-manager.io/v1",
     kind: "Certificate",
-    metadata: meta("alpha-webhook-server-cert"),
+    metadata: meta("alpha-webhook-server-cert", "webhooks"),
     spec: {
       secretName: "alpha-webhook-server-tls",
       dnsNames: ["alpha.example"],
@@ -454,7 +440,7 @@ Deno.test("full CWS: Service, Certificate, HPA, PDB", () => {
   assert.deepEqual(all.hpa, {
     apiVersion: "autoscaling/v2",
     kind: "HorizontalPodAutoscaler",
-    metadata: meta("alpha-webhook-server"),
+    metadata: meta("alpha-webhook-server", "webhooks"),
     spec: {
       scaleTargetRef: { apiVersion: "apps/v1", kind: "Deployment", name: "alpha-webhook-server" },
       minReplicas: 3,
@@ -468,7 +454,7 @@ Deno.test("full CWS: Service, Certificate, HPA, PDB", () => {
   assert.deepEqual(all.pdb, {
     apiVersion: "policy/v1",
     kind: "PodDisruptionBudget",
-    metadata: meta("alpha-webhook-server"),
+    metadata: meta("alpha-webhook-server", "webhooks"),
     spec: { selector: { matchLabels: LABELS }, minAvailable: 1 },
   });
 });
