@@ -752,39 +752,17 @@ Deno.test("watch: configs wake the servers only on what assignedConfigs reads", 
   const base = cfg({}, { phase: "Applied", webhookURL: "u", conditions: [] });
   assert.equal(configAffectsServers("add", base), true);
   assert.equal(configAffectsServers("delete", base), true);
-  assert.equal(
-    configAffectsServers(
-      "update",
-      cfg({}, { phase: "Applied", webhookURL: "u", conditions: [{}] }),
-      base,
-    ),
-    false,
-    "a condition-only status write",
-  );
-  assert.equal(
-    configAffectsServers("update", cfg({}, { phase: "Stale", webhookURL: "u" }), base),
-    true,
-  );
-  assert.equal(
-    configAffectsServers("update", cfg({}, { phase: "Applied", webhookURL: "v" }), base),
-    true,
-  );
-  assert.equal(
-    configAffectsServers(
-      "update",
-      cfg({ webhookServerRef: { name: "beta" } }, { phase: "Applied", webhookURL: "u" }),
-      base,
-    ),
-    true,
-  );
-  assert.equal(
-    configAffectsServers(
-      "update",
-      cfg({ targetCRD: { name: "v.x" } }, { phase: "Applied", webhookURL: "u" }),
-      base,
-    ),
-    true,
-  );
+  const applied = { phase: "Applied", webhookURL: "u" };
+  const updates: [string, KubeObject, boolean][] = [
+    ["a condition-only status write", cfg({}, { ...applied, conditions: [{}] }), false],
+    ["the phase", cfg({}, { ...applied, phase: "Stale" }), true],
+    ["the webhook URL", cfg({}, { ...applied, webhookURL: "v" }), true],
+    ["the server ref", cfg({ webhookServerRef: { name: "beta" } }, applied), true],
+    ["the target", cfg({ targetCRD: { name: "v.x" } }, applied), true],
+  ];
+  for (const [what, updated, want] of updates) {
+    assert.equal(configAffectsServers("update", updated, base), want, what);
+  }
 });
 
 Deno.test("watch: a default flip wakes every default server", () => {
