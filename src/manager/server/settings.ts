@@ -12,7 +12,7 @@ import { podLabels } from "./names.ts";
 import type { ChildMeta, OwnerReference } from "./types.ts";
 
 /**
- * Where the serving certificate comes from. `CertManager` (the specified behaviour) renders a
+ * Where the serving certificate comes from. `CertManager` (the default) renders a
  * cert-manager Certificate whose Secret the pods mount; `Builtin` renders none and the manager
  * issues the Secret itself from its own CA (src/manager/builtin_certs.ts); `ExistingSecret`
  * renders none and expects the Secret `<cws>-webhook-server-tls` to be provided by someone else.
