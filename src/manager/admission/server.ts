@@ -12,6 +12,7 @@ import {
 import { isAssignedTo, type ServerInfo, shardPool } from "../../assign/resolve.ts";
 import { parseGoDuration } from "../../engine/units.ts";
 import { isRecord } from "../../lib/json.ts";
+import { scanFlags } from "../server/container_args.ts";
 import { childName } from "../server/names.ts";
 import {
   type AdmissionDecision,
@@ -30,41 +31,8 @@ export const DEFAULT_PRE_STOP_SLEEP_SECONDS = 5;
 export const DEFAULT_TERMINATION_GRACE_PERIOD_SECONDS = 45;
 export const DEFAULT_SHUTDOWN_TIMEOUT_SECONDS = 30;
 
-/** One flag occurrence in an argument list: `--name=value`, `--name value`, `-name`, …. */
-interface FlagUse {
-  name: string;
-  /** The token as written. */
-  token: string;
-  /** undefined: no inline value and no following value token. */
-  value: string | undefined;
-}
-
-/**
- * Go-flag-style scan: a token starting with `-` is a flag (one or two dashes, the single-dash form
- * included as hardening); without `=value`, a following token that does not start with `-` is
- * its value and is skipped.
- */
-export function scanFlags(args: readonly string[]): FlagUse[] {
-  const out: FlagUse[] = [];
-  for (let i = 0; i < args.length; i++) {
-    const token = args[i];
-    if (!token.startsWith("-") || token === "-" || token === "--") continue;
-    const body = token.startsWith("--") ? token.slice(2) : token.slice(1);
-    const eq = body.indexOf("=");
-    if (eq >= 0) {
-      out.push({ name: body.slice(0, eq), token, value: body.slice(eq + 1) });
-      continue;
-    }
-    const next = args[i + 1];
-    if (next !== undefined && !next.startsWith("-")) {
-      out.push({ name: body, token, value: next });
-      i++;
-    } else {
-      out.push({ name: body, token, value: undefined });
-    }
-  }
-  return out;
-}
+/** The flag scan of `extraArgs`, shared with the reconcile's managed-flag check. */
+export { type FlagUse, scanFlags } from "../server/container_args.ts";
 
 function managedFlagError(args: readonly string[]): string | undefined {
   const managed = new Set<string>(MANAGED_WEBHOOK_SERVER_FLAGS);

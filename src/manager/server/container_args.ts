@@ -22,22 +22,51 @@ export function resolveImage(spec: Spec, defaultImage = ""): string {
   return fallback;
 }
 
+/** One flag occurrence in an argument list: `--name=value`, `--name value`, `-name`, …. */
+export interface FlagUse {
+  name: string;
+  /** The token as written. */
+  token: string;
+  /** undefined: no inline value and no following value token. */
+  value: string | undefined;
+}
+
 /**
- * The managed flags `extraArgs` names (admission rejects them; re-checked at reconcile time so a
- * bypassed webhook cannot rewrite identity/TLS/bind/feature flags). Covers `--flag`, `--flag=value`,
- * `--flag value` (a following non-dash token is skipped as the value) and the single-dash forms.
+ * Go-flag-style scan: a token starting with `-` is a flag (one or two dashes, the single-dash form
+ * included as hardening); without `=value`, a following token that does not start with `-` is
+ * its value and is skipped.
+ */
+export function scanFlags(args: readonly string[]): FlagUse[] {
+  const out: FlagUse[] = [];
+  for (let i = 0; i < args.length; i++) {
+    const token = args[i];
+    if (!token.startsWith("-") || token === "-" || token === "--") continue;
+    const body = token.startsWith("--") ? token.slice(2) : token.slice(1);
+    const eq = body.indexOf("=");
+    if (eq >= 0) {
+      out.push({ name: body.slice(0, eq), token, value: body.slice(eq + 1) });
+      continue;
+    }
+    const next = args[i + 1];
+    if (next !== undefined && !next.startsWith("-")) {
+      out.push({ name: body, token, value: next });
+      i++;
+    } else {
+      out.push({ name: body, token, value: undefined });
+    }
+  }
+  return out;
+}
+
+/**
+ * The managed flags `extraArgs` names, sorted (admission rejects them; re-checked at reconcile
+ * time so a bypassed webhook cannot rewrite identity/TLS/bind/feature flags), in any of the forms
+ * {@link scanFlags} reads.
  */
 export function managedFlagsIn(extraArgs: readonly string[] | undefined): string[] {
   const managed = new Set<string>(MANAGED_WEBHOOK_SERVER_FLAGS);
-  const found = new Set<string>();
-  const args = extraArgs ?? [];
-  for (let i = 0; i < args.length; i++) {
-    const m = /^--?([^=-][^=]*)(=.*)?$/.exec(args[i]);
-    if (m === null) continue;
-    if (managed.has(m[1])) found.add(m[1]);
-    if (m[2] === undefined && i + 1 < args.length && !args[i + 1].startsWith("-")) i++;
-  }
-  return [...found].sort();
+  const found = scanFlags(extraArgs ?? []).map((f) => f.name).filter((n) => managed.has(n));
+  return [...new Set(found)].sort();
 }
 
 function sortedRecord(r: Record<string, string>): Record<string, string> {
