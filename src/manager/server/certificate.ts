@@ -1,6 +1,7 @@
 /**
  * The cert-manager Certificate of a server in `CertManager` mode, and the DNS names its serving
- * certificate covers in every mode (docs/design/server-children.md#service-certificate-hpa-and-pdb).
+ * certificate covers in every mode (see
+ * docs/design/server-children.md#service-certificate-hpa-and-pdb).
  */
 import type { ConversionWebhookServer } from "../../api/mod.ts";
 import { certificateName, defaultDnsNames, tlsSecretName } from "./names.ts";

@@ -8,17 +8,17 @@ import type { Spec } from "./settings.ts";
 import type { EnvVar } from "./types.ts";
 
 /**
- * Share of the container memory limit given to V8's old generation.
- * Go's reference uses a *soft* 90 %; `--max-old-space-size` is a *hard* ceiling on the old
- * generation only (young generation, code space, ArrayBuffers and Rust-side memory come on top),
- * so a quarter of the limit stays free for those. 256 Mi → 192 MiB, 512 Mi → 384 MiB.
+ * Share of the container memory limit given to V8's old generation. Not Go's soft 90 %:
+ * `--max-old-space-size` is a *hard* ceiling on the old generation only (young generation, code
+ * space, ArrayBuffers and Rust-side memory come on top), so a quarter of the limit stays free. 256 Mi → 192 MiB, 512 Mi → 384 MiB.
  */
 export const V8_HEAP_LIMIT_FRACTION = 0.75;
 export const V8_FLAGS_ENV = "DENO_V8_FLAGS";
 const MAX_OLD_SPACE = "--max-old-space-size";
 
 /**
- * `--max-old-space-size` in MiB for a memory limit: `floor(bytes × 0.75 / 2^20)`. Undefined without a (parseable, positive) limit or when the result is below 1 MiB.
+ * `--max-old-space-size` in MiB for a memory limit: `floor(bytes × 0.75 / 2^20)`. Undefined
+ * without a (parseable, positive) limit or when the result is below 1 MiB.
  */
 export function heapLimitMiB(memoryLimit: IntOrString | undefined): number | undefined {
   if (memoryLimit === undefined) return undefined;

@@ -3,7 +3,7 @@
  * the webhook-server container (docs/design/server-children.md#names-and-labels).
  */
 
-/** Image for servers without `spec.image.repository` (the manager's `--default-webhook-server-image` default). */
+/** Image for servers without `spec.image.repository`: `--default-webhook-server-image`'s default. */
 export const DEFAULT_WEBHOOK_SERVER_IMAGE =
   "ghcr.io/terasky-oss/declarative-conversion-webhook-server:latest";
 
