@@ -10,7 +10,7 @@
  * cannot be issued ⇒ exit 1), else disabled (logged) → ready → controllers, directly or once elected (`--leader-elect`; a
  * lost lease exits 1, like controller-runtime).
  *
- * The CWS controller (src/manager/server_reconcile.ts, documented in docs/manager.md): finalizer
+ * The CWS controller (src/manager/server/reconcile.ts, documented in docs/manager.md): finalizer
  * and delete guard, children (the cert-manager Certificate only in `cert-manager` certificate
  * mode; `--certificate-mode=auto` picks it when discovery finds `cert-manager.io/v1`, else the
  * built-in CA of src/manager/builtin_certs.ts), readiness status, DefaultConflict,
@@ -18,7 +18,7 @@
  * the Crossplane discovery check.
  *
  * [P11] With `--enable-xrd-conversion-guard` and XRD support, the admission listener also serves
- * the mutating XRD conversion guard at `/guard-xrd-conversion` (src/manager/xrd_guard.ts).
+ * the mutating XRD conversion guard at `/guard-xrd-conversion` (src/manager/admission/xrd_guard.ts).
  *
  * `--prepare-uninstall` runs the one-shot uninstall preparation of src/manager/uninstall.ts instead
  * (the chart's pre-delete hook Job) and exits with its code.
@@ -39,7 +39,7 @@ import {
   Pacer,
   SERVICE_ACCOUNT_DIR,
 } from "../kube/mod.ts";
-import { createNodeAdmissionListener } from "../manager/admission_http.ts";
+import { createNodeAdmissionListener } from "../manager/admission/http.ts";
 import { AdmissionCertKeeper, type AdmissionCertState } from "../manager/admission_certs.ts";
 import { BuiltinIssuer } from "../manager/builtin_certs.ts";
 import { configReconcileDeps, reconcileConfig } from "../manager/config/mod.ts";
@@ -66,14 +66,14 @@ import {
 } from "../manager/flags.ts";
 import { ManagerMetrics } from "../manager/deps.ts";
 import { runPrepareUninstall } from "../manager/uninstall.ts";
-import type { ServerChildSettings } from "../manager/server_children.ts";
 import {
   configAffectsServers,
   defaultFlagChanged,
   defaultServerNames,
   reconcileServer,
+  type ServerChildSettings,
   serverReconcileDeps,
-} from "../manager/server_reconcile.ts";
+} from "../manager/server/mod.ts";
 import { configureLogging, createLogger } from "../obs/log.ts";
 import { createMetricsRegistry, metricsResponse } from "../obs/metrics.ts";
 import { Readiness, type ServerHandle, shutdownAll, TlsServer } from "../net/servers.ts";

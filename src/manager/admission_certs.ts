@@ -17,7 +17,7 @@
  *   no files, no extra permissions — and reloads it when it changes.
  * - `caBundle`: every webhook of `--admission-webhook-configuration` gets the CA (`ca.crt` as
  *   stored, base64); the configuration is read first and patched only when some webhook differs
- *   (strategic merge patch keyed by webhook name, so nothing else is touched). [P11] The same for
+ *   (strategic merge patch keyed by webhook name, so nothing else is touched). The same for
  *   the MutatingWebhookConfiguration of the XRD conversion guard,
  *   `--admission-mutating-webhook-configuration`.
  *
@@ -26,10 +26,11 @@
  * {@link ADMISSION_RETRY_MS}. Cluster access goes through small interfaces (fakes in tests).
  */
 import type { KubeObject } from "../kube/mod.ts";
+import { base64ToText } from "../lib/base64.ts";
 import type { Logger } from "../obs/log.ts";
 import type { KeyPairPem } from "../net/servers.ts";
 import { type BuiltinIssuer, type SecretStore, x509 } from "./builtin_certs.ts";
-import { LABEL_MANAGED_BY, MANAGED_BY } from "./server_children.ts";
+import { LABEL_MANAGED_BY, MANAGED_BY } from "./server/names.ts";
 
 /** Periodic re-check of the Secret and the caBundle. */
 export const ADMISSION_RESYNC_MS = 10 * 60_000;
@@ -67,9 +68,9 @@ export interface AdmissionCertOptions {
   /** `--admission-webhook-configuration`; "" ⇒ the caBundle is left alone. */
   webhookConfiguration: string;
   webhookConfigs?: WebhookConfigStore;
-  /** [P11] `--admission-mutating-webhook-configuration`; ""/absent ⇒ left alone. */
+  /** `--admission-mutating-webhook-configuration` (the XRD conversion guard's); ""/absent ⇒ left alone. */
   mutatingWebhookConfiguration?: string;
-  /** [P11] The MutatingWebhookConfiguration store (needed with the name above). */
+  /** The MutatingWebhookConfiguration store (needed with the name above). */
   mutatingWebhookConfigs?: WebhookConfigStore;
   /** A write that lost a race: HTTP 409 (AlreadyExists or Conflict). */
   isRaceLost?: (e: unknown) => boolean;
@@ -99,7 +100,7 @@ function dataOf(secret: KubeObject | undefined): Record<string, unknown> {
 function decode(value: unknown, what: string): string {
   if (typeof value !== "string" || value === "") throw new Error(`${what} is missing`);
   try {
-    return atob(value);
+    return base64ToText(value);
   } catch {
     throw new Error(`${what} is not base64`);
   }
@@ -225,7 +226,7 @@ export class AdmissionCertKeeper {
   }
 
   /**
-   * Sets every webhook's caBundle of the VWC and, [P11] when configured, of the MWC; true when it
+   * Sets every webhook's caBundle of the VWC and, when configured, of the MWC; true when it
    * patched either. Read first, write on change. Both are attempted; the first failure is thrown.
    */
   async syncCABundle(caBundle: string): Promise<boolean> {

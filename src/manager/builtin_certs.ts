@@ -22,7 +22,9 @@
 import "reflect-metadata";
 import * as x509 from "@peculiar/x509";
 import type { KubeObject } from "../kube/mod.ts";
-import { LABEL_MANAGED_BY, MANAGED_BY, type OwnerReference } from "./server_children.ts";
+import { base64ToText, textToBase64 } from "../lib/base64.ts";
+import { LABEL_MANAGED_BY, MANAGED_BY } from "./server/names.ts";
+import type { OwnerReference } from "./server/types.ts";
 
 x509.cryptoProvider.set(globalThis.crypto);
 
@@ -107,14 +109,11 @@ export function renewalTime(notBefore: number, notAfter: number): number {
 // ---------------------------------------------------------------------------------------------
 // Encoding helpers
 
-function b64encode(text: string): string {
-  return btoa(text); // PEM is ASCII
-}
-
+/** PEM text of a Secret value; undefined when absent, empty or not base64 text. */
 function b64decode(value: unknown): string | undefined {
   if (typeof value !== "string" || value === "") return undefined;
   try {
-    return atob(value);
+    return base64ToText(value);
   } catch {
     return undefined;
   }
@@ -287,7 +286,7 @@ export class BuiltinIssuer {
           labels: { [LABEL_MANAGED_BY]: MANAGED_BY },
         },
         type: TLS_SECRET_TYPE,
-        data: { "tls.crt": b64encode(certPem), "tls.key": b64encode(keyPem) },
+        data: { "tls.crt": textToBase64(certPem), "tls.key": textToBase64(keyPem) },
       } as KubeObject;
       try {
         secret = await this.#store.create(this.#namespace, fresh);
@@ -396,9 +395,9 @@ export class BuiltinIssuer {
     const { certPem, keyPem } = await issueLeaf(ca, req, now);
     const leaf = new x509.X509Certificate(certPem);
     const data = {
-      "tls.crt": b64encode(certPem),
-      "tls.key": b64encode(keyPem),
-      "ca.crt": b64encode(ca.certPem),
+      "tls.crt": textToBase64(certPem),
+      "tls.key": textToBase64(keyPem),
+      "ca.crt": textToBase64(ca.certPem),
     };
     const owner = req.owner;
     const storedOwners = existing?.metadata?.ownerReferences ?? [];

@@ -1,5 +1,5 @@
 /**
- * The target's conversion patch (runtime.md §4.4): exactly what the manager server-side applies
+ * The target's conversion patch: exactly what the manager server-side applies
  * into a CRD's or XRD's `spec.conversion`, and the revert that hands the stanza back.
  *
  * Pure functions with no client, so the reconcile tests can pin the exact content and convctl can
@@ -37,7 +37,7 @@ export function webhookURL(server: string, namespace: string, target: string): s
 }
 
 /**
- * [P11] The version an XRD is written at: a legacy XRD offering claims (`spec.claimNames` set)
+ * The version an XRD is written at (XRD targets only): a legacy XRD offering claims (`spec.claimNames` set)
  * is rejected by Crossplane at `v2`, so it is addressed at `v1`; every other XRD (and an XRD that
  * could not be read) at `v2`.
  */
@@ -78,7 +78,7 @@ export interface ConversionPatchInput {
   conversionReviewVersions?: readonly string[];
 }
 
-/** The server-side apply object that points the target's conversion at the server (§4.4). */
+/** The server-side apply object that points the target's conversion at the server. */
 export function buildConversionPatch(input: ConversionPatchInput): JsonObject {
   const reviewVersions = input.conversionReviewVersions !== undefined &&
       input.conversionReviewVersions.length > 0
@@ -113,7 +113,7 @@ export function buildConversionPatch(input: ConversionPatchInput): JsonObject {
   };
 }
 
-/** The revert: same identity, only `spec.conversion.strategy: None` (§4.4). */
+/** The revert: same identity, only `spec.conversion.strategy: None`. */
 export function buildRevertPatch(
   targetKind: TargetKind,
   targetName: string,

@@ -32,10 +32,10 @@ import {
   TerminalError,
 } from "../kube/mod.ts";
 import type { Logger } from "../obs/log.ts";
-import type { AdmissionContext, ConfigSummary } from "./admission.ts";
+import type { AdmissionContext, ConfigSummary } from "./admission/context.ts";
 import type { ConfigKindLabel, ConfigReconcileMetrics } from "./config/types.ts";
-import type { XrdConfigLookup } from "./xrd_guard.ts";
-import { LABEL_MANAGED_BY, MANAGED_BY } from "./server_children.ts";
+import type { XrdConfigLookup } from "./admission/xrd_guard.ts";
+import { LABEL_MANAGED_BY, MANAGED_BY } from "./server/names.ts";
 
 // ---------------------------------------------------------------------------------------------
 // Resources

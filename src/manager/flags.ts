@@ -33,8 +33,8 @@ export interface ManagerFlags {
   enableXrdSupport: boolean;
   enableCrdSupport: boolean;
   /**
-   * Serve the mutating XRD conversion guard (src/manager/xrd_guard.ts; XRD only) on the admission
-   * listener; only with `enableXrdSupport` (otherwise ignored, logged).
+   * Serve the mutating XRD conversion guard (src/manager/admission/xrd_guard.ts; XRD only) on the
+   * admission listener; only with `enableXrdSupport` (otherwise ignored, logged).
    */
   enableXrdConversionGuard: boolean;
   maxConcurrentReconciles: number;

@@ -1,5 +1,5 @@
 /**
- * The handover gate's verdict (runtime.md §5): may a config whose target moves to another
+ * The handover gate's verdict: may a config whose target moves to another
  * ConversionWebhookServer be repointed now? Pure: the caller passes the destination's ready
  * replica count, the aggregate of its live served-target Leases and the clock. The table is
  * evaluated in order, first match wins; the grace period only ever turns "nobody has spoken"
@@ -42,7 +42,7 @@ export interface HandoverInput {
   now: number;
 }
 
-/** How long the gate has been closed (runtime §5 "Blocked for"). */
+/** How long the gate has been closed (the "Blocked for" of its message). */
 export function blockedForMs(
   condition: HandoverInput["condition"],
   now: number,

@@ -1,6 +1,6 @@
 /**
- * Aggregation of the served-target Leases of one ConversionWebhookServer instance (runtime.md
- * §7, api.md §3 `status.servedTargets`/`status.reportingReplicas`). Pure: the caller lists the
+ * Aggregation of the served-target Leases of one ConversionWebhookServer instance, for its
+ * `status.servedTargets`/`status.reportingReplicas` and the handover gate. Pure: the caller lists the
  * instance's Leases (label `conversion.terasky.com/webhook-server=<cws>`) and passes its clock.
  *
  * A Lease is *live* when `spec.renewTime` is set and parseable, `now − renewTime ≤ 90 s`, and

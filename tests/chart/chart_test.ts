@@ -11,7 +11,7 @@
  * Needs the helm binary that hack/testenv.sh builds (found through `resolveAssets()`).
  */
 import assert from "node:assert/strict";
-import { podLabels } from "../../src/manager/server_children.ts";
+import { podLabels } from "../../src/manager/server/mod.ts";
 import { withControlPlane } from "../support/control_plane.ts";
 import {
   CHART,
@@ -881,7 +881,7 @@ Deno.test("chart: ServiceMonitors scrape the manager and every webhook-server, w
   assert.deepEqual(mgr.spec.namespaceSelector, { matchNames: ["dco-system"] });
   assert.ok(svc.spec.ports.some((p: Obj) => p.name === "metrics" && p.port === 8080));
   const wh = find(objs, "ServiceMonitor", `${FULLNAME}-webhook-server`);
-  // What the manager puts on every webhook-server Service (src/manager/server_children.ts).
+  // What the manager puts on every webhook-server Service (src/manager/server/).
   const childLabels = podLabels("any-cws");
   assert.deepEqual(wh.spec.selector.matchLabels, {
     "app.kubernetes.io/name": childLabels["app.kubernetes.io/name"],

@@ -11,7 +11,7 @@ import { textToBase64 } from "../../src/lib/base64.ts";
 import { createLogger } from "../../src/obs/log.ts";
 import { configReconcileDeps } from "../../src/manager/config/mod.ts";
 import { CONFIG_RESOURCES, createManagerCaches, SERVER_RESOURCE } from "../../src/manager/deps.ts";
-import { tlsSecretName } from "../../src/manager/server_children.ts";
+import { tlsSecretName } from "../../src/manager/server/names.ts";
 import { type ControlPlane, waitFor, withControlPlane } from "../support/control_plane.ts";
 import { installDcoCRDs } from "../support/dco_stack.ts";
 import { XRD_CRD } from "./_crossplane.ts";

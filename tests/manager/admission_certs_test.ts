@@ -12,6 +12,7 @@ import {
   ADMISSION_RESYNC_MS,
   ADMISSION_RETRY_MS,
   AdmissionCertKeeper,
+  type AdmissionCertOptions,
   admissionDnsNames,
   caBundlePatch,
   keyPairOfSecret,
@@ -81,6 +82,7 @@ function keeper(
   clock: { now: number },
   webhookConfiguration = VWC,
   serviceName = SVC,
+  more: Partial<AdmissionCertOptions> = { isRaceLost: raceLost },
 ): AdmissionCertKeeper {
   return new AdmissionCertKeeper({
     issuer: new BuiltinIssuer({
@@ -95,9 +97,17 @@ function keeper(
     serviceName,
     webhookConfiguration,
     webhookConfigs: configs,
-    isRaceLost: raceLost,
     now: () => clock.now,
+    ...more,
   });
+}
+
+/** An empty store and VWC at T0, and a keeper over them. */
+function fresh() {
+  const store = new FakeSecretStore();
+  const configs = new FakeWebhookConfigs();
+  const clock = { now: T0 };
+  return { store, configs, clock, k: keeper(store, configs, clock) };
 }
 
 function data(secret: KubeObject | undefined): Record<string, string> {
@@ -174,10 +184,7 @@ Deno.test("admission certs: a current Secret and caBundle are kept (read, no wri
 });
 
 Deno.test("admission certs: renewal at two thirds of the lifetime; the caBundle stays", async () => {
-  const store = new FakeSecretStore();
-  const configs = new FakeWebhookConfigs();
-  const clock = { now: T0 };
-  const k = keeper(store, configs, clock);
+  const { store, configs, clock, k } = fresh();
   const first = await k.ensure();
   assert.equal(k.nextDelay(first), ADMISSION_RESYNC_MS);
   clock.now = first.renewAt - 60_000;
@@ -196,10 +203,7 @@ Deno.test("admission certs: renewal at two thirds of the lifetime; the caBundle 
 });
 
 Deno.test("admission certs: a new CA re-issues the leaf and re-patches the caBundle", async () => {
-  const store = new FakeSecretStore();
-  const configs = new FakeWebhookConfigs();
-  const clock = { now: T0 };
-  const k = keeper(store, configs, clock);
+  const { store, configs, k } = fresh();
   const first = await k.ensure();
   store.objects.delete(`${NS}/${CA_SECRET_NAME}`); // an admin deletes the CA
   const second = await k.ensure();
@@ -307,7 +311,7 @@ Deno.test("admission certs: a missing VWC fails the run after the Secret was iss
   assert.equal(ensured, 1);
 });
 
-Deno.test("admission certs: [P11] the guard's MutatingWebhookConfiguration gets the caBundle too", async () => {
+Deno.test("admission certs: the XRD guard's MutatingWebhookConfiguration gets the caBundle too", async () => {
   const MWC = "dco-mutating-webhook-configuration";
   const store = new FakeSecretStore();
   const vwc = new FakeWebhookConfigs();
@@ -316,22 +320,9 @@ Deno.test("admission certs: [P11] the guard's MutatingWebhookConfiguration gets 
   mwc.objects.delete(VWC);
   const clock = { now: T0 };
   const make = (mutating: WebhookConfigStore) =>
-    new AdmissionCertKeeper({
-      issuer: new BuiltinIssuer({
-        store,
-        namespace: NS,
-        now: () => clock.now,
-        isAlreadyExists: (e) => e instanceof AlreadyExists,
-      }),
-      secrets: store,
-      namespace: NS,
-      secretName: SECRET,
-      serviceName: SVC,
-      webhookConfiguration: VWC,
-      webhookConfigs: vwc,
+    keeper(store, vwc, clock, VWC, SVC, {
       mutatingWebhookConfiguration: MWC,
       mutatingWebhookConfigs: mutating,
-      now: () => clock.now,
     });
   const state = await make(mwc).ensure();
   assert.equal(state.caBundlePatched, true);

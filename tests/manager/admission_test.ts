@@ -1,24 +1,22 @@
 /**
- * The manager's validating admission (api.md §4.1, §4.2) as pure decisions against in-memory
- * cluster fakes, and the AdmissionReview envelope (admission_http.ts).
+ * The manager's validating admission of configs and servers as pure decisions against in-memory
+ * cluster fakes, and the AdmissionReview envelope (src/manager/admission/http.ts).
  */
 import assert from "node:assert/strict";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import {
+  ADMISSION_PATHS,
+  type AdmissionAnswer,
   type AdmissionContext,
   type AdmissionDecision,
+  answerAdmission,
   type ConfigSummary,
+  createNodeAdmissionListener,
   scanFlags,
   validateConfigAdmission,
   validateServerAdmission,
-} from "../../src/manager/admission.ts";
-import {
-  ADMISSION_PATHS,
-  type AdmissionAnswer,
-  answerAdmission,
-  createNodeAdmissionListener,
-} from "../../src/manager/admission_http.ts";
+} from "../../src/manager/admission/mod.ts";
 import type { ServerInfo } from "../../src/assign/resolve.ts";
 import type { ConfigKind } from "../../src/api/mod.ts";
 import type { JsonObject } from "../../src/engine/mod.ts";
@@ -42,82 +40,79 @@ function version(name: string, hubFlag: boolean, flag: string, spec: JsonObject)
   };
 }
 
-const CRD: JsonObject = {
-  apiVersion: "apiextensions.k8s.io/v1",
-  kind: "CustomResourceDefinition",
-  metadata: { name: CRD_TARGET },
-  spec: {
-    group: "demo.example.com",
-    scope: "Namespaced",
-    names: { kind: "Widget", plural: "widgets" },
-    versions: [
-      version("v1", false, "storage", {
-        storageSize: { type: "integer" },
-        region: { type: "string" },
-      }),
-      version("v2", true, "storage", {
-        storageGB: { type: "integer" },
-        region: { type: "string" },
-      }),
-    ],
-  },
-};
+/** A namespaced target of the demo group (a CRD or an XRD) with these versions. */
+function target(
+  apiVersion: string,
+  kind: string,
+  name: string,
+  names: JsonObject,
+  versions: JsonObject[],
+): JsonObject {
+  return {
+    apiVersion,
+    kind,
+    metadata: { name },
+    spec: { group: "demo.example.com", scope: "Namespaced", names, versions },
+  };
+}
 
-const XRD: JsonObject = {
-  apiVersion: "apiextensions.crossplane.io/v2",
-  kind: "CompositeResourceDefinition",
-  metadata: { name: XRD_TARGET },
-  spec: {
-    group: "demo.example.com",
-    scope: "Namespaced",
-    names: { kind: "XNetwork", plural: "xnetworks" },
-    versions: [
-      version("v1", false, "referenceable", { size: { type: "integer" } }),
-      version("v2", true, "referenceable", { sizeGB: { type: "integer" } }),
-    ],
-  },
-};
+const CRD = target(
+  "apiextensions.k8s.io/v1",
+  "CustomResourceDefinition",
+  CRD_TARGET,
+  { kind: "Widget", plural: "widgets" },
+  [
+    version("v1", false, "storage", {
+      storageSize: { type: "integer" },
+      region: { type: "string" },
+    }),
+    version("v2", true, "storage", { storageGB: { type: "integer" }, region: { type: "string" } }),
+  ],
+);
+
+const XRD = target(
+  "apiextensions.crossplane.io/v2",
+  "CompositeResourceDefinition",
+  XRD_TARGET,
+  { kind: "XNetwork", plural: "xnetworks" },
+  [
+    version("v1", false, "referenceable", { size: { type: "integer" } }),
+    version("v2", true, "referenceable", { sizeGB: { type: "integer" } }),
+  ],
+);
 
 type Obj = Record<string, unknown>;
 
-function crdConfig(spec: Obj = {}, name = "widgets-conversion"): Obj {
+/** A config of `kind` on `targetName` whose v1 spoke renames `hubPath` to `spokePath`. */
+function renameConfig(
+  kind: ConfigKind,
+  targetName: string,
+  rename: { hubPath: string; spokePath: string },
+  spec: Obj,
+  name: string,
+): Obj {
+  const targetKey = kind === "CRDConversionConfig" ? "targetCRD" : "targetXRD";
   return {
     apiVersion: "terasky.com/v1alpha1",
-    kind: "CRDConversionConfig",
+    kind,
     metadata: { name },
     spec: {
-      targetCRD: { name: CRD_TARGET },
+      [targetKey]: { name: targetName },
       hubVersion: "v2",
-      spokes: [{
-        version: "v1",
-        rules: [{
-          strategy: "FieldRename",
-          fieldRename: { hubPath: "spec.storageGB", spokePath: "spec.storageSize" },
-        }],
-      }],
+      spokes: [{ version: "v1", rules: [{ strategy: "FieldRename", fieldRename: rename }] }],
       ...spec,
     },
   };
 }
 
+function crdConfig(spec: Obj = {}, name = "widgets-conversion"): Obj {
+  const rename = { hubPath: "spec.storageGB", spokePath: "spec.storageSize" };
+  return renameConfig("CRDConversionConfig", CRD_TARGET, rename, spec, name);
+}
+
 function xrdConfig(spec: Obj = {}, name = "xnetworks-conversion"): Obj {
-  return {
-    apiVersion: "terasky.com/v1alpha1",
-    kind: "XRDConversionConfig",
-    metadata: { name },
-    spec: {
-      targetXRD: { name: XRD_TARGET },
-      hubVersion: "v2",
-      spokes: [{
-        version: "v1",
-        rules: [{
-          strategy: "FieldRename",
-          fieldRename: { hubPath: "spec.sizeGB", spokePath: "spec.size" },
-        }],
-      }],
-      ...spec,
-    },
-  };
+  const rename = { hubPath: "spec.sizeGB", spokePath: "spec.size" };
+  return renameConfig("XRDConversionConfig", XRD_TARGET, rename, spec, name);
 }
 
 /** A CRD config whose v1 spoke has exactly these rules. */
@@ -146,6 +141,14 @@ function crdCreate(object: Obj, f: Fake = {}): Promise<AdmissionDecision> {
   return validateConfigAdmission("CRDConversionConfig", "CREATE", object, undefined, fakeCtx(f));
 }
 
+function xrdCreate(object: Obj, f: Fake = {}): Promise<AdmissionDecision> {
+  return validateConfigAdmission("XRDConversionConfig", "CREATE", object, undefined, fakeCtx(f));
+}
+
+function crdUpdate(object: Obj, old: Obj, f: Fake = {}): Promise<AdmissionDecision> {
+  return validateConfigAdmission("CRDConversionConfig", "UPDATE", object, old, fakeCtx(f));
+}
+
 function denied(d: AdmissionDecision): string {
   assert.equal(d.allowed, false, `expected a denial, got ${JSON.stringify(d)}`);
   return d.allowed ? "" : d.message;
@@ -163,18 +166,12 @@ function assertAllowed(d: AdmissionDecision, warnings: string[] = []): void {
   warnings.forEach((w, i) => assert.ok(got[i].includes(w), `${got[i]} lacks ${w}`));
 }
 
-// --- §4.1 configs -------------------------------------------------------------------------------
+// --- configs ------------------------------------------------------------------------------------
 
 Deno.test("config: a valid config against its live target is admitted without warnings", async () => {
   assertAllowed(await crdCreate(crdConfig()));
   assertAllowed(
-    await validateConfigAdmission(
-      "XRDConversionConfig",
-      "CREATE",
-      xrdConfig(),
-      undefined,
-      fakeCtx(),
-    ),
+    await xrdCreate(xrdConfig()),
   );
 });
 
@@ -188,13 +185,7 @@ Deno.test("config: DELETE (and CONNECT) are always allowed, whatever the state",
 
 Deno.test("config rule 1: feature disabled rejects with the exact message and flag, first", async () => {
   const off = { features: { xrd: false, crd: false } };
-  const x = await validateConfigAdmission(
-    "XRDConversionConfig",
-    "CREATE",
-    xrdConfig(),
-    undefined,
-    fakeCtx(off),
-  );
+  const x = await xrdCreate(xrdConfig(), off);
   assertDenied(
     x,
     "XRD conversion support is disabled on this installation",
@@ -210,15 +201,9 @@ Deno.test("config rule 1: feature disabled rejects with the exact message and fl
   // Each flag gates only its own kind; updates are checked too.
   assertAllowed(await crdCreate(crdConfig(), { features: { xrd: false, crd: true } }));
   assertDenied(
-    await validateConfigAdmission(
-      "CRDConversionConfig",
-      "UPDATE",
-      crdConfig(),
-      crdConfig(),
-      fakeCtx({
-        features: { xrd: true, crd: false },
-      }),
-    ),
+    await crdUpdate(crdConfig(), crdConfig(), {
+      features: { xrd: true, crd: false },
+    }),
     "native CRD conversion support is disabled",
   );
 });
@@ -357,15 +342,9 @@ Deno.test("config rule 3: one config per target, across kinds; the object itself
     target: CRD_TARGET,
   };
   assertAllowed(
-    await validateConfigAdmission(
-      "CRDConversionConfig",
-      "UPDATE",
-      crdConfig(),
-      crdConfig(),
-      fakeCtx({
-        configs: [self, { kind: "CRDConversionConfig", name: "x", target: "other.example.com" }],
-      }),
-    ),
+    await crdUpdate(crdConfig(), crdConfig(), {
+      configs: [self, { kind: "CRDConversionConfig", name: "x", target: "other.example.com" }],
+    }),
   );
   // Order: structure (2) is checked before uniqueness (3).
   assertDenied(await crdCreate(crdConfig({ spokes: [] }), { configs: [other] }), "[structural]");
@@ -437,13 +416,7 @@ Deno.test("config rule 7: engine analysis errors reject with [spoke v] [class] p
   );
   // XRD configs are analysed against the XRD.
   assertDenied(
-    await validateConfigAdmission(
-      "XRDConversionConfig",
-      "CREATE",
-      xrdConfig({ spokes: [{ version: "v1" }] }),
-      undefined,
-      fakeCtx(),
-    ),
+    await xrdCreate(xrdConfig({ spokes: [{ version: "v1" }] })),
     'live XRD "xnetworks.demo.example.com"',
     "[spoke v1] [uncovered-field]",
   );
@@ -465,19 +438,13 @@ Deno.test("config: an UPDATE of an object already being deleted is never blocked
     metadata: { name: "widgets-conversion", deletionTimestamp: "2026-01-01T00:00:00Z" },
   };
   assertAllowed(
-    await validateConfigAdmission(
-      "CRDConversionConfig",
-      "UPDATE",
-      crdConfig({ spokes: [] }),
-      old,
-      fakeCtx({
-        features: { xrd: false, crd: false },
-      }),
-    ),
+    await crdUpdate(crdConfig({ spokes: [] }), old, {
+      features: { xrd: false, crd: false },
+    }),
   );
 });
 
-// --- §4.2 servers -------------------------------------------------------------------------------
+// --- servers ------------------------------------------------------------------------------------
 
 function server(name: string, spec: Obj = {}, annotations?: Record<string, string>): Obj {
   return {
@@ -490,6 +457,30 @@ function server(name: string, spec: Obj = {}, annotations?: Record<string, strin
 
 function serverCreate(object: Obj, f: Fake = {}): Promise<AdmissionDecision> {
   return validateServerAdmission("CREATE", object, undefined, fakeCtx(f));
+}
+
+function serverDelete(stored: Obj, f: Fake = {}): Promise<AdmissionDecision> {
+  return validateServerAdmission("DELETE", undefined, stored, fakeCtx(f));
+}
+
+/** A stored CRD config on `target`, pinned to `server`, last applied at `webhookURL`. */
+function pinned(name: string, target: string, server: string, webhookURL?: string): ConfigSummary {
+  return {
+    kind: "CRDConversionConfig",
+    name,
+    target,
+    webhookServerRef: { name: server },
+    ...(webhookURL === undefined ? {} : { webhookURL }),
+  };
+}
+
+/** The endpoint a config on `target` was last applied at, on server `server`. */
+function urlOf(server: string, target: string): string {
+  return `https://${server}-webhook-server.dco-system.svc/convert/${target}`;
+}
+
+function serverUpdate(object: Obj, stored: Obj, f: Fake = {}): Promise<AdmissionDecision> {
+  return validateServerAdmission("UPDATE", object, stored, fakeCtx(f));
 }
 
 Deno.test("server: flag scanning follows the --flag=value / --flag value / -flag forms", () => {
@@ -579,12 +570,7 @@ Deno.test("server rule 3: at most one default", async () => {
   );
   // Re-saving the default itself is fine, as is a non-default.
   assertAllowed(
-    await validateServerAdmission(
-      "UPDATE",
-      server("a", { default: true }),
-      server("a"),
-      fakeCtx({ servers }),
-    ),
+    await serverUpdate(server("a", { default: true }), server("a"), { servers }),
   );
   assertAllowed(await serverCreate(server("c"), { servers }));
 });
@@ -593,14 +579,9 @@ Deno.test("server rule 4: a default outside a non-empty shard pool is rejected",
   const dflt: ServerInfo = { name: "main", default: true };
   // Enabling sharding on a non-default instance first.
   assertDenied(
-    await validateServerAdmission(
-      "UPDATE",
-      server("b", { sharding: {} }),
-      server("b"),
-      fakeCtx({
-        servers: [dflt, { name: "b" }],
-      }),
-    ),
+    await serverUpdate(server("b", { sharding: {} }), server("b"), {
+      servers: [dflt, { name: "b" }],
+    }),
     'default ConversionWebhookServer "main" is not a member of the shard pool [b]',
   );
   // Creating a pool member while the default is outside.
@@ -615,21 +596,15 @@ Deno.test("server rule 4: a default outside a non-empty shard pool is rejected",
     { name: "b", sharding: { enabled: true } },
   ];
   assertDenied(
-    await validateServerAdmission(
-      "UPDATE",
+    await serverUpdate(
       server("main", { default: true, sharding: { enabled: false } }),
       server("main"),
-      fakeCtx({ servers: pool }),
+      { servers: pool },
     ),
     '"main" is not a member of the shard pool [b]',
   );
   assertDenied(
-    await validateServerAdmission(
-      "UPDATE",
-      server("main", { default: true }),
-      server("main"),
-      fakeCtx({ servers: pool }),
-    ),
+    await serverUpdate(server("main", { default: true }), server("main"), { servers: pool }),
     "[b]",
   );
   // Marking a non-member default while a pool exists (rule 3 passes: nobody else is default).
@@ -639,14 +614,9 @@ Deno.test("server rule 4: a default outside a non-empty shard pool is rejected",
   );
   // Enabling sharding on the default first is valid; so is a pool without any default.
   assertAllowed(
-    await validateServerAdmission(
-      "UPDATE",
-      server("main", { default: true, sharding: {} }),
-      server("main"),
-      fakeCtx({
-        servers: [dflt, { name: "b" }],
-      }),
-    ),
+    await serverUpdate(server("main", { default: true, sharding: {} }), server("main"), {
+      servers: [dflt, { name: "b" }],
+    }),
   );
   assertAllowed(
     await serverCreate(server("c", { sharding: {} }), { servers: [{ name: "b", sharding: {} }] }),
@@ -662,20 +632,15 @@ Deno.test("server rule 4: a default outside a non-empty shard pool is rejected",
 });
 
 Deno.test("server delete: the force annotation allows, whatever depends on it", async () => {
-  const configs: ConfigSummary[] = [{
-    kind: "CRDConversionConfig",
-    name: "c1",
-    target: "t1",
-    webhookServerRef: { name: "s" },
-  }];
+  const configs = [pinned("c1", "t1", "s")];
   const servers: ServerInfo[] = [{ name: "s" }];
   const stored = server("s", {}, { "conversion.terasky.com/allow-force-delete": "true" });
   assertAllowed(
-    await validateServerAdmission("DELETE", undefined, stored, fakeCtx({ configs, servers })),
+    await serverDelete(stored, { configs, servers }),
   );
   const notTrue = server("s", {}, { "conversion.terasky.com/allow-force-delete": "yes" });
   assertDenied(
-    await validateServerAdmission("DELETE", undefined, notTrue, fakeCtx({ configs, servers })),
+    await serverDelete(notTrue, { configs, servers }),
     "in use",
   );
 });
@@ -684,25 +649,10 @@ Deno.test("server delete: dependents (ServedBy) block, listed sorted with the hi
   const servers: ServerInfo[] = [{ name: "main", default: true }, { name: "other" }];
   const configs: ConfigSummary[] = [
     { kind: "XRDConversionConfig", name: "zeta", target: "z.example.com" }, // unpinned → default
-    {
-      kind: "CRDConversionConfig",
-      name: "alpha",
-      target: "a.example.com",
-      webhookServerRef: { name: "main" },
-    },
-    {
-      kind: "CRDConversionConfig",
-      name: "pinned",
-      target: "p.example.com",
-      webhookServerRef: { name: "other" },
-    },
+    pinned("alpha", "a.example.com", "main"),
+    pinned("pinned", "p.example.com", "other"),
   ];
-  const d = await validateServerAdmission(
-    "DELETE",
-    undefined,
-    server("main", { default: true }),
-    fakeCtx({ configs, servers }),
-  );
+  const d = await serverDelete(server("main", { default: true }), { configs, servers });
   assertDenied(
     d,
     'ConversionWebhookServer "main" is in use by 2 config(s): alpha (CRDConversionConfig), zeta (XRDConversionConfig)',
@@ -711,36 +661,14 @@ Deno.test("server delete: dependents (ServedBy) block, listed sorted with the hi
   );
   assert.ok(!denied(d).includes("pinned ("));
   // Not the default: no note. Mid-handover: status.webhookURL still names its Service.
-  const handover: ConfigSummary[] = [{
-    kind: "CRDConversionConfig",
-    name: "moving",
-    target: "m.example.com",
-    webhookServerRef: { name: "main" },
-    webhookURL: "https://other-webhook-server.dco-system.svc/convert/m.example.com",
-  }];
-  const h = await validateServerAdmission(
-    "DELETE",
-    undefined,
-    server("other"),
-    fakeCtx({ configs: handover, servers }),
-  );
+  const handover = [pinned("moving", "m.example.com", "main", urlOf("other", "m.example.com"))];
+  const h = await serverDelete(server("other"), { configs: handover, servers });
   assertDenied(h, "in use by 1 config(s): moving (CRDConversionConfig)");
   assert.ok(!denied(h).includes("default instance"));
   // Nothing depends on it: allowed. A similar prefix is not this server's Service.
-  const prefix: ConfigSummary[] = [{
-    kind: "CRDConversionConfig",
-    name: "c",
-    target: "c.example.com",
-    webhookServerRef: { name: "main" },
-    webhookURL: "https://other2-webhook-server.dco-system.svc/convert/c.example.com",
-  }];
+  const prefix = [pinned("c", "c.example.com", "main", urlOf("other2", "c.example.com"))];
   assertAllowed(
-    await validateServerAdmission(
-      "DELETE",
-      undefined,
-      server("other"),
-      fakeCtx({ configs: prefix, servers }),
-    ),
+    await serverDelete(server("other"), { configs: prefix, servers }),
   );
 });
 
@@ -750,12 +678,7 @@ Deno.test("server: an UPDATE of a server being deleted is never blocked", async 
     metadata: { name: "s", deletionTimestamp: "2026-01-01T00:00:00Z" },
   };
   assertAllowed(
-    await validateServerAdmission(
-      "UPDATE",
-      server("s", { extraArgs: ["--tls-cert-dir=/x"] }),
-      old,
-      fakeCtx(),
-    ),
+    await serverUpdate(server("s", { extraArgs: ["--tls-cert-dir=/x"] }), old),
   );
 });
 

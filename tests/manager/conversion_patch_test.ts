@@ -6,6 +6,23 @@ import {
   xrdWriteApiVersion,
 } from "../../src/manager/conversion_patch.ts";
 
+/** The expected `spec.conversion.webhook`: the Service's `/convert/<target>`, caBundle `Q0E=`. */
+function webhookStanza(
+  service: string,
+  namespace: string,
+  target: string,
+  port: number,
+  conversionReviewVersions: string[],
+) {
+  return {
+    clientConfig: {
+      service: { name: service, namespace, path: `/convert/${target}`, port },
+      caBundle: "Q0E=",
+    },
+    conversionReviewVersions,
+  };
+}
+
 Deno.test("CRD apply patch: exact content, port and review-version defaults", () => {
   assert.deepEqual(
     buildConversionPatch({
@@ -30,18 +47,7 @@ Deno.test("CRD apply patch: exact content, port and review-version defaults", ()
       spec: {
         conversion: {
           strategy: "Webhook",
-          webhook: {
-            clientConfig: {
-              service: {
-                name: "main-webhook-server",
-                namespace: "dco",
-                path: "/convert/widgets.example.com",
-                port: 443,
-              },
-              caBundle: "Q0E=",
-            },
-            conversionReviewVersions: ["v1"],
-          },
+          webhook: webhookStanza("main-webhook-server", "dco", "widgets.example.com", 443, ["v1"]),
         },
       },
     },
@@ -70,18 +76,7 @@ Deno.test("XRD apply patch: v2 unless the XRD offers claims; explicit port and r
   assert.equal(legacy.apiVersion, "apiextensions.crossplane.io/v1");
   assert.deepEqual(
     (legacy.spec as { conversion: { webhook: unknown } }).conversion.webhook,
-    {
-      clientConfig: {
-        service: {
-          name: "s-webhook-server",
-          namespace: "ns",
-          path: "/convert/xnets.example.org",
-          port: 8443,
-        },
-        caBundle: "Q0E=",
-      },
-      conversionReviewVersions: ["v1", "v1beta1"],
-    },
+    webhookStanza("s-webhook-server", "ns", "xnets.example.org", 8443, ["v1", "v1beta1"]),
   );
   assert.equal(xrdWriteApiVersion(undefined), "apiextensions.crossplane.io/v2");
 });

@@ -1,4 +1,4 @@
-/** The handover gate's verdict table (runtime.md §5), row by row, with a fixed clock. */
+/** The handover gate's verdict table, row by row, with a fixed clock. */
 import assert from "node:assert/strict";
 import {
   blockedForMs,

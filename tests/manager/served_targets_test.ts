@@ -1,5 +1,5 @@
 /**
- * Aggregation of served-target Leases (runtime.md §7, api.md §3) with a fixed clock: the
+ * Aggregation of served-target Leases with a fixed clock: the
  * intersection over live reports, the 90 s liveness bound and the 5-minute future-skew bound
  * (both inclusive at the edge), and truncated/undecodable reports making the aggregate
  * unreadable while still counting as reporting replicas.

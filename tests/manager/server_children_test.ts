@@ -15,11 +15,12 @@ import {
   resolveImage,
   serverChildren,
   type ServerChildSettings,
+  type ServerReadiness,
   serverReadiness,
   ServerSpecError,
   servingDnsNames,
   V8_HEAP_LIMIT_FRACTION,
-} from "../../src/manager/server_children.ts";
+} from "../../src/manager/server/mod.ts";
 import { parseWebhookServerFlags } from "../../src/webhook/flags.ts";
 import type { KubeObject } from "../../src/kube/mod.ts";
 
@@ -107,12 +108,7 @@ Deno.test("default CWS: Deployment metadata, selector, replicas, strategy", () =
   const d = buildDeployment(cws(), SETTINGS);
   assert.equal(d.apiVersion, "apps/v1");
   assert.equal(d.kind, "Deployment");
-  assert.deepEqual(d.metadata, {
-    name: "alpha-webhook-server",
-    namespace: "dco-system",
-    labels: LABELS,
-    ownerReferences: [OWNER],
-  });
+  assert.deepEqual(d.metadata, meta("alpha-webhook-server"));
   assert.equal(d.spec.replicas, 2);
   assert.deepEqual(d.spec.selector, { matchLabels: LABELS });
   assert.deepEqual(d.spec.strategy, {
@@ -122,19 +118,22 @@ Deno.test("default CWS: Deployment metadata, selector, replicas, strategy", () =
   assert.deepEqual(d.spec.template.metadata, { labels: LABELS });
 });
 
+/** The managed flags of server `alpha` with both kinds enabled, in their rendered order. */
+const MANAGED_ARGS = [
+  "--webhook-server-name=alpha",
+  "--tls-cert-dir=/tls",
+  "--conversion-bind-address=:9443",
+  "--metrics-bind-address=:8443",
+  "--enable-xrd-support=true",
+  "--enable-crd-support=true",
+];
+
 Deno.test("default CWS: container args, ports, mounts, image", () => {
   const c = buildDeployment(cws(), SETTINGS).spec.template.spec.containers[0];
   assert.equal(c.name, "webhook-server");
   assert.equal(c.image, DEFAULT_WEBHOOK_SERVER_IMAGE);
   assert.equal(c.imagePullPolicy, undefined);
-  assert.deepEqual(c.args, [
-    "--webhook-server-name=alpha",
-    "--tls-cert-dir=/tls",
-    "--conversion-bind-address=:9443",
-    "--metrics-bind-address=:8443",
-    "--enable-xrd-support=true",
-    "--enable-crd-support=true",
-  ]);
+  assert.deepEqual(c.args, MANAGED_ARGS);
   assert.deepEqual(c.ports, [
     { name: "conversion", containerPort: 9443, protocol: "TCP" },
     { name: "metrics", containerPort: 8443, protocol: "TCP" },
@@ -217,47 +216,44 @@ Deno.test("security context is PSS restricted (operations.md §6.1)", () => {
   }
 });
 
+/** The metadata every child of `alpha` carries in the operator namespace. */
+function meta(name: string, namespace = "dco-system") {
+  return { name, namespace, labels: LABELS, ownerReferences: [OWNER] };
+}
+
+/** `got` is exactly the child `apiVersion`/`kind` named `name` of `alpha`, with this spec. */
+function assertChild(
+  got: unknown,
+  type: { apiVersion: string; kind: string },
+  name: string,
+  spec: unknown,
+): void {
+  assert.deepEqual(got, { ...type, metadata: meta(name), spec });
+}
+
 Deno.test("default CWS: Service", () => {
-  assert.deepEqual(buildService(cws(), SETTINGS), {
-    apiVersion: "v1",
-    kind: "Service",
-    metadata: {
-      name: "alpha-webhook-server",
-      namespace: "dco-system",
-      labels: LABELS,
-      ownerReferences: [OWNER],
-    },
-    spec: {
-      type: "ClusterIP",
-      selector: LABELS,
-      ports: [
-        { name: "conversion", port: 443, targetPort: 9443, protocol: "TCP" },
-        { name: "metrics", port: 8443, targetPort: 8443, protocol: "TCP" },
-      ],
-    },
+  const type = { apiVersion: "v1", kind: "Service" };
+  assertChild(buildService(cws(), SETTINGS), type, "alpha-webhook-server", {
+    type: "ClusterIP",
+    selector: LABELS,
+    ports: [
+      { name: "conversion", port: 443, targetPort: 9443, protocol: "TCP" },
+      { name: "metrics", port: 8443, targetPort: 8443, protocol: "TCP" },
+    ],
   });
 });
 
 Deno.test("default CWS: Certificate with the four default dnsNames", () => {
-  assert.deepEqual(buildCertificate(cws(), SETTINGS), {
-    apiVersion: "cert-manager.io/v1",
-    kind: "Certificate",
-    metadata: {
-      name: "alpha-webhook-server-cert",
-      namespace: "dco-system",
-      labels: LABELS,
-      ownerReferences: [OWNER],
-    },
-    spec: {
-      secretName: "alpha-webhook-server-tls",
-      dnsNames: [
-        "alpha-webhook-server",
-        "alpha-webhook-server.dco-system",
-        "alpha-webhook-server.dco-system.svc",
-        "alpha-webhook-server.dco-system.svc.cluster.local",
-      ],
-      issuerRef: { name: "ca", kind: "ClusterIssuer" },
-    },
+  const type = { apiVersion: "cert-manager.io/v1", kind: "Certificate" };
+  assertChild(buildCertificate(cws(), SETTINGS), type, "alpha-webhook-server-cert", {
+    secretName: "alpha-webhook-server-tls",
+    dnsNames: [
+      "alpha-webhook-server",
+      "alpha-webhook-server.dco-system",
+      "alpha-webhook-server.dco-system.svc",
+      "alpha-webhook-server.dco-system.svc.cluster.local",
+    ],
+    issuerRef: { name: "ca", kind: "ClusterIssuer" },
   });
 });
 
@@ -367,12 +363,7 @@ Deno.test("full CWS: container", () => {
   assert.equal(c.image, "reg.example/dco-ws:v1.2.3");
   assert.equal(c.imagePullPolicy, "Always");
   assert.deepEqual(c.args, [
-    "--webhook-server-name=alpha",
-    "--tls-cert-dir=/tls",
-    "--conversion-bind-address=:9443",
-    "--metrics-bind-address=:8443",
-    "--enable-xrd-support=true",
-    "--enable-crd-support=true",
+    ...MANAGED_ARGS,
     '--cache-label-selector={"matchLabels":{"dco":"yes","tier":"b"},' +
     '"matchExpressions":[{"key":"env","operator":"In","values":["prod"]}]}',
     "--max-request-bytes=1048576",
@@ -423,14 +414,8 @@ Deno.test("full CWS: pod spec", () => {
 Deno.test("full CWS: Service, Certificate, HPA, PDB", () => {
   const all = serverChildren(cws(FULL_SPEC), SETTINGS);
   assert.equal(all.namespace, "webhooks");
-  const meta = (name: string) => ({
-    name,
-    namespace: "webhooks",
-    labels: LABELS,
-    ownerReferences: [OWNER],
-  });
   assert.deepEqual(all.service.metadata, {
-    ...meta("alpha-webhook-server"),
+    ...meta("alpha-webhook-server", "webhooks"),
     annotations: { "a/b": "c" },
   });
   assert.equal(all.service.spec.type, "NodePort");
@@ -443,7 +428,7 @@ Deno.test("full CWS: Service, Certificate, HPA, PDB", () => {
   assert.deepEqual(all.certificate, {
     apiVersion: "cert-manager.io/v1",
     kind: "Certificate",
-    metadata: meta("alpha-webhook-server-cert"),
+    metadata: meta("alpha-webhook-server-cert", "webhooks"),
     spec: {
       secretName: "alpha-webhook-server-tls",
       dnsNames: ["alpha.example"],
@@ -455,7 +440,7 @@ Deno.test("full CWS: Service, Certificate, HPA, PDB", () => {
   assert.deepEqual(all.hpa, {
     apiVersion: "autoscaling/v2",
     kind: "HorizontalPodAutoscaler",
-    metadata: meta("alpha-webhook-server"),
+    metadata: meta("alpha-webhook-server", "webhooks"),
     spec: {
       scaleTargetRef: { apiVersion: "apps/v1", kind: "Deployment", name: "alpha-webhook-server" },
       minReplicas: 3,
@@ -469,7 +454,7 @@ Deno.test("full CWS: Service, Certificate, HPA, PDB", () => {
   assert.deepEqual(all.pdb, {
     apiVersion: "policy/v1",
     kind: "PodDisruptionBudget",
-    metadata: meta("alpha-webhook-server"),
+    metadata: meta("alpha-webhook-server", "webhooks"),
     spec: { selector: { matchLabels: LABELS }, minAvailable: 1 },
   });
 });
@@ -568,7 +553,7 @@ Deno.test("builders do not alias the input spec", () => {
 });
 
 // ---------------------------------------------------------------------------------------------
-// V8 heap limit (runtime.md §6.4)
+// V8 heap limit
 
 Deno.test("heap limit: 0.75 of the memory limit in MiB", () => {
   assert.equal(V8_HEAP_LIMIT_FRACTION, 0.75);
@@ -635,7 +620,7 @@ Deno.test("heap limit: user V8 flags without a heap size keep theirs and gain th
 });
 
 // ---------------------------------------------------------------------------------------------
-// Readiness (api.md §3.2/§3.3)
+// Readiness
 
 function obj(kind: string, name: string, rest: Record<string, unknown> = {}): KubeObject {
   return { kind, metadata: { name, namespace: "dco-system" }, ...rest };
@@ -651,34 +636,40 @@ const AVAILABLE_DEPLOYMENT = obj("Deployment", "alpha-webhook-server", {
 const SERVICE = buildService(cws(), SETTINGS);
 const SECRET = obj("Secret", "alpha-webhook-server-tls", { data: { "tls.crt": "LS0t" } });
 
+/** The counts, the endpoint and each condition's `[type, status, reason]`, in order. */
+function assertReadiness(
+  r: ServerReadiness,
+  want: { replicas: number; ready: number; endpoint?: string; conditions: string[][] },
+): void {
+  assert.equal(r.replicas, want.replicas);
+  assert.equal(r.readyReplicas, want.ready);
+  assert.equal(r.endpoint, want.endpoint);
+  assert.deepEqual(r.conditions.map((c) => [c.type, c.status, c.reason]), want.conditions);
+}
+
 Deno.test("readiness: everything present and ready", () => {
-  const r = serverReadiness(AVAILABLE_DEPLOYMENT, SERVICE, SECRET);
-  assert.equal(r.replicas, 3);
-  assert.equal(r.readyReplicas, 2);
-  assert.equal(r.endpoint, "https://alpha-webhook-server.dco-system.svc:443");
-  assert.deepEqual(
-    r.conditions.map((c) => [c.type, c.status, c.reason]),
-    [
+  assertReadiness(serverReadiness(AVAILABLE_DEPLOYMENT, SERVICE, SECRET), {
+    replicas: 3,
+    ready: 2,
+    endpoint: "https://alpha-webhook-server.dco-system.svc:443",
+    conditions: [
       ["Available", "True", "DeploymentAvailable"],
       ["ServiceReady", "True", "ServiceReady"],
       ["CertificateReady", "True", "CertificateReady"],
     ],
-  );
+  });
 });
 
 Deno.test("readiness: nothing exists yet", () => {
-  const r = serverReadiness(undefined, undefined, undefined);
-  assert.equal(r.replicas, 0);
-  assert.equal(r.readyReplicas, 0);
-  assert.equal(r.endpoint, undefined);
-  assert.deepEqual(
-    r.conditions.map((c) => [c.type, c.status, c.reason]),
-    [
+  assertReadiness(serverReadiness(undefined, undefined, undefined), {
+    replicas: 0,
+    ready: 0,
+    conditions: [
       ["Available", "False", "DeploymentNotAvailable"],
       ["ServiceReady", "False", "ServiceMissing"],
       ["CertificateReady", "False", "CertificateNotReady"],
     ],
-  );
+  });
 });
 
 Deno.test("readiness: Deployment not available carries its message; lookup errors surface", () => {

@@ -1,9 +1,9 @@
 /**
- * The ConversionWebhookServer reconcile with fakes (runtime.md §6.1, §6.3; api.md §3.4): the
+ * The ConversionWebhookServer reconcile with fakes: the
  * finalizer, the delete guard (exact DeletionBlocked message, force annotation, no dependents),
  * the certificate modes, and built-in issuance/reuse/renewal/SAN change through the reconcile
- * with a fixed clock; the status of §6.1 steps 2 and 4 (DefaultConflict, assignedConfigs,
- * [P15] servedTargets/reportingReplicas from the live Leases), the handover requeue, and the
+ * with a fixed clock; the status (DefaultConflict, assignedConfigs,
+ * servedTargets/reportingReplicas from the live Leases), the handover requeue, and the
  * watch predicates wired in the manager.
  */
 import assert from "node:assert/strict";
@@ -23,7 +23,7 @@ import {
   type CertMode,
   MISSING_ISSUER_MESSAGE,
   type ServerChildSettings,
-} from "../../src/manager/server_children.ts";
+} from "../../src/manager/server/mod.ts";
 import {
   configAffectsServers,
   defaultFlagChanged,
@@ -35,7 +35,7 @@ import {
   REQUEUE_SERVER_MS,
   SERVER_FINALIZER,
   type ServerReconcileDeps,
-} from "../../src/manager/server_reconcile.ts";
+} from "../../src/manager/server/mod.ts";
 import { AlreadyExists, FakeSecretStore, T0 } from "./fake_secrets.ts";
 
 const FORCE = "conversion.terasky.com/allow-force-delete";
@@ -411,7 +411,7 @@ Deno.test("server reconcile: existing-secret mode only reads the Secret", async 
 });
 
 // ---------------------------------------------------------------------------------------------
-// Status: DefaultConflict (api.md §3.3)
+// Status: DefaultConflict
 
 Deno.test("server reconcile: DefaultConflict on every default server, removed when resolved", async () => {
   const servers: ServerInfo[] = [
@@ -485,7 +485,7 @@ Deno.test("server reconcile: DefaultConflict reads this server as read through, 
 });
 
 // ---------------------------------------------------------------------------------------------
-// Status: assignedConfigs (api.md §3.2)
+// Status: assignedConfigs
 
 const PHASED: ConfigSummaryWithPhase[] = [
   {
@@ -574,7 +574,7 @@ Deno.test("server reconcile: assignedConfigs follows the shard pool (resolver pr
 });
 
 // ---------------------------------------------------------------------------------------------
-// Status: servedTargets / reportingReplicas (runtime.md §7)
+// Status: servedTargets / reportingReplicas
 
 const micro = (ms: number) => new Date(ms).toISOString().replace(/Z$/, "000Z");
 
@@ -752,39 +752,17 @@ Deno.test("watch: configs wake the servers only on what assignedConfigs reads", 
   const base = cfg({}, { phase: "Applied", webhookURL: "u", conditions: [] });
   assert.equal(configAffectsServers("add", base), true);
   assert.equal(configAffectsServers("delete", base), true);
-  assert.equal(
-    configAffectsServers(
-      "update",
-      cfg({}, { phase: "Applied", webhookURL: "u", conditions: [{}] }),
-      base,
-    ),
-    false,
-    "a condition-only status write",
-  );
-  assert.equal(
-    configAffectsServers("update", cfg({}, { phase: "Stale", webhookURL: "u" }), base),
-    true,
-  );
-  assert.equal(
-    configAffectsServers("update", cfg({}, { phase: "Applied", webhookURL: "v" }), base),
-    true,
-  );
-  assert.equal(
-    configAffectsServers(
-      "update",
-      cfg({ webhookServerRef: { name: "beta" } }, { phase: "Applied", webhookURL: "u" }),
-      base,
-    ),
-    true,
-  );
-  assert.equal(
-    configAffectsServers(
-      "update",
-      cfg({ targetCRD: { name: "v.x" } }, { phase: "Applied", webhookURL: "u" }),
-      base,
-    ),
-    true,
-  );
+  const applied = { phase: "Applied", webhookURL: "u" };
+  const updates: [string, KubeObject, boolean][] = [
+    ["a condition-only status write", cfg({}, { ...applied, conditions: [{}] }), false],
+    ["the phase", cfg({}, { ...applied, phase: "Stale" }), true],
+    ["the webhook URL", cfg({}, { ...applied, webhookURL: "v" }), true],
+    ["the server ref", cfg({ webhookServerRef: { name: "beta" } }, applied), true],
+    ["the target", cfg({ targetCRD: { name: "v.x" } }, applied), true],
+  ];
+  for (const [what, updated, want] of updates) {
+    assert.equal(configAffectsServers("update", updated, base), want, what);
+  }
 });
 
 Deno.test("watch: a default flip wakes every default server", () => {

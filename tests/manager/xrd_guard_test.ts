@@ -1,5 +1,5 @@
 /**
- * [P11] The XRD conversion guard (api.md §4.3): every branch of steps 1–5 with the exact JSONPatch
+ * The XRD conversion guard: every branch of steps 1–5 with the exact JSONPatch
  * ops, the AdmissionReview answer it makes, its route on the manager's admission listener, and the
  * lookup through the config cache's `target` index.
  */
@@ -12,13 +12,13 @@ import {
   type XrdConfigLookup,
   type XrdGuardRequest,
   xrdGuardResponse,
-} from "../../src/manager/xrd_guard.ts";
+} from "../../src/manager/admission/mod.ts";
 import {
   ADMISSION_REVIEW_API_VERSION,
   ADMISSION_REVIEW_KIND,
   answerAdmission,
-} from "../../src/manager/admission_http.ts";
-import type { AdmissionContext } from "../../src/manager/admission.ts";
+} from "../../src/manager/admission/mod.ts";
+import type { AdmissionContext } from "../../src/manager/admission/mod.ts";
 import { xrdGuardLookup } from "../../src/manager/deps.ts";
 import { XRD_CONFIG_KIND } from "../../src/api/mod.ts";
 import type { Informer } from "../../src/kube/mod.ts";

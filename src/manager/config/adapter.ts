@@ -35,7 +35,7 @@ import {
   TARGET_RESOURCES,
   xrdResource,
 } from "../deps.ts";
-import { tlsSecretName } from "../server_children.ts";
+import { tlsSecretName } from "../server/names.ts";
 import type { ConfigReconcileDeps, ConfigReconcileMetrics } from "./types.ts";
 
 function configKindOfTarget(kind: TargetKind): ConfigKind {

@@ -1,6 +1,6 @@
 /**
- * The manager's validating admission endpoints (api.md §4): AdmissionReview
- * (`admission.k8s.io/v1`) in, AdmissionReview out, decided by admission.ts.
+ * The manager's admission endpoints: AdmissionReview (`admission.k8s.io/v1`) in, AdmissionReview
+ * out, decided by ./config.ts, ./server.ts and ./xrd_guard.ts.
  *
  * Layers, as for the conversion endpoint: `answerAdmission` is the transport-neutral core (path,
  * method and body bytes or decoded JSON in, HTTP status and response object out);
@@ -9,16 +9,16 @@
  * the pair read from the cert dir or, for the self-issued admission certificate, from its Secret
  * through the API (src/manager/admission_certs.ts).
  *
- * Paths (api.md §4 table; the apiserver may append a query string such as `?timeout=10s`):
+ * Paths (the apiserver may append a query string such as `?timeout=10s`):
  *
  *   /validate-terasky-com-v1alpha1-xrdconversionconfig     XRDConversionConfig
  *   /validate-terasky-com-v1alpha1-crdconversionconfig     CRDConversionConfig
  *   /validate-terasky-com-v1alpha1-conversionwebhookserver ConversionWebhookServer
  *
- * [P11] Mutating, only when {@link AdmissionHandlerOptions.xrdGuard} is set (api.md §4.3):
+ * Mutating, only when {@link AdmissionHandlerOptions.xrdGuard} is set (XRD support only):
  *
  *   /guard-xrd-conversion                                  CompositeResourceDefinition (the XRD
- *                                                          conversion guard, src/manager/xrd_guard.ts)
+ *                                                          conversion guard, ./xrd_guard.ts)
  *
  * The guard always allows; its answer carries a JSONPatch when it restores the conversion stanza,
  * and a guard decision never turns into a denial (it fails open).
@@ -29,14 +29,11 @@
  * itself (a cluster read threw) is a denial with code 500 — never a silent allow.
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
-import { CRD_CONFIG_KIND, WEBHOOK_SERVER_KIND, XRD_CONFIG_KIND } from "../api/mod.ts";
-import {
-  type AdmissionContext,
-  type AdmissionDecision,
-  type AdmissionOperation,
-  validateConfigAdmission,
-  validateServerAdmission,
-} from "./admission.ts";
+import { CRD_CONFIG_KIND, WEBHOOK_SERVER_KIND, XRD_CONFIG_KIND } from "../../api/mod.ts";
+import { isRecord } from "../../lib/json.ts";
+import { validateConfigAdmission } from "./config.ts";
+import type { AdmissionContext, AdmissionDecision, AdmissionOperation } from "./context.ts";
+import { validateServerAdmission } from "./server.ts";
 import {
   decideXrdGuard,
   XRD_GUARD_PATH,
@@ -73,7 +70,7 @@ export interface AdmissionResponse {
   allowed: boolean;
   status?: AdmissionResponseStatus;
   warnings?: string[];
-  /** [P11] The XRD conversion guard's restore (base64 of the JSONPatch). */
+  /** The XRD conversion guard's restore (base64 of the JSONPatch). */
   patchType?: "JSONPatch";
   patch?: string;
 }
@@ -96,7 +93,7 @@ export interface AdmissionHandlerOptions {
   /** Called with a decision that threw (the review is answered as a 500 denial). */
   onError?: (error: unknown, path: AdmissionPath) => void;
   /**
-   * [P11] Serve the XRD conversion guard at {@link XRD_GUARD_PATH} (api.md §4.3); absent ⇒ that
+   * Serve the XRD conversion guard at {@link XRD_GUARD_PATH}; absent ⇒ that
    * path is unknown (404).
    */
   xrdGuard?: {
@@ -108,10 +105,6 @@ export interface AdmissionHandlerOptions {
 }
 
 const OPERATIONS: readonly AdmissionOperation[] = ["CREATE", "UPDATE", "DELETE", "CONNECT"];
-
-function isRecord(v: unknown): v is Record<string, unknown> {
-  return typeof v === "object" && v !== null && !Array.isArray(v);
-}
 
 /** The path without its query string, if it is one of {@link ADMISSION_PATHS}. */
 export function admissionPathOf(url: string): AdmissionPath | undefined {
@@ -200,7 +193,7 @@ async function decide(
   return await validateConfigAdmission(kind, req.operation, req.object, req.oldObject, ctx);
 }
 
-/** [P11] The XRD conversion guard's answer: always allowed, a JSONPatch when it restores. */
+/** The XRD conversion guard's answer: always allowed, a JSONPatch when it restores. */
 function guardReview(opts: AdmissionHandlerOptions, req: ParsedRequest): AdmissionReviewResponse {
   const guard = opts.xrdGuard!;
   const decision = decideXrdGuard({

@@ -1,9 +1,9 @@
 /**
- * [P11] The XRD conversion guard (api.md §4.3): a mutating admission webhook on Crossplane
+ * The XRD conversion guard (XRD support only): a mutating admission webhook on Crossplane
  * CompositeResourceDefinition CREATE/UPDATE that puts back the conversion stanza (and the
  * `managed-by` / `plan-hash` annotations) an out-of-band full-object write dropped — Crossplane's
  * package establisher rewrites every established XRD from the package contents on each revision
- * sync. Served by the manager at {@link XRD_GUARD_PATH} (src/manager/admission_http.ts).
+ * sync. Served by the manager at {@link XRD_GUARD_PATH} (src/manager/admission/http.ts).
  *
  * Pure: the AdmissionReview request in, the decision (a JSONPatch, possibly empty) out; the one
  * cluster read, the XRDConversionConfigs targeting the XRD (the config cache's `target` index), is
@@ -11,7 +11,7 @@
  * restore allows the write unchanged with an empty patch (no `patch` in the response), and so
  * does anything it cannot make sense of.
  *
- * Steps (api.md §4.3):
+ * Steps:
  * 1. Decode the incoming XRD; failure → allow.
  * 2. The configs targeting `request.name`; zero or more than one → allow.
  * 3. Only what the controller has already applied: `status.lastAppliedPlanHash` set,
@@ -27,8 +27,11 @@
  *
  * The patch is computed against `request.object` as it arrived, at whatever XRD API version the
  * write used (`v1` or `v2`: `spec.conversion` and the annotations sit at the same paths in both).
+ * Why the guard exists: docs/design/server-children.md#the-xrd-conversion-guard.
  */
-import { MANAGED_BY_ANNOTATION, PLAN_HASH_ANNOTATION } from "./conversion_patch.ts";
+import { textToBase64 } from "../../lib/base64.ts";
+import { isRecord } from "../../lib/json.ts";
+import { MANAGED_BY_ANNOTATION, PLAN_HASH_ANNOTATION } from "../conversion_patch.ts";
 
 /** The guard's path on the manager's admission listener. */
 export const XRD_GUARD_PATH = "/guard-xrd-conversion";
@@ -66,10 +69,6 @@ export interface XrdGuardRequest {
 export type XrdConfigLookup = (xrdName: string) => readonly unknown[];
 
 type Rec = Record<string, unknown>;
-
-function isRecord(v: unknown): v is Rec {
-  return typeof v === "object" && v !== null && !Array.isArray(v);
-}
 
 const allow = (reason: string): XrdGuardDecision => ({ patch: [], reason });
 
@@ -267,7 +266,7 @@ function restorePatch(xrd: DecodedXRD, applied: Restorable): JsonPatchOp[] {
   return ops;
 }
 
-/** The guard's decision for one admission request (api.md §4.3 steps 1–5). Never throws. */
+/** The guard's decision for one admission request (steps 1–5 above). Never throws. */
 export function decideXrdGuard(req: XrdGuardRequest, lookup: XrdConfigLookup): XrdGuardDecision {
   try {
     if (req.operation !== "CREATE" && req.operation !== "UPDATE") {
@@ -333,8 +332,10 @@ export function xrdGuardResponse(
   decision: XrdGuardDecision,
 ): { uid: string; allowed: true; patchType?: "JSONPatch"; patch?: string } {
   if (decision.patch.length === 0) return { uid, allowed: true };
-  const bytes = new TextEncoder().encode(JSON.stringify(decision.patch));
-  let bin = "";
-  for (const b of bytes) bin += String.fromCharCode(b);
-  return { uid, allowed: true, patchType: "JSONPatch", patch: btoa(bin) };
+  return {
+    uid,
+    allowed: true,
+    patchType: "JSONPatch",
+    patch: textToBase64(JSON.stringify(decision.patch)),
+  };
 }

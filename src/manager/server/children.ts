@@ -1,0 +1,28 @@
+/** Every child of a server, built together in apply order. */
+import type { ConversionWebhookServer } from "../../api/mod.ts";
+import { buildCertificate } from "./certificate.ts";
+import { buildDeployment } from "./deployment.ts";
+import { buildHPA } from "./hpa.ts";
+import { buildPDB } from "./pdb.ts";
+import { buildService } from "./service.ts";
+import { childNamespace, type ServerChildSettings } from "./settings.ts";
+import type { ServerChildren } from "./types.ts";
+
+/** All children of `cws`; throws `ServerSpecError` for an unrenderable spec. */
+export function serverChildren(
+  cws: ConversionWebhookServer,
+  settings: ServerChildSettings,
+): ServerChildren {
+  const out: ServerChildren = {
+    namespace: childNamespace(cws, settings),
+    service: buildService(cws, settings),
+    deployment: buildDeployment(cws, settings),
+  };
+  const certificate = buildCertificate(cws, settings);
+  if (certificate) out.certificate = certificate;
+  const hpa = buildHPA(cws, settings);
+  if (hpa) out.hpa = hpa;
+  const pdb = buildPDB(cws, settings);
+  if (pdb) out.pdb = pdb;
+  return out;
+}

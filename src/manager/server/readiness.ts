@@ -1,0 +1,144 @@
+/**
+ * A server's readiness, from its observed children: the replica counts, the endpoint and the
+ * `Available`, `ServiceReady` and `CertificateReady` conditions
+ * (docs/design/server-children.md#readiness).
+ */
+import type { ConditionInput, KubeObject } from "../../kube/mod.ts";
+import { isRecord } from "../../lib/json.ts";
+import { SERVICE_DEFAULTS } from "./settings.ts";
+
+/** What {@link serverReadiness} computes; the reconciler stamps `observedGeneration`. */
+export interface ServerReadiness {
+  replicas: number;
+  readyReplicas: number;
+  /** `https://<svc>.<ns>.svc:<conversion port>` once the Service exists. */
+  endpoint?: string;
+  /** `Available`, `ServiceReady`, `CertificateReady`, in that order. */
+  conditions: ConditionInput[];
+}
+
+/** A child as observed: the object, undefined when not found, or the lookup error. */
+export type Observed = KubeObject | undefined | Error;
+
+type Json = Record<string, unknown>;
+
+function asRecord(v: unknown): Json | undefined {
+  return isRecord(v) ? v : undefined;
+}
+
+function intField(obj: Json | undefined, key: string): number {
+  const v = obj?.[key];
+  return typeof v === "number" && Number.isFinite(v) ? v : 0;
+}
+
+function conditionStatus(obj: KubeObject, type: string): Json | undefined {
+  const conditions = asRecord(obj.status)?.conditions;
+  if (!Array.isArray(conditions)) return undefined;
+  return conditions.map(asRecord).find((c) => c?.type === type);
+}
+
+function objName(obj: KubeObject): string {
+  return `${obj.metadata.namespace ?? ""}/${obj.metadata.name ?? ""}`;
+}
+
+/** The two answers of one condition type: `yes(message)` and `no(message)`. */
+function twoWay(type: string, yesReason: string, noReason: string) {
+  return {
+    yes: (message: string): ConditionInput => ({
+      type,
+      status: "True",
+      reason: yesReason,
+      message,
+    }),
+    no: (message: string): ConditionInput => ({ type, status: "False", reason: noReason, message }),
+  };
+}
+
+const AVAILABLE = twoWay("Available", "DeploymentAvailable", "DeploymentNotAvailable");
+const SERVICE_READY = twoWay("ServiceReady", "ServiceReady", "ServiceMissing");
+/** `CertificateReady`, also set by the reconcile's certificate step. */
+export const CERTIFICATE_READY = twoWay(
+  "CertificateReady",
+  "CertificateReady",
+  "CertificateNotReady",
+);
+
+/** `: <message>` of an observed condition, or nothing when it has none. */
+function because(c: Json | undefined): string {
+  return typeof c?.message === "string" && c.message !== "" ? `: ${c.message}` : "";
+}
+
+function availableCondition(deployment: Observed): ConditionInput {
+  const { yes, no } = AVAILABLE;
+  if (deployment instanceof Error) return no(`looking up the Deployment: ${deployment.message}`);
+  if (deployment === undefined) return no("the Deployment does not exist yet");
+  const c = conditionStatus(deployment, "Available");
+  if (c?.status === "True") return yes(`Deployment ${objName(deployment)} is available`);
+  return no(`Deployment ${objName(deployment)} is not available${because(c)}`);
+}
+
+/** The Service's `conversion` port (else its first port, else 443). */
+function conversionPort(service: KubeObject): number {
+  const ports = asRecord(service.spec)?.ports;
+  const list = Array.isArray(ports) ? ports.map(asRecord) : [];
+  const port = list.find((p) => p?.name === "conversion") ?? list[0];
+  const n = port?.port;
+  return typeof n === "number" ? n : SERVICE_DEFAULTS.port;
+}
+
+function serviceCondition(service: Observed): ConditionInput {
+  const { yes, no } = SERVICE_READY;
+  if (service instanceof Error) return no(`looking up the Service: ${service.message}`);
+  if (service === undefined) return no("the Service does not exist yet");
+  return yes(`Service ${objName(service)} exists`);
+}
+
+function certificateCondition(source: Observed): ConditionInput {
+  const { yes, no } = CERTIFICATE_READY;
+  if (source instanceof Error) return no(`looking up the TLS certificate: ${source.message}`);
+  if (source === undefined) return no("the TLS Secret does not exist yet");
+  if (source.kind === "Certificate") {
+    const c = conditionStatus(source, "Ready");
+    if (c?.status === "True") return yes(`Certificate ${objName(source)} is Ready`);
+    return no(`Certificate ${objName(source)} is not Ready${because(c)}`);
+  }
+  const crt = asRecord(source.data)?.["tls.crt"];
+  if (typeof crt === "string" && crt !== "") {
+    return yes(`Secret ${objName(source)} holds a certificate`);
+  }
+  return no(`Secret ${objName(source)} has no tls.crt yet`);
+}
+
+/**
+ * Status from the observed children:
+ * - `replicas`/`readyReplicas` copied from the Deployment's status (0 when absent);
+ * - `Available` ⇔ the Deployment's own `Available` condition is "True" (lookup error ⇒ False
+ *   with the error in the message);
+ * - `ServiceReady` ⇔ the Service **exists** (not "has ready endpoints": pod readiness is what
+ *   `Available` and `readyReplicas` already report, so no Endpoints read is added);
+ * - `CertificateReady`: given the TLS **Secret** (read through), a non-empty `tls.crt`; given a
+ *   cert-manager **Certificate**, its `Ready` condition is "True".
+ */
+export function serverReadiness(
+  deployment: Observed,
+  service: Observed,
+  certificateOrSecret: Observed,
+): ServerReadiness {
+  const depStatus = deployment instanceof Error || deployment === undefined
+    ? undefined
+    : asRecord(deployment.status);
+  const out: ServerReadiness = {
+    replicas: intField(depStatus, "replicas"),
+    readyReplicas: intField(depStatus, "readyReplicas"),
+    conditions: [
+      availableCondition(deployment),
+      serviceCondition(service),
+      certificateCondition(certificateOrSecret),
+    ],
+  };
+  if (service !== undefined && !(service instanceof Error)) {
+    const { name, namespace } = service.metadata;
+    out.endpoint = `https://${name}.${namespace}.svc:${conversionPort(service)}`;
+  }
+  return out;
+}

@@ -1,0 +1,56 @@
+/** The CWS reconcile's dependencies backed by the manager's client and caches. */
+import { applyObject, isAlreadyExists, patchStatus } from "../../kube/mod.ts";
+import { BuiltinIssuer } from "../builtin_certs.ts";
+import {
+  admissionContext,
+  type DepsOptions,
+  listConfigsWithPhase,
+  listServedLeases,
+  SERVER_RESOURCE,
+} from "../deps.ts";
+import { clientSecretStore, undefinedIfNotFound } from "../secret_store.ts";
+import type { ServerReconcileDeps } from "./reconcile.ts";
+import type { ServerChildSettings } from "./settings.ts";
+
+/** {@link ServerReconcileDeps} backed by the client (reads through) and the caches (lists). */
+export function serverReconcileDeps(
+  o: DepsOptions,
+  settings: ServerChildSettings,
+): ServerReconcileDeps {
+  const { client } = o;
+  const ctx = admissionContext(o, { xrd: true, crd: true }); // servers only
+  const secrets = clientSecretStore(client);
+  const deps: ServerReconcileDeps = {
+    settings,
+    // Read through: the finalizer and status writes must build on the previous reconcile's own
+    // writes, which the cache may not have seen yet.
+    getServer: (name) => undefinedIfNotFound(() => client.get(SERVER_RESOURCE, name)),
+    async updateFinalizers(server, finalizers) {
+      return await client.patch(
+        SERVER_RESOURCE,
+        server.metadata.name ?? "",
+        { metadata: { finalizers, resourceVersion: server.metadata.resourceVersion } },
+        { type: "merge" },
+      );
+    },
+    listConfigs: () => Promise.resolve(listConfigsWithPhase(o)),
+    listServers: () => Promise.resolve(ctx.listServers()),
+    // Read through, like the handover gate's read.
+    listServedLeases: (server, namespace) => listServedLeases(client, server, namespace),
+    apply: (ref, obj) => applyObject(client, ref, obj),
+    getSecret: secrets.get,
+    async patchStatus(name, before, after) {
+      await patchStatus(client, SERVER_RESOURCE, name, { status: before }, { status: after });
+    },
+    now: o.now ?? Date.now,
+  };
+  if (settings.certMode === "Builtin") {
+    deps.issuer = new BuiltinIssuer({
+      namespace: o.operatorNamespace,
+      now: o.now ?? Date.now,
+      isAlreadyExists,
+      store: secrets,
+    });
+  }
+  return deps;
+}
