@@ -34,18 +34,16 @@ import {
   type StatusCondition,
   TerminalError,
 } from "../kube/mod.ts";
+import { CERTIFICATES, SERVER_RESOURCE } from "../api/resources.ts";
+import { DEPLOYMENTS, HPAS, PDBS, SECRETS, SERVICES } from "../kube/resources.ts";
+import { admissionContext } from "./admission_setup.ts";
 import {
-  admissionContext,
   type ConfigSummaryWithPhase,
   decodeServer,
-  DEPLOYMENTS,
   type DepsOptions,
   listConfigsWithPhase,
   listServedLeases,
-  SECRETS,
-  SERVER_RESOURCE,
-  SERVICES,
-} from "./deps.ts";
+} from "./caches.ts";
 import { FORCE_DELETE_ANNOTATION, servedBy, serverInfoOf } from "./admission.ts";
 import { aggregateServedTargets } from "./served_targets.ts";
 import { BuiltinIssuer, type ServingCertRequest, type ServingCertResult } from "./builtin_certs.ts";
@@ -77,25 +75,6 @@ export const REQUEUE_SERVER_HANDOVER_MS = 30_000;
 export const MIN_RENEWAL_REQUEUE_MS = 1_000;
 /** Most dependents named in the DeletionBlocked message. */
 const MAX_LISTED = 20;
-
-export const CERTIFICATES = (namespace: string): ResourceRef => ({
-  group: "cert-manager.io",
-  version: "v1",
-  plural: "certificates",
-  namespace,
-});
-export const HPAS = (namespace: string): ResourceRef => ({
-  group: "autoscaling",
-  version: "v2",
-  plural: "horizontalpodautoscalers",
-  namespace,
-});
-export const PDBS = (namespace: string): ResourceRef => ({
-  group: "policy",
-  version: "v1",
-  plural: "poddisruptionbudgets",
-  namespace,
-});
 
 /** The built-in issuer as the reconcile sees it. */
 export interface ServingCertIssuer {

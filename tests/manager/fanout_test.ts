@@ -5,7 +5,7 @@
  */
 import assert from "node:assert/strict";
 import { resolveServer, type ServerInfo } from "../../src/assign/resolve.ts";
-import { configsToWake } from "../../src/manager/deps.ts";
+import { configsToWake } from "../../src/manager/config_controller.ts";
 import type { KubeObject } from "../../src/kube/mod.ts";
 
 function config(i: number, assigned?: string, pinned?: string): KubeObject {

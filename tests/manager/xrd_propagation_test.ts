@@ -23,7 +23,8 @@ import {
   sha256Hex,
   verifyGeneratedCRD,
 } from "../../src/manager/config_reconcile.ts";
-import { createManagerCaches, mapGeneratedCRDToConfigs } from "../../src/manager/deps.ts";
+import { createManagerCaches } from "../../src/manager/caches.ts";
+import { mapGeneratedCRDToConfigs } from "../../src/manager/config_controller.ts";
 import { createLogger } from "../../src/obs/log.ts";
 import type { StatusCondition } from "../../src/kube/status.ts";
 import type { KubeObject } from "../../src/kube/mod.ts";
