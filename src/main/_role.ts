@@ -82,6 +82,17 @@ export class Role {
     this.#listeners.push(server);
   }
 
+  /** Starts a listener on `address` ({@link step}, then {@link serve}). */
+  async listen<S extends ServerHandle>(
+    failure: string,
+    address: string,
+    start: () => Promise<S>,
+  ): Promise<S> {
+    const server = await this.step(failure, { address }, start);
+    this.serve(server);
+    return server;
+  }
+
   /** Runs a start step; its failure is logged as `failure` with the error, and exits 1. */
   async step<T>(failure: string, fields: LogFields, start: () => Promise<T>): Promise<T> {
     try {

@@ -91,12 +91,10 @@ async function main(argv: readonly string[]): Promise<never> {
     metrics: () => metricsResponse(registry),
   });
   for (const address of new Set([flags.metricsBindAddress, flags.healthProbeBindAddress])) {
-    role.serve(
-      await role.step(
-        "cannot start the metrics/health listener",
-        { address },
-        () => startPlainServer({ address, listener: plain }),
-      ),
+    await role.listen(
+      "cannot start the metrics/health listener",
+      address,
+      () => startPlainServer({ address, listener: plain }),
     );
   }
 

@@ -1,7 +1,11 @@
 /**
  * The webhook-server role: answers the apiserver's ConversionReviews for the targets assigned to
  * this ConversionWebhookServer from an in-memory plan registry. This file is only the startup
- * order; each step is a safety property, written down in docs/design/webhook.md.
+ * order, and each step is a safety property: flags (invalid ⇒ exit 1); caches, registry, metrics,
+ * controllers; the TLS pair read once (missing or invalid ⇒ exit 1); informers; the plain server;
+ * cache sync (a terminal cache failure ⇒ exit 1); the initial sync, retried every 2 s until clean
+ * (only a shutdown aborts it); the served-target Lease published once and its loop started; the
+ * TLS listener bound; ready. Stopping: docs/design/manager.md#shutdown.
  *
  * The plain server (/healthz, /readyz, /metrics) starts before any cache sync, so a slow start is
  * visible and not killed by liveness; the replica turns ready only once the initial sync is clean
@@ -124,20 +128,16 @@ async function main(argv: readonly string[]): Promise<never> {
 
   // Informers, then the plain server before any sync.
   caches.start();
-  role.serve(
-    await role.step(
-      "cannot start the metrics/health listener",
-      { address: flags.metricsBindAddress },
-      () =>
-        startPlainServer({
-          address: flags.metricsBindAddress,
-          listener: createPlainListener({
-            readiness: role.readiness,
-            registry,
-            metrics: () => metricsResponse(metricsRegistry.registry),
-          }),
-        }),
-    ),
+  const plain = createPlainListener({
+    readiness: role.readiness,
+    registry,
+    metrics: () => metricsResponse(metricsRegistry.registry),
+  });
+  const metricsAddress = flags.metricsBindAddress;
+  await role.listen(
+    "cannot start the metrics/health listener",
+    metricsAddress,
+    () => startPlainServer({ address: metricsAddress, listener: plain }),
   );
 
   // Cache sync, failing fast on a terminal cache error.
@@ -172,23 +172,22 @@ async function main(argv: readonly string[]): Promise<never> {
   }
 
   // Bind the conversion listener, then report ready.
-  role.serve(
-    await role.step(
-      "cannot start the conversion listener",
-      { address: flags.conversionBindAddress },
-      () =>
-        ConversionServer.start({
-          address: flags.conversionBindAddress,
-          certDir: flags.tlsCertDir,
-          reloadIntervalMs: flags.certReloadIntervalMs,
-          listener: createNodeConvertListener({
-            registry,
-            metrics,
-            maxRequestBytes: flags.maxRequestBytes,
-            requestTimeoutMs: flags.requestTimeoutMs,
-          }),
-        }),
-    ),
+  const convert = createNodeConvertListener({
+    registry,
+    metrics,
+    maxRequestBytes: flags.maxRequestBytes,
+    requestTimeoutMs: flags.requestTimeoutMs,
+  });
+  await role.listen(
+    "cannot start the conversion listener",
+    flags.conversionBindAddress,
+    () =>
+      ConversionServer.start({
+        address: flags.conversionBindAddress,
+        certDir: flags.tlsCertDir,
+        reloadIntervalMs: flags.certReloadIntervalMs,
+        listener: convert,
+      }),
   );
   caches.connect(routeByKind);
   for (const c of controllers.values()) c.start();

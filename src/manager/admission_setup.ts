@@ -31,6 +31,7 @@ import { type ManagerFlags, selfIssuedAdmission } from "./flags.ts";
 import type { XrdConfigLookup } from "./xrd_guard.ts";
 
 const CERT_RELOAD_INTERVAL_MS = 30_000;
+const LISTEN_FAILED = "cannot start the admission listener";
 const ENSURE_ATTEMPTS = 5;
 const ENSURE_RETRY_MS = 2_000;
 
@@ -73,9 +74,13 @@ export interface AdmissionStartup {
   readonly log: Logger;
   /** Exits (without an error) when a shutdown was asked for. */
   exitIfStopping(): Promise<void>;
-  step<T>(failure: string, fields: Record<string, unknown>, start: () => Promise<T>): Promise<T>;
+  /** Starts a listener; its failure is logged as `failure`, and exits 1. */
+  listen<S extends ServerHandle>(
+    failure: string,
+    address: string,
+    start: () => Promise<S>,
+  ): Promise<S>;
   fail(message: string, fields?: Record<string, unknown>): Promise<never>;
-  serve(server: ServerHandle): void;
   onStop(name: string, stop: () => unknown): void;
 }
 
@@ -91,15 +96,13 @@ export async function startAdmission(
   const address = flags.webhookBindAddress;
   const listener = () => admissionListener(deps, flags, role.log);
   if (await hasKeyPair(flags.webhookCertDir)) {
-    role.serve(
-      await role.step("cannot start the admission listener", { address }, () =>
-        TlsServer.start({
-          address,
-          certDir: flags.webhookCertDir,
-          reloadIntervalMs: CERT_RELOAD_INTERVAL_MS,
-          listener: listener(),
-        })),
-    );
+    await role.listen(LISTEN_FAILED, address, () =>
+      TlsServer.start({
+        address,
+        certDir: flags.webhookCertDir,
+        reloadIntervalMs: CERT_RELOAD_INTERVAL_MS,
+        listener: listener(),
+      }));
     role.log.info("admission webhooks serving", { address });
     return;
   }
@@ -115,19 +118,14 @@ export async function startAdmission(
   const keeper = admissionCertKeeper(deps.client, flags, deps.operatorNamespace);
   role.onStop("admission certificate keeper", () => keeper.stop());
   const state = await ensureCertificate(role, keeper, flags);
-  const server = await role.step(
-    "cannot start the admission listener",
-    { address },
-    () =>
-      TlsServer.start({
-        address,
-        loadPair: () => keeper.readPair(),
-        source: keeper.secretRef,
-        reloadIntervalMs: CERT_RELOAD_INTERVAL_MS,
-        listener: listener(),
-      }),
-  );
-  role.serve(server);
+  const server = await role.listen(LISTEN_FAILED, address, () =>
+    TlsServer.start({
+      address,
+      loadPair: () => keeper.readPair(),
+      source: keeper.secretRef,
+      reloadIntervalMs: CERT_RELOAD_INTERVAL_MS,
+      listener: listener(),
+    }));
   keeper.onEnsured = () => server.reloadNow();
   keeper.start(keeper.nextDelay(state));
   role.log.info("admission webhooks serving (self-issued certificate)", {
