@@ -22,6 +22,7 @@ import {
   type ResourceRef,
 } from "./client.ts";
 import { rfc3339Micro } from "./status.ts";
+import { LEASES } from "./resources.ts";
 
 /** `spec` of a `coordination.k8s.io/v1` Lease (times are `metav1.MicroTime`). */
 export interface LeaseSpec {
@@ -37,14 +38,6 @@ export interface LeaseSpec {
 export interface Lease extends KubeObject {
   spec?: LeaseSpec;
 }
-
-/** Where Leases live. */
-export const LEASES = (namespace: string): ResourceRef => ({
-  group: "coordination.k8s.io",
-  version: "v1",
-  plural: "leases",
-  namespace,
-});
 
 /** The manager's leader-election Lease name (runtime.md §2.1). */
 export const MANAGER_LEASE_NAME = "declarative-conversion-operator.terasky.com";

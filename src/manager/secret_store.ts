@@ -4,7 +4,7 @@
  */
 import { isNotFound, type KubeClient, type KubeObject } from "../kube/mod.ts";
 import type { SecretStore } from "./builtin_certs.ts";
-import { SECRETS } from "./deps.ts";
+import { SECRETS } from "../kube/resources.ts";
 
 /** `read()`, or undefined when it fails with NotFound. */
 export async function undefinedIfNotFound<T>(read: () => Promise<T>): Promise<T | undefined> {

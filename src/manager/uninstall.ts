@@ -31,7 +31,7 @@ import { type ConfigKind, CRD_CONFIG_KIND, XRD_CONFIG_KIND } from "../api/mod.ts
 import { isNonRetryable, isNotFound, KubeClient, type KubeObject } from "../kube/mod.ts";
 import { createLogger, formatDuration, type Logger } from "../obs/log.ts";
 import { ALLOW_UNSAFE_DELETE_ANNOTATION } from "./config/types.ts";
-import { CONFIG_RESOURCES, SERVER_RESOURCE } from "./deps.ts";
+import { CONFIG_RESOURCES, SERVER_RESOURCE } from "../api/resources.ts";
 import type { ManagerFlags } from "./flags.ts";
 
 export interface UninstallDeps {

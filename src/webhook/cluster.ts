@@ -4,35 +4,30 @@
  * schema kinds (CRDs / XRDs, label-scoped, with the managedFields/last-applied strip transform).
  * Also maps cache events to registry-controller keys (`<kind>/<config name>`).
  */
+import { CRD_CONFIG_KIND, XRD_CONFIG_KIND } from "../api/config.ts";
+import {
+  CONFIG_RESOURCES as CONFIG_RESOURCES_OF_KIND,
+  SERVER_RESOURCE,
+  XRD_RESOURCE,
+} from "../api/resources.ts";
 import type { ServerInfo } from "../assign/resolve.ts";
 import type { JsonObject } from "../engine/mod.ts";
 import type { KubeClient, KubeObject, ResourceRef } from "../kube/client.ts";
 import { enqueueFor, type KeySink, Pacer } from "../kube/controller.ts";
 import { Informer } from "../kube/informer.ts";
+import { CRD_RESOURCE } from "../kube/resources.ts";
 import type { Logger } from "../obs/log.ts";
 import { targetOf } from "./compile.ts";
 import type { ConfigKind } from "./compiled.ts";
 import type { CachedConfig, ClusterView } from "./registry_controller.ts";
 
-export const GROUP = "terasky.com";
-export const VERSION = "v1alpha1";
-
 export const CONFIG_RESOURCES: Record<ConfigKind, ResourceRef> = {
-  crd: { group: GROUP, version: VERSION, plural: "crdconversionconfigs" },
-  xrd: { group: GROUP, version: VERSION, plural: "xrdconversionconfigs" },
-};
-export const SERVER_RESOURCE: ResourceRef = {
-  group: GROUP,
-  version: VERSION,
-  plural: "conversionwebhookservers",
+  crd: CONFIG_RESOURCES_OF_KIND[CRD_CONFIG_KIND],
+  xrd: CONFIG_RESOURCES_OF_KIND[XRD_CONFIG_KIND],
 };
 export const TARGET_RESOURCES: Record<ConfigKind, ResourceRef> = {
-  crd: { group: "apiextensions.k8s.io", version: "v1", plural: "customresourcedefinitions" },
-  xrd: {
-    group: "apiextensions.crossplane.io",
-    version: "v2",
-    plural: "compositeresourcedefinitions",
-  },
+  crd: CRD_RESOURCE,
+  xrd: XRD_RESOURCE,
 };
 
 const LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration";

@@ -29,7 +29,8 @@ import {
 } from "../api/served_lease.ts";
 import { isAlreadyExists, isNotFound, type KubeClient } from "../kube/client.ts";
 import { type Clock, realClock } from "../kube/clock.ts";
-import { type Lease, LEASES } from "../kube/leader.ts";
+import type { Lease } from "../kube/leader.ts";
+import { LEASES } from "../kube/resources.ts";
 import { rfc3339Micro } from "../kube/status.ts";
 import { createLogger } from "../obs/log.ts";
 import type { WebhookLogger } from "./_log.ts";

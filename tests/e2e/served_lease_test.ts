@@ -15,7 +15,8 @@ import {
   servedLeaseSelector,
 } from "../../src/api/served_lease.ts";
 import { isNotFound, type KubeClient, type KubeObject } from "../../src/kube/client.ts";
-import { type Lease, LEASES } from "../../src/kube/leader.ts";
+import type { Lease } from "../../src/kube/leader.ts";
+import { LEASES } from "../../src/kube/resources.ts";
 import { aggregateServedTargets } from "../../src/manager/served_targets.ts";
 import type { WebhookLogger } from "../../src/webhook/_log.ts";
 import {

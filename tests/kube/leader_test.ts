@@ -18,7 +18,8 @@ import {
   type ResourceRef,
   type WriteOptions,
 } from "../../src/kube/client.ts";
-import { LeaderElector, type Lease, LEASES } from "../../src/kube/leader.ts";
+import { LeaderElector, type Lease } from "../../src/kube/leader.ts";
+import { LEASES } from "../../src/kube/resources.ts";
 import {
   applyObject,
   patchStatus,

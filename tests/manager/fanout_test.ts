@@ -1,11 +1,11 @@
 /**
- * The paced CWS → configs fan-out (runtime §5 "Pacing", §6.5): adding a pool member wakes exactly
- * the configs it now wins, removing one exactly the configs it held — checked key by key over
- * 200 targets against the resolver.
+ * The paced CWS → configs fan-out (docs/design/manager.md#controllers-and-what-wakes-them):
+ * adding a pool member wakes exactly the configs it now wins, removing one exactly the configs it
+ * held — checked key by key over 200 targets against the resolver.
  */
 import assert from "node:assert/strict";
 import { resolveServer, type ServerInfo } from "../../src/assign/resolve.ts";
-import { configsToWake } from "../../src/manager/deps.ts";
+import { configsToWake } from "../../src/manager/config_controller.ts";
 import type { KubeObject } from "../../src/kube/mod.ts";
 
 function config(i: number, assigned?: string, pinned?: string): KubeObject {

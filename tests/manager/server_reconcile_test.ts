@@ -17,7 +17,7 @@ import {
 } from "../../src/api/served_lease.ts";
 import type { ServerInfo } from "../../src/assign/resolve.ts";
 import type { KubeObject, ResourceRef, StatusCondition } from "../../src/kube/mod.ts";
-import type { ConfigSummaryWithPhase } from "../../src/manager/deps.ts";
+import type { ConfigSummaryWithPhase } from "../../src/manager/caches.ts";
 import { BuiltinIssuer, LEAF_VALIDITY_MS } from "../../src/manager/builtin_certs.ts";
 import {
   type CertMode,

@@ -19,7 +19,7 @@ import {
   answerAdmission,
 } from "../../src/manager/admission/mod.ts";
 import type { AdmissionContext } from "../../src/manager/admission/mod.ts";
-import { xrdGuardLookup } from "../../src/manager/deps.ts";
+import { xrdGuardLookup } from "../../src/manager/admission_setup.ts";
 import { XRD_CONFIG_KIND } from "../../src/api/mod.ts";
 import type { Informer } from "../../src/kube/mod.ts";
 

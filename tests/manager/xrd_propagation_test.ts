@@ -17,7 +17,8 @@ import {
   sha256Hex,
   verifyGeneratedCRD,
 } from "../../src/manager/config/mod.ts";
-import { createManagerCaches, mapGeneratedCRDToConfigs } from "../../src/manager/deps.ts";
+import { createManagerCaches } from "../../src/manager/caches.ts";
+import { mapGeneratedCRDToConfigs } from "../../src/manager/config_controller.ts";
 import { createLogger } from "../../src/obs/log.ts";
 import type { KubeObject } from "../../src/kube/mod.ts";
 import { textToBase64 as b64 } from "../../src/lib/base64.ts";

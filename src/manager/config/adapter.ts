@@ -9,8 +9,8 @@
  * `resourceVersion` (so it fails with a conflict on a stale read, like an update, without writing
  * the decoded spec's defaults).
  */
-import type { ConfigKind, ConversionWebhookServer } from "../../api/mod.ts";
-import { CRD_CONFIG_KIND, XRD_CONFIG_KIND } from "../../api/mod.ts";
+import type { ConfigKind, ConversionConfig, ConversionWebhookServer } from "../../api/mod.ts";
+import { CRD_CONFIG_KIND, parseConfig, XRD_CONFIG_KIND } from "../../api/mod.ts";
 import {
   applyObject,
   type Informer,
@@ -19,24 +19,35 @@ import {
   type KubeObject,
   patchStatus,
   type ResourceRef,
+  TerminalError,
 } from "../../kube/mod.ts";
 import { base64ToBytes } from "../../lib/base64.ts";
 import type { JsonObject } from "../../lib/json.ts";
 import { createLogger } from "../../obs/log.ts";
 import type { TargetKind } from "../conversion_patch.ts";
+import { CONFIG_RESOURCES, xrdResource } from "../../api/resources.ts";
+import { CRD_RESOURCE, SECRETS } from "../../kube/resources.ts";
 import {
-  CONFIG_RESOURCES,
-  CRD_RESOURCE,
-  decodeConfig,
   decodeServer,
   type DepsOptions,
   listServedLeases,
-  SECRETS,
   TARGET_RESOURCES,
-  xrdResource,
-} from "../deps.ts";
+} from "../caches.ts";
 import { tlsSecretName } from "../server/names.ts";
 import type { ConfigReconcileDeps, ConfigReconcileMetrics } from "./types.ts";
+
+/** The strictly decoded config (TerminalError when the stored object does not decode). */
+export function decodeConfig(obj: KubeObject): ConversionConfig {
+  const r = parseConfig(obj);
+  if (!r.ok) {
+    throw new TerminalError(
+      `stored ${obj.kind} ${JSON.stringify(obj.metadata?.name)} does not decode: ${
+        r.errors.join("; ")
+      }`,
+    );
+  }
+  return r.config;
+}
 
 function configKindOfTarget(kind: TargetKind): ConfigKind {
   return kind === "XRD" ? XRD_CONFIG_KIND : CRD_CONFIG_KIND;

@@ -15,7 +15,6 @@ export * from "./hpa.ts";
 export * from "./pdb.ts";
 export * from "./children.ts";
 export * from "./readiness.ts";
-export * from "./resources.ts";
 export * from "./status.ts";
 export * from "./watch.ts";
 export * from "./delete_guard.ts";

@@ -24,14 +24,15 @@ import {
 } from "../../kube/mod.ts";
 import { serverInfoOf } from "../admission/context.ts";
 import type { ServingCertRequest, ServingCertResult } from "../builtin_certs.ts";
-import { type ConfigSummaryWithPhase, decodeServer, DEPLOYMENTS, SERVICES } from "../deps.ts";
+import { CERTIFICATES } from "../../api/resources.ts";
+import { DEPLOYMENTS, HPAS, PDBS, SERVICES } from "../../kube/resources.ts";
+import { type ConfigSummaryWithPhase, decodeServer } from "../caches.ts";
 import { aggregateServedTargets } from "../served_targets.ts";
 import { MISSING_ISSUER_MESSAGE, servingDnsNames } from "./certificate.ts";
 import { serverChildren } from "./children.ts";
 import { reconcileDelete, SERVER_FINALIZER } from "./delete_guard.ts";
 import { childName, podLabels, tlsSecretName } from "./names.ts";
 import { CERTIFICATE_READY, type Observed, serverReadiness } from "./readiness.ts";
-import { CERTIFICATES, HPAS, PDBS } from "./resources.ts";
 import { ownerReferenceFor, type ServerChildSettings, ServerSpecError } from "./settings.ts";
 import {
   assignedConfigsOf,

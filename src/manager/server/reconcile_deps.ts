@@ -1,13 +1,9 @@
 /** The CWS reconcile's dependencies backed by the manager's client and caches. */
 import { applyObject, isAlreadyExists, patchStatus } from "../../kube/mod.ts";
 import { BuiltinIssuer } from "../builtin_certs.ts";
-import {
-  admissionContext,
-  type DepsOptions,
-  listConfigsWithPhase,
-  listServedLeases,
-  SERVER_RESOURCE,
-} from "../deps.ts";
+import { SERVER_RESOURCE } from "../../api/resources.ts";
+import { admissionContext } from "../admission_setup.ts";
+import { type DepsOptions, listConfigsWithPhase, listServedLeases } from "../caches.ts";
 import { clientSecretStore, undefinedIfNotFound } from "../secret_store.ts";
 import type { ServerReconcileDeps } from "./reconcile.ts";
 import type { ServerChildSettings } from "./settings.ts";

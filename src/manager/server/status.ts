@@ -5,7 +5,7 @@
  */
 import { resolveServer, type ServerInfo } from "../../assign/resolve.ts";
 import type { ConditionInput, KubeObject } from "../../kube/mod.ts";
-import type { ConfigSummaryWithPhase } from "../deps.ts";
+import type { ConfigSummaryWithPhase } from "../caches.ts";
 import { childName } from "./names.ts";
 
 type Json = Record<string, unknown>;

@@ -1,0 +1,252 @@
+/**
+ * The manager's informer caches and the reads the controllers and admission make from them.
+ * What is cached, and why Secrets are not: docs/design/manager.md#caches.
+ *
+ * Reads come from the caches (a stale read is corrected by the write's optimistic lock or the next
+ * event); the reads that must not be stale (the served-target Leases, a Secret) go to the
+ * apiserver.
+ */
+import {
+  type ConfigKind,
+  type ConversionWebhookServer,
+  ConversionWebhookServerSchema,
+  CRD_CONFIG_KIND,
+  parseConfig,
+  targetNameOf,
+  XRD_CONFIG_KIND,
+} from "../api/mod.ts";
+import { CONFIG_RESOURCES, SERVER_RESOURCE, XRD_RESOURCE } from "../api/resources.ts";
+import { type ServedLeaseLike, servedLeaseSelector } from "../api/served_lease.ts";
+import type { ServerInfo } from "../assign/resolve.ts";
+import type { JsonObject } from "../engine/mod.ts";
+import {
+  Informer,
+  isNotFound,
+  type KubeClient,
+  type KubeObject,
+  type ResourceRef,
+} from "../kube/mod.ts";
+import { CRD_RESOURCE, DEPLOYMENTS, LEASES, SERVICES } from "../kube/resources.ts";
+import type { Logger } from "../obs/log.ts";
+import type { ConfigSummary } from "./admission/context.ts";
+import type { ManagerMetrics } from "./metrics.ts";
+import { LABEL_MANAGED_BY, MANAGED_BY } from "./server/names.ts";
+
+/** The target resource of a config kind. */
+export const TARGET_RESOURCES: Readonly<Record<ConfigKind, ResourceRef>> = {
+  [CRD_CONFIG_KIND]: CRD_RESOURCE,
+  [XRD_CONFIG_KIND]: XRD_RESOURCE,
+};
+
+/** The selector every cached child type carries; Secrets are never cached. */
+export const OWNED_SELECTOR = `${LABEL_MANAGED_BY}=${MANAGED_BY}`;
+
+/** Name of the config informers' index on the target name. */
+export const TARGET_INDEX = "target";
+
+export interface ManagerCaches {
+  /** Config informers of the enabled kinds. */
+  readonly configs: ReadonlyMap<ConfigKind, Informer>;
+  /** Target informers (CRDs for CRD configs, XRDs for XRD configs) of the enabled kinds. */
+  readonly targets: ReadonlyMap<ConfigKind, Informer>;
+  /**
+   * All CRDs, when XRD configs are enabled (the CRDs Crossplane generates from XRDs): the CRD
+   * target informer when CRD configs are enabled too, else its own.
+   */
+  readonly crds?: Informer;
+  readonly servers: Informer;
+  readonly deployments: Informer;
+  readonly services: Informer;
+  readonly informers: readonly Informer[];
+  /** One line describing the scoping (logged at startup). */
+  readonly description: string;
+  start(): void;
+  /** Resolves when every cache synced; rejects with the cause of a terminal failure. */
+  waitForSync(signal?: AbortSignal): Promise<void>;
+  stop(): Promise<void>;
+}
+
+/** What the adapters behind the controllers and admission read and write through. */
+export interface DepsOptions {
+  client: KubeClient;
+  caches: ManagerCaches;
+  operatorNamespace: string;
+  metrics?: ManagerMetrics;
+  now?: () => number;
+}
+
+/** The bare target name of a config object as stored (no decoding). */
+export function rawTargetOf(obj: KubeObject): string | undefined {
+  const spec = (obj as { spec?: Record<string, { name?: unknown } | undefined> }).spec;
+  const name = spec?.targetCRD?.name ?? spec?.targetXRD?.name;
+  return typeof name === "string" && name !== "" ? name : undefined;
+}
+
+/** Caches of the manager: config kinds and their targets per feature flag, CWS, owned children. */
+export function createManagerCaches(opts: {
+  client: KubeClient;
+  kinds: readonly ConfigKind[];
+  logger: Logger;
+}): ManagerCaches {
+  const { client, logger } = opts;
+  const informer = (resource: ResourceRef, labelSelector?: string) =>
+    new Informer({ client, resource, logger, ...(labelSelector ? { labelSelector } : {}) });
+  const configs = new Map<ConfigKind, Informer>();
+  const targets = new Map<ConfigKind, Informer>();
+  for (const kind of opts.kinds) {
+    const cfg = informer(CONFIG_RESOURCES[kind]);
+    cfg.addIndex(TARGET_INDEX, rawTargetOf);
+    configs.set(kind, cfg);
+    targets.set(kind, informer(TARGET_RESOURCES[kind]));
+  }
+  const servers = informer(SERVER_RESOURCE);
+  const deployments = informer(DEPLOYMENTS(), OWNED_SELECTOR);
+  const services = informer(SERVICES(), OWNED_SELECTOR);
+  // Generated CRDs are read from a CRD cache: shared with the CRD target informer.
+  let crds: Informer | undefined;
+  let ownCRDs: Informer[] = [];
+  if (configs.has(XRD_CONFIG_KIND)) {
+    crds = targets.get(CRD_CONFIG_KIND);
+    if (crds === undefined) {
+      crds = informer(CRD_RESOURCE);
+      ownCRDs = [crds];
+    }
+  }
+  const informers = [
+    ...configs.values(),
+    ...targets.values(),
+    ...ownCRDs,
+    servers,
+    deployments,
+    services,
+  ];
+  const kinds = [...configs.keys()].join(", ") || "none";
+  return {
+    configs,
+    targets,
+    crds,
+    servers,
+    deployments,
+    services,
+    informers,
+    description: `cluster-wide: ConversionWebhookServers, configs (${kinds}) and their targets` +
+      (crds === undefined ? "" : " (plus all CRDs for the XRDs' generated CRDs)") + "; " +
+      `Deployments and Services only with ${OWNED_SELECTOR}; Secrets never cached`,
+    start() {
+      for (const i of informers) i.start();
+    },
+    async waitForSync(signal) {
+      await Promise.all(informers.map((i) => i.waitForSync(signal)));
+    },
+    async stop() {
+      await Promise.all(informers.map((i) => i.stop()));
+    },
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Reads
+
+/** The object, undefined when it does not exist (read through). */
+export async function getOrUndefined(
+  client: KubeClient,
+  ref: ResourceRef,
+  name: string,
+): Promise<KubeObject | undefined> {
+  try {
+    return await client.get(ref, name);
+  } catch (e) {
+    if (isNotFound(e)) return undefined;
+    throw e;
+  }
+}
+
+/** A target from its cache, else (feature off for that kind) a live GET. */
+export async function getTarget(
+  o: DepsOptions,
+  configKind: ConfigKind,
+  name: string,
+): Promise<JsonObject | undefined> {
+  const cache = o.caches.targets.get(configKind);
+  if (cache !== undefined) {
+    const obj = cache.get(name);
+    return obj === undefined ? undefined : structuredClone(obj) as unknown as JsonObject;
+  }
+  const live = await getOrUndefined(o.client, TARGET_RESOURCES[configKind], name);
+  return live as unknown as JsonObject | undefined;
+}
+
+/** The decoded server, or undefined when it does not decode. */
+export function decodeServer(obj: KubeObject): ConversionWebhookServer | undefined {
+  const r = ConversionWebhookServerSchema.safeParse(obj);
+  return r.success ? r.data : undefined;
+}
+
+/** The resolver's view of a stored server (loose: a server that fails to decode still counts). */
+export function rawServerInfo(obj: KubeObject): ServerInfo {
+  const spec = (obj as { spec?: { default?: boolean; sharding?: ServerInfo["sharding"] } }).spec;
+  return {
+    name: obj.metadata?.name ?? "",
+    default: spec?.default === true,
+    ...(spec?.sharding === undefined ? {} : { sharding: spec.sharding }),
+  };
+}
+
+/** `targetNameOf` for a stored config object, "" when it does not decode. */
+export function targetLabelOf(obj: KubeObject | undefined): string {
+  if (obj === undefined) return "";
+  const r = parseConfig(obj);
+  return r.ok ? targetNameOf(r.config) : rawTargetOf(obj) ?? "";
+}
+
+/** Admission's view of a stored config (no decoding). */
+export function rawConfigSummary(kind: ConfigKind, obj: KubeObject): ConfigSummary {
+  const o = obj as {
+    spec?: { webhookServerRef?: { name?: string } | null };
+    status?: { webhookURL?: unknown };
+  };
+  const url = o.status?.webhookURL;
+  return {
+    kind,
+    name: obj.metadata?.name ?? "",
+    target: rawTargetOf(obj) ?? "",
+    ...(o.spec?.webhookServerRef === undefined
+      ? {}
+      : { webhookServerRef: o.spec.webhookServerRef }),
+    ...(typeof url === "string" ? { webhookURL: url } : {}),
+  };
+}
+
+/** A config summary (admission's view) plus the config's `status.phase`. */
+export type ConfigSummaryWithPhase = ConfigSummary & { phase?: string };
+
+/** Every cached config of the enabled kinds with its phase (CWS `status.assignedConfigs`). */
+export function listConfigsWithPhase(o: DepsOptions): ConfigSummaryWithPhase[] {
+  const out: ConfigSummaryWithPhase[] = [];
+  for (const [kind, informer] of o.caches.configs) {
+    for (const obj of informer.list()) {
+      const phase = (obj as { status?: { phase?: unknown } }).status?.phase;
+      out.push({
+        ...rawConfigSummary(kind, obj),
+        ...(typeof phase === "string" && phase !== "" ? { phase } : {}),
+      });
+    }
+  }
+  return out;
+}
+
+/**
+ * The served-target Leases of instance `serverName` in `serverNamespace` (label
+ * `conversion.terasky.com/webhook-server=<cws>`), read through: they change with every replica's
+ * registry, and no Lease is cached.
+ */
+export async function listServedLeases(
+  client: KubeClient,
+  serverName: string,
+  serverNamespace: string,
+): Promise<ServedLeaseLike[]> {
+  const list = await client.list(LEASES(serverNamespace), {
+    labelSelector: servedLeaseSelector(serverName),
+  });
+  return list.items as unknown as ServedLeaseLike[];
+}

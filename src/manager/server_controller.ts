@@ -1,0 +1,116 @@
+/**
+ * The `conversionwebhookserver` controller: the reconcile of src/manager/server/reconcile.ts over
+ * the caches, the watches that wake it (docs/design/manager.md#controllers-and-what-wakes-them),
+ * and the certificate mode its children are built for.
+ */
+import {
+  Controller,
+  enqueueFor,
+  isNotFound,
+  type KubeClient,
+  type KubeObject,
+} from "../kube/mod.ts";
+import { createLogger } from "../obs/log.ts";
+import type { DepsOptions, ManagerCaches } from "./caches.ts";
+import type { ControllerSettings } from "./config_controller.ts";
+import {
+  type CertificateModeFlag,
+  certModeOf,
+  type ManagerFlags,
+  resolveCertificateMode,
+} from "./flags.ts";
+import type { ServerChildSettings } from "./server/mod.ts";
+import {
+  configAffectsServers,
+  defaultFlagChanged,
+  defaultServerNames,
+  reconcileServer,
+  serverReconcileDeps,
+} from "./server/mod.ts";
+
+const DISCOVERY_ATTEMPTS = 5;
+const DISCOVERY_RETRY_MS = 2_000;
+
+/** The owner CWS name of a child (its controller owner reference), if any. */
+export function ownerServer(obj: KubeObject): string | undefined {
+  const refs = obj.metadata?.ownerReferences as
+    | Array<{ kind?: string; name?: string; controller?: boolean }>
+    | undefined;
+  return refs?.find((r) => r.kind === "ConversionWebhookServer" && r.controller)?.name;
+}
+
+/**
+ * `cert-manager.io/v1` served with `certificates` (discovery). 404 => false; any other failure is
+ * retried a few times and then thrown: guessing wrong would make two issuers fight over a Secret.
+ */
+async function certManagerServed(client: KubeClient, signal: AbortSignal): Promise<boolean> {
+  let last: unknown;
+  for (let attempt = 0; attempt < DISCOVERY_ATTEMPTS; attempt++) {
+    if (attempt > 0) await new Promise((r) => setTimeout(r, DISCOVERY_RETRY_MS));
+    if (signal.aborted) throw signal.reason;
+    try {
+      const list = await client.call<{ resources?: Array<{ name?: string }> }>(
+        "GET",
+        "/apis/cert-manager.io/v1",
+        { signal },
+      );
+      return (list?.resources ?? []).some((r) => r.name === "certificates");
+    } catch (e) {
+      if (isNotFound(e)) return false;
+      last = e;
+    }
+  }
+  throw last;
+}
+
+/** `--certificate-mode`, with `auto` resolved by discovery. */
+export async function resolveServerCertificateMode(
+  client: KubeClient,
+  flag: CertificateModeFlag,
+  signal: AbortSignal,
+): Promise<Exclude<CertificateModeFlag, "auto">> {
+  return resolveCertificateMode(flag, flag === "auto" && await certManagerServed(client, signal));
+}
+
+/** The operator-wide settings of every server's children. */
+export function serverChildSettings(
+  flags: ManagerFlags,
+  operatorNamespace: string,
+  certificateMode: Exclude<CertificateModeFlag, "auto">,
+): ServerChildSettings {
+  return {
+    operatorNamespace,
+    defaultImage: flags.defaultWebhookServerImage,
+    enableXrdSupport: flags.enableXrdSupport,
+    enableCrdSupport: flags.enableCrdSupport,
+    certMode: certModeOf(certificateMode),
+  };
+}
+
+/** The server controller (keys buffer in its queue until started), wired to the caches. */
+export function setupServerController(
+  caches: ManagerCaches,
+  deps: DepsOptions,
+  children: ServerChildSettings,
+  settings: ControllerSettings,
+): Controller {
+  const serverDeps = serverReconcileDeps(deps, children);
+  const controller = new Controller({
+    name: "conversionwebhookserver",
+    registry: settings.registry,
+    workers: settings.workers,
+    logger: createLogger("manager.conversionwebhookserver"),
+    reconcile: (key) => reconcileServer(key, serverDeps),
+  });
+  const allServers = () => caches.servers.list().map((s) => s.metadata?.name ?? "");
+  enqueueFor(caches.servers, controller.queue);
+  enqueueFor(caches.deployments, controller.queue, ownerServer);
+  enqueueFor(caches.services, controller.queue, ownerServer);
+  for (const configCache of caches.configs.values()) {
+    enqueueFor(configCache, controller.queue, allServers, { predicate: configAffectsServers });
+  }
+  enqueueFor(caches.servers, controller.queue, () => defaultServerNames(caches.servers.list()), {
+    predicate: defaultFlagChanged,
+  });
+  return controller;
+}
