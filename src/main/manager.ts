@@ -77,8 +77,14 @@ import {
 } from "../manager/server_reconcile.ts";
 import { configureLogging, createLogger } from "../obs/log.ts";
 import { createMetricsRegistry, metricsResponse } from "../obs/metrics.ts";
-import { Readiness, type ServerHandle, shutdownAll, TlsServer } from "../net/servers.ts";
-import { createPlainListener, startPlainServer } from "../webhook/servers.ts";
+import {
+  createPlainListener,
+  Readiness,
+  type ServerHandle,
+  shutdownAll,
+  startPlainServer,
+  TlsServer,
+} from "../net/mod.ts";
 
 const log = createLogger("manager");
 const guardLog = createLogger("manager.admission.xrdguard");

@@ -25,7 +25,7 @@ import { Controller } from "../kube/controller.ts";
 import { CompilePool, defaultPoolSize } from "../webhook/compile_pool.ts";
 import { createReplicaCaches } from "../webhook/cluster.ts";
 import type { ConfigKind } from "../webhook/compiled.ts";
-import { createNodeConvertListener } from "../webhook/convert_handler.ts";
+import { createNodeConvertListener } from "../webhook/convert/mod.ts";
 import { FlagError, parseWebhookServerFlags } from "../webhook/flags.ts";
 import { WebhookMetrics } from "../webhook/metrics.ts";
 import { PlanRegistry } from "../webhook/registry.ts";
@@ -36,14 +36,14 @@ import {
   ServedTargetPublisher,
 } from "../webhook/served_lease.ts";
 import {
-  ConversionServer,
   createPlainListener,
   Readiness,
   readKeyPair,
   type ServerHandle,
   shutdownAll,
   startPlainServer,
-} from "../webhook/servers.ts";
+  TlsServer as ConversionServer,
+} from "../net/mod.ts";
 
 const log = createLogger("webhook-server");
 const RETRY_INITIAL_SYNC_MS = 2_000;

@@ -173,6 +173,11 @@ export class PlanRegistry {
     );
   }
 
+  /** The `/debug/registry` rows of every entry. */
+  debugRows(): DebugRegistryRow[] {
+    return debugRows(this.snapshot());
+  }
+
   /** Registers a change listener; returns the function that unregisters it. */
   onChange(listener: RegistryListener): () => void {
     this.#listeners.add(listener);

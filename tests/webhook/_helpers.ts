@@ -10,16 +10,16 @@ import {
   SYNTHETIC_GROUP,
   SYNTHETIC_TARGET,
   syntheticCompiled,
-} from "../../src/webhook/_synthetic.ts";
+} from "../../src/webhook/convert/_synthetic.ts";
 import {
   type ConversionReviewResponse,
   type ConvertHandlerOptions,
   createNodeConvertListener,
   type PlanLookup,
-} from "../../src/webhook/convert_handler.ts";
+} from "../../src/webhook/convert/mod.ts";
 import { WebhookMetrics } from "../../src/webhook/metrics.ts";
 import { PlanRegistry } from "../../src/webhook/registry.ts";
-import { ConversionServer, type HttpLimits } from "../../src/webhook/servers.ts";
+import { type HttpLimits, TlsServer } from "../../src/net/mod.ts";
 import { createCA, type KeyPair } from "../support/certs.ts";
 
 export { SYNTHETIC_GROUP, SYNTHETIC_TARGET };
@@ -69,7 +69,7 @@ export function captureLog(): CapturedLog {
 }
 
 export interface ConversionFixture extends AsyncDisposable {
-  server: ConversionServer;
+  server: TlsServer;
   registry: PlanRegistry;
   metrics: WebhookMetrics;
   promRegistry: Registry;
@@ -105,7 +105,7 @@ export async function startConversion(opts: FixtureOptions = {}): Promise<Conver
   metrics.refreshRegistryGauges(registry.snapshot());
   const log = captureLog();
   const { lookup, limits, ...handlerOpts } = opts;
-  const server = await ConversionServer.start({
+  const server = await TlsServer.start({
     address: "127.0.0.1:0",
     certDir: dir,
     reloadIntervalMs: 0,

@@ -10,7 +10,7 @@ import {
   nestingExceeds,
   recoverUid,
   targetOfPath,
-} from "../../src/webhook/convert_handler.ts";
+} from "../../src/webhook/convert/mod.ts";
 import type { RegistryEntry } from "../../src/webhook/registry.ts";
 import {
   apiVersion,

@@ -6,7 +6,7 @@
 import assert from "node:assert/strict";
 import { Histogram, Registry } from "prom-client";
 import { createMetricsRegistry } from "../../src/obs/metrics.ts";
-import { syntheticCompiled } from "../../src/webhook/_synthetic.ts";
+import { syntheticCompiled } from "../../src/webhook/convert/_synthetic.ts";
 import {
   OBJECT_DURATION_BUCKETS,
   SeriesHistogram,

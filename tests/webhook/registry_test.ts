@@ -5,7 +5,7 @@
 import assert from "node:assert/strict";
 import { setLogSink } from "../../src/obs/log.ts";
 import type { CompiledTarget, CompileFailure } from "../../src/webhook/compiled.ts";
-import { syntheticCompiled } from "../../src/webhook/_synthetic.ts";
+import { syntheticCompiled } from "../../src/webhook/convert/_synthetic.ts";
 import type { RegistryWriter } from "../../src/webhook/registry_controller.ts";
 import {
   debugRows,

@@ -6,20 +6,20 @@
 import assert from "node:assert/strict";
 import tls from "node:tls";
 import { createMetricsRegistry, metricsResponse } from "../../src/obs/metrics.ts";
-import { syntheticCompiled } from "../../src/webhook/_synthetic.ts";
-import { createNodeConvertListener } from "../../src/webhook/convert_handler.ts";
+import { syntheticCompiled } from "../../src/webhook/convert/_synthetic.ts";
+import { createNodeConvertListener } from "../../src/webhook/convert/mod.ts";
 import { WEBHOOK_METRIC_NAMES, WebhookMetrics } from "../../src/webhook/metrics.ts";
 import { PlanRegistry } from "../../src/webhook/registry.ts";
 import {
-  ConversionServer,
-  type ConversionServerOptions,
   createPlainListener,
   type NodeListener,
   parseBindAddress,
   Readiness,
   shutdownAll,
   startPlainServer,
-} from "../../src/webhook/servers.ts";
+  TlsServer,
+  type TlsServerOptions,
+} from "../../src/net/mod.ts";
 import { captureLog, review, sampleValue, testCerts, widget, writePair } from "./_helpers.ts";
 
 const T = "widgets.bench.example.com";
@@ -53,11 +53,11 @@ async function tempDir(): Promise<string> {
 
 async function startTls(
   dir: string,
-  extra: Partial<ConversionServerOptions> = {},
-): Promise<ConversionServer> {
+  extra: Partial<TlsServerOptions> = {},
+): Promise<TlsServer> {
   const registry = new PlanRegistry();
   registry.install(syntheticCompiled(), new Date());
-  return await ConversionServer.start({
+  return await TlsServer.start({
     address: "127.0.0.1:0",
     certDir: dir,
     reloadIntervalMs: 0,
@@ -212,7 +212,7 @@ Deno.test("one /metrics scrape: every webhook family plus runtime, no duplicate 
   metrics.refreshRegistryGauges(plans.snapshot());
   metrics.setInitialSync(0.5, 1);
   readiness.set(true);
-  const tlsServer = await ConversionServer.start({
+  const tlsServer = await TlsServer.start({
     address: "127.0.0.1:0",
     certDir: dir,
     reloadIntervalMs: 0,
