@@ -1,5 +1,6 @@
 /**
- * The webhook-server's own metric set (operations.md §1.1): exact names, types, labels and
+ * The webhook-server's own metric set (the catalog in docs/observability.md): exact names, types,
+ * labels and
  * buckets, registered into a prom-client `Registry` the role hands in (the same registry also
  * carries the framework and process families, so nothing here is registered twice).
  *
@@ -16,7 +17,7 @@
 import { Counter, Gauge, Histogram, type Metric, type Registry } from "prom-client";
 import type { RegistryChange, RegistryEntry } from "./registry.ts";
 
-/** Review `result` label values (runtime.md §8.6). */
+/** Review `result` label values (docs/design/webhook.md#the-convert-answer-table). */
 export type ReviewResult =
   | "success"
   | "error"

@@ -1,6 +1,6 @@
 /**
- * `/convert/<target>` over the real TLS listener: every case of runtime.md §8.6 in the table's
- * order, each followed by a good request on the same server; KEP-598 properties of a success;
+ * `/convert/<target>` over the real TLS listener: every row of
+ * docs/design/webhook.md#the-convert-answer-table in the table's order, each followed by a good request on the same server; KEP-598 properties of a success;
  * direction labels, the lossy counter, timeout and panic handling; the helpers behind them.
  */
 import assert from "node:assert/strict";
@@ -34,7 +34,7 @@ async function reviewCount(
   }) ?? 0;
 }
 
-// --- §8.6 cases, in order ----------------------------------------------------------------------
+// --- the answer table's rows, in order ----------------------------------------------------------------------
 
 Deno.test("non-POST is 405 and not counted; the server keeps serving", async () => {
   await using f = await startConversion();

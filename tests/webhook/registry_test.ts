@@ -1,5 +1,5 @@
 /**
- * The plan registry (runtime.md §8.5): success replaces and clears errors, failure keeps the
+ * The plan registry (docs/design/webhook.md#the-plan-registry-and-swaps): success replaces and clears errors, failure keeps the
  * plan (or leaves a placeholder), remove, snapshot, listeners, and the `/debug/registry` rows.
  */
 import assert from "node:assert/strict";
