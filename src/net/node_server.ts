@@ -13,7 +13,7 @@
  */
 import http, { type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo, Socket } from "node:net";
-import type { BindAddress } from "./bind_address.ts";
+import { type BindAddress, parseBindAddress } from "./bind_address.ts";
 
 /** Server limits (docs/design/webhook.md#limits-and-their-reasons). */
 export interface HttpLimits {
@@ -87,6 +87,18 @@ export class NodeServer implements ServerHandle {
       });
       listener(req, res);
     });
+  }
+
+  /** A plain `node:http` server with the limits, listening on `address` (throws on bind errors). */
+  static async startHttp(
+    address: string,
+    listener: NodeListener,
+    limits?: Partial<HttpLimits>,
+  ): Promise<NodeServer> {
+    const l = { ...DEFAULT_HTTP_LIMITS, ...limits };
+    const s = new NodeServer(http.createServer(serverOptions(l)), listener, l, "connection");
+    await s.listen(parseBindAddress(address));
+    return s;
   }
 
   /** Throws on a bind error. An empty host binds `::` (dual stack, like Go), else `0.0.0.0`. */

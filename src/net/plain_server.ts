@@ -4,16 +4,12 @@
  * the TLS listener so health and metrics traffic never queues behind conversions and a TLS
  * problem never hides `/healthz`; it is `node:http` so it gets the same limits.
  */
-import http from "node:http";
 import type { Registry } from "prom-client";
-import { parseBindAddress } from "./bind_address.ts";
 import {
-  DEFAULT_HTTP_LIMITS,
   type HttpLimits,
   type NodeListener,
   NodeServer,
   type ServerHandle,
-  serverOptions,
 } from "./node_server.ts";
 
 /**
@@ -118,14 +114,6 @@ export interface PlainServerOptions {
 }
 
 /** Starts the plain HTTP listener (throws on bind errors). */
-export async function startPlainServer(opts: PlainServerOptions): Promise<ServerHandle> {
-  const limits = { ...DEFAULT_HTTP_LIMITS, ...opts.limits };
-  const s = new NodeServer(
-    http.createServer(serverOptions(limits)),
-    opts.listener,
-    limits,
-    "connection",
-  );
-  await s.listen(parseBindAddress(opts.address));
-  return s;
+export function startPlainServer(opts: PlainServerOptions): Promise<ServerHandle> {
+  return NodeServer.startHttp(opts.address, opts.listener, opts.limits);
 }
