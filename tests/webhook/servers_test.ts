@@ -20,7 +20,15 @@ import {
   TlsServer,
   type TlsServerOptions,
 } from "../../src/net/mod.ts";
-import { captureLog, review, sampleValue, testCerts, widget, writePair } from "./_helpers.ts";
+import {
+  captureLog,
+  review,
+  sampleValue,
+  type TestCerts,
+  testCerts,
+  widget,
+  writePair,
+} from "./_helpers.ts";
 
 const T = "widgets.bench.example.com";
 
@@ -51,20 +59,43 @@ async function tempDir(): Promise<string> {
   return await Deno.makeTempDir({ prefix: "dco-webhook-srv-" });
 }
 
-async function startTls(
-  dir: string,
-  extra: Partial<TlsServerOptions> = {},
-): Promise<TlsServer> {
+interface TlsFixture extends AsyncDisposable {
+  certs: TestCerts;
+  /** The certificate directory the server polls. */
+  dir: string;
+  server: TlsServer;
+}
+
+/**
+ * A TLS conversion server over the synthetic plan, serving `certs.first` (`pair: false`: no pair
+ * yet). Disposal shuts it down (again, if the test already did) and removes the directory.
+ */
+async function tlsFixture(
+  extra: Partial<TlsServerOptions> & { pair?: boolean } = {},
+): Promise<TlsFixture> {
+  const { pair = true, ...opts } = extra;
+  const certs = await testCerts();
+  const dir = await tempDir();
+  if (pair) await writePair(dir, certs.first);
   const registry = new PlanRegistry();
   registry.install(syntheticCompiled(), new Date());
-  return await TlsServer.start({
+  const server = await TlsServer.start({
     address: "127.0.0.1:0",
     certDir: dir,
     reloadIntervalMs: 0,
     listener: createNodeConvertListener({ registry, logger: captureLog() }),
     logger: captureLog(),
-    ...extra,
+    ...opts,
   });
+  return {
+    certs,
+    dir,
+    server,
+    async [Symbol.asyncDispose]() {
+      await server.shutdown();
+      await Deno.remove(dir, { recursive: true });
+    },
+  };
 }
 
 /** Opens a raw TLS connection (for the limit tests). */
@@ -255,221 +286,178 @@ Deno.test("one /metrics scrape: every webhook family plus runtime, no duplicate 
 // --- TLS and certificate reload -------------------------------------------------------------------
 
 Deno.test("reload swaps the certificate for new handshakes without refusing any connection", async () => {
-  const certs = await testCerts();
-  const dir = await tempDir();
-  await writePair(dir, certs.first);
-  const server = await startTls(dir);
+  await using f = await tlsFixture();
+  const { certs, dir, server } = f;
   const port = server.addr.port;
   const firstSerial = await serialOf(certs.first.cert);
   const secondSerial = await serialOf(certs.second.cert);
   assert.notEqual(firstSerial, secondSerial);
-  try {
-    assert.equal(await handshakeSerial(port, certs.ca), firstSerial);
-    assert.equal(server.stats.serial, firstSerial);
+  assert.equal(await handshakeSerial(port, certs.ca), firstSerial);
+  assert.equal(server.stats.serial, firstSerial);
 
-    // Handshakes keep coming while the files change and the reload runs.
-    let stop = false;
-    const seen: string[] = [];
-    const errors: Error[] = [];
-    const hammer = async () => {
-      while (!stop) {
-        try {
-          seen.push(await handshakeSerial(port, certs.ca));
-        } catch (e) {
-          errors.push(e as Error);
-        }
+  // Handshakes keep coming while the files change and the reload runs.
+  let stop = false;
+  const seen: string[] = [];
+  const errors: Error[] = [];
+  const hammer = async () => {
+    while (!stop) {
+      try {
+        seen.push(await handshakeSerial(port, certs.ca));
+      } catch (e) {
+        errors.push(e as Error);
       }
-    };
-    const loops = [hammer(), hammer(), hammer()];
-    while (seen.length < 10) await new Promise((r) => setTimeout(r, 5));
-    await writePair(dir, certs.second);
-    assert.equal(await server.reloadNow(), "reloaded");
-    const after = seen.length;
-    while (seen.length < after + 10) await new Promise((r) => setTimeout(r, 5));
-    stop = true;
-    await Promise.all(loops);
+    }
+  };
+  const loops = [hammer(), hammer(), hammer()];
+  while (seen.length < 10) await new Promise((r) => setTimeout(r, 5));
+  await writePair(dir, certs.second);
+  assert.equal(await server.reloadNow(), "reloaded");
+  const after = seen.length;
+  while (seen.length < after + 10) await new Promise((r) => setTimeout(r, 5));
+  stop = true;
+  await Promise.all(loops);
 
-    assert.deepEqual(errors, [], "no handshake failed or was refused");
-    assert.equal(await handshakeSerial(port, certs.ca), secondSerial);
-    assert.ok(seen.slice(after + 3).every((s) => s === secondSerial), "new handshakes: new cert");
-    assert.equal(server.stats.reloads, 1);
-    assert.equal(await server.reloadNow(), "unchanged");
-  } finally {
-    await server.shutdown();
-    await Deno.remove(dir, { recursive: true });
-  }
+  assert.deepEqual(errors, [], "no handshake failed or was refused");
+  assert.equal(await handshakeSerial(port, certs.ca), secondSerial);
+  assert.ok(seen.slice(after + 3).every((s) => s === secondSerial), "new handshakes: new cert");
+  assert.equal(server.stats.reloads, 1);
+  assert.equal(await server.reloadNow(), "unchanged");
 });
 
 Deno.test("a bad or half-written pair keeps the last good one", async () => {
-  const certs = await testCerts();
-  const dir = await tempDir();
-  await writePair(dir, certs.first);
   const log = captureLog();
-  const server = await startTls(dir, { logger: log });
+  await using f = await tlsFixture({ logger: log });
+  const { certs, dir, server } = f;
   const port = server.addr.port;
   const firstSerial = await serialOf(certs.first.cert);
-  try {
-    await Deno.writeTextFile(`${dir}/tls.crt`, "-----BEGIN CERTIFICATE-----\nnot a cert\n");
-    assert.equal(await server.reloadNow(), "failed");
-    assert.equal(await handshakeSerial(port, certs.ca), firstSerial);
+  await Deno.writeTextFile(`${dir}/tls.crt`, "-----BEGIN CERTIFICATE-----\nnot a cert\n");
+  assert.equal(await server.reloadNow(), "failed");
+  assert.equal(await handshakeSerial(port, certs.ca), firstSerial);
 
-    // cert-manager writes the certificate before the key: a mismatched pair for a moment.
-    await Deno.writeTextFile(`${dir}/tls.crt`, certs.second.cert);
-    assert.equal(await server.reloadNow(), "failed");
-    assert.match(server.stats.lastError, /does not match/);
-    assert.equal(await handshakeSerial(port, certs.ca), firstSerial);
+  // cert-manager writes the certificate before the key: a mismatched pair for a moment.
+  await Deno.writeTextFile(`${dir}/tls.crt`, certs.second.cert);
+  assert.equal(await server.reloadNow(), "failed");
+  assert.match(server.stats.lastError, /does not match/);
+  assert.equal(await handshakeSerial(port, certs.ca), firstSerial);
 
-    await Deno.remove(`${dir}/tls.key`);
-    assert.equal(await server.reloadNow(), "failed");
-    assert.equal(await handshakeSerial(port, certs.ca), firstSerial);
+  await Deno.remove(`${dir}/tls.key`);
+  assert.equal(await server.reloadNow(), "failed");
+  assert.equal(await handshakeSerial(port, certs.ca), firstSerial);
 
-    await Deno.writeTextFile(`${dir}/tls.key`, certs.second.key);
-    assert.equal(await server.reloadNow(), "reloaded");
-    assert.equal(await handshakeSerial(port, certs.ca), await serialOf(certs.second.cert));
-    assert.equal(server.stats.failures, 3);
-    assert.equal(server.stats.reloads, 1);
-    assert.ok(server.stats.lastErrorAt instanceof Date);
-    assert.equal(
-      log.lines.filter((l) => l.msg.startsWith("reloading the TLS certificate failed")).length,
-      3,
-    );
-  } finally {
-    await server.shutdown();
-    await Deno.remove(dir, { recursive: true });
-  }
+  await Deno.writeTextFile(`${dir}/tls.key`, certs.second.key);
+  assert.equal(await server.reloadNow(), "reloaded");
+  assert.equal(await handshakeSerial(port, certs.ca), await serialOf(certs.second.cert));
+  assert.equal(server.stats.failures, 3);
+  assert.equal(server.stats.reloads, 1);
+  assert.ok(server.stats.lastErrorAt instanceof Date);
+  assert.equal(
+    log.lines.filter((l) => l.msg.startsWith("reloading the TLS certificate failed")).length,
+    3,
+  );
 });
 
 Deno.test("before the first good pair handshakes fail; the poll then loads it", async () => {
-  const certs = await testCerts();
-  const dir = await tempDir();
-  const server = await startTls(dir, { reloadIntervalMs: 20 });
+  await using f = await tlsFixture({ reloadIntervalMs: 20, pair: false });
+  const { certs, dir, server } = f;
   const port = server.addr.port;
-  try {
-    assert.equal(server.hasCertificate, false);
-    await assert.rejects(handshakeSerial(port, certs.ca));
-    await writePair(dir, certs.first);
-    // The poll (not a manual reload) picks the pair up.
-    for (let i = 0; i < 500 && !server.hasCertificate; i++) {
-      await new Promise((r) => setTimeout(r, 10));
-    }
-    assert.equal(server.hasCertificate, true);
-    assert.equal(await handshakeSerial(port, certs.ca), await serialOf(certs.first.cert));
-    assert.equal(server.stats.reloads, 0, "the first load is not a reload");
-  } finally {
-    await server.shutdown();
-    await Deno.remove(dir, { recursive: true });
+  assert.equal(server.hasCertificate, false);
+  await assert.rejects(handshakeSerial(port, certs.ca));
+  await writePair(dir, certs.first);
+  // The poll (not a manual reload) picks the pair up.
+  for (let i = 0; i < 500 && !server.hasCertificate; i++) {
+    await new Promise((r) => setTimeout(r, 10));
   }
+  assert.equal(server.hasCertificate, true);
+  assert.equal(await handshakeSerial(port, certs.ca), await serialOf(certs.first.cert));
+  assert.equal(server.stats.reloads, 0, "the first load is not a reload");
 });
 
 Deno.test("TLS offers HTTP/1.1 only and at least TLS 1.2", async () => {
-  const certs = await testCerts();
-  const dir = await tempDir();
-  await writePair(dir, certs.first);
-  const server = await startTls(dir);
-  try {
-    const tcp = await Deno.connect({ hostname: "127.0.0.1", port: server.addr.port });
-    const conn = await Deno.startTls(tcp, {
-      hostname: "localhost",
-      caCerts: [certs.ca],
-      alpnProtocols: ["h2", "http/1.1"],
-    });
-    const info = await conn.handshake();
-    assert.notEqual(info.alpnProtocol, "h2");
-    conn.close();
-    const attempt = (version: string) =>
-      new Deno.Command("openssl", {
-        args: ["s_client", "-connect", `127.0.0.1:${server.addr.port}`, version],
-        stdin: "null",
-        stdout: "null",
-        stderr: "null",
-      }).output();
-    assert.equal((await attempt("-tls1_1")).success, false, "TLS 1.1 is refused");
-    assert.equal((await attempt("-tls1_2")).success, true);
-  } finally {
-    await server.shutdown();
-    await Deno.remove(dir, { recursive: true });
-  }
+  await using f = await tlsFixture();
+  const { certs, server } = f;
+  const tcp = await Deno.connect({ hostname: "127.0.0.1", port: server.addr.port });
+  const conn = await Deno.startTls(tcp, {
+    hostname: "localhost",
+    caCerts: [certs.ca],
+    alpnProtocols: ["h2", "http/1.1"],
+  });
+  const info = await conn.handshake();
+  assert.notEqual(info.alpnProtocol, "h2");
+  conn.close();
+  const attempt = (version: string) =>
+    new Deno.Command("openssl", {
+      args: ["s_client", "-connect", `127.0.0.1:${server.addr.port}`, version],
+      stdin: "null",
+      stdout: "null",
+      stderr: "null",
+    }).output();
+  assert.equal((await attempt("-tls1_1")).success, false, "TLS 1.1 is refused");
+  assert.equal((await attempt("-tls1_2")).success, true);
 });
 
 // --- limits ---------------------------------------------------------------------------------------
 
 Deno.test("limits: slow headers, a slow body and an idle connection are closed", async () => {
-  const certs = await testCerts();
-  const dir = await tempDir();
-  await writePair(dir, certs.first);
-  const server = await startTls(dir, {
+  await using f = await tlsFixture({
     limits: { headerTimeoutMs: 200, requestTimeoutMs: 300, idleTimeoutMs: 200 },
   });
+  const { certs, server } = f;
   const port = server.addr.port;
-  try {
-    // Slow-loris: headers never finish.
-    let conn = await rawTls(port, certs.ca);
-    await conn.write(enc.encode(`POST /convert/${T} HTTP/1.1\r\nhost: x\r\n`));
-    assert.equal(await readUntilClosed(conn), "", "closed without an answer");
+  // Slow-loris: headers never finish.
+  let conn = await rawTls(port, certs.ca);
+  await conn.write(enc.encode(`POST /convert/${T} HTTP/1.1\r\nhost: x\r\n`));
+  assert.equal(await readUntilClosed(conn), "", "closed without an answer");
 
-    // Headers complete, body never does.
-    conn = await rawTls(port, certs.ca);
-    await conn.write(enc.encode(
-      `POST /convert/${T} HTTP/1.1\r\nhost: x\r\ncontent-length: 1000\r\n\r\n{"apiVersion"`,
-    ));
-    assert.equal(await readUntilClosed(conn), "");
+  // Headers complete, body never does.
+  conn = await rawTls(port, certs.ca);
+  await conn.write(enc.encode(
+    `POST /convert/${T} HTTP/1.1\r\nhost: x\r\ncontent-length: 1000\r\n\r\n{"apiVersion"`,
+  ));
+  assert.equal(await readUntilClosed(conn), "");
 
-    // An answered request, then silence: the keep-alive connection is closed.
-    conn = await rawTls(port, certs.ca);
-    const body = JSON.stringify(review("idle", "v2", []));
-    await conn.write(enc.encode(
-      `POST /convert/${T} HTTP/1.1\r\nhost: x\r\ncontent-length: ${body.length}\r\n\r\n${body}`,
-    ));
-    const answered = await readUntilClosed(conn);
-    assert.match(answered, /^HTTP\/1\.1 200 OK/);
-    assert.match(answered, /"uid":"idle"/);
-  } finally {
-    await server.shutdown();
-    await Deno.remove(dir, { recursive: true });
-  }
+  // An answered request, then silence: the keep-alive connection is closed.
+  conn = await rawTls(port, certs.ca);
+  const body = JSON.stringify(review("idle", "v2", []));
+  await conn.write(enc.encode(
+    `POST /convert/${T} HTTP/1.1\r\nhost: x\r\ncontent-length: ${body.length}\r\n\r\n${body}`,
+  ));
+  const answered = await readUntilClosed(conn);
+  assert.match(answered, /^HTTP\/1\.1 200 OK/);
+  assert.match(answered, /"uid":"idle"/);
 });
 
 Deno.test("limits: a busy keep-alive connection outlives the header timeout", async () => {
-  const certs = await testCerts();
-  const dir = await tempDir();
-  await writePair(dir, certs.first);
-  const server = await startTls(dir, {
+  await using f = await tlsFixture({
     limits: { headerTimeoutMs: 150, requestTimeoutMs: 300, idleTimeoutMs: 300 },
   });
-  try {
-    const conn = await rawTls(server.addr.port, certs.ca);
-    const body = JSON.stringify(review("ka", "v2", [widget("v1", 0)]));
-    const msg = enc.encode(
-      `POST /convert/${T} HTTP/1.1\r\nhost: x\r\ncontent-length: ${body.length}\r\n\r\n${body}`,
-    );
-    const buf = new Uint8Array(64 * 1024);
-    // Requests keep coming for several header timeouts on the same connection.
-    const until = performance.now() + 800;
-    let answered = 0;
-    while (performance.now() < until) {
-      await conn.write(msg);
-      const n = await conn.read(buf);
-      assert.ok(n !== null, `connection closed after ${answered} answers`);
-      assert.match(new TextDecoder().decode(buf.subarray(0, n)), /^HTTP\/1\.1 200 OK/);
-      answered++;
-      await new Promise((r) => setTimeout(r, 50));
-    }
-    conn.close();
-    // A client that never starts the handshake is dropped.
-    const silent = await Deno.connect({ hostname: "127.0.0.1", port: server.addr.port });
-    assert.equal(await readUntilClosed(silent), "");
-  } finally {
-    await server.shutdown();
-    await Deno.remove(dir, { recursive: true });
+  const { certs, server } = f;
+  const conn = await rawTls(server.addr.port, certs.ca);
+  const body = JSON.stringify(review("ka", "v2", [widget("v1", 0)]));
+  const msg = enc.encode(
+    `POST /convert/${T} HTTP/1.1\r\nhost: x\r\ncontent-length: ${body.length}\r\n\r\n${body}`,
+  );
+  const buf = new Uint8Array(64 * 1024);
+  // Requests keep coming for several header timeouts on the same connection.
+  const until = performance.now() + 800;
+  let answered = 0;
+  while (performance.now() < until) {
+    await conn.write(msg);
+    const n = await conn.read(buf);
+    assert.ok(n !== null, `connection closed after ${answered} answers`);
+    assert.match(new TextDecoder().decode(buf.subarray(0, n)), /^HTTP\/1\.1 200 OK/);
+    answered++;
+    await new Promise((r) => setTimeout(r, 50));
   }
+  conn.close();
+  // A client that never starts the handshake is dropped.
+  const silent = await Deno.connect({ hostname: "127.0.0.1", port: server.addr.port });
+  assert.equal(await readUntilClosed(silent), "");
 });
 
 Deno.test("limits: headers over the cap are 431, on both listeners", async () => {
-  const certs = await testCerts();
-  const dir = await tempDir();
-  await writePair(dir, certs.first);
   const limits = { maxHeaderBytes: 4096 };
-  const server = await startTls(dir, { limits });
+  await using f = await tlsFixture({ limits });
+  const { certs, server } = f;
   const plain = await startPlainServer({
     address: "127.0.0.1:0",
     listener: createPlainListener({ readiness: { ready: true }, registry: new PlanRegistry() }),
@@ -493,7 +481,6 @@ Deno.test("limits: headers over the cap are 431, on both listeners", async () =>
     assert.equal(await readUntilClosed(tcp), "");
   } finally {
     await shutdownAll([server, plain], 5000);
-    await Deno.remove(dir, { recursive: true });
   }
 });
 
@@ -515,51 +502,44 @@ function heldListener(): { listener: NodeListener; release(): void; arrived: Pro
   };
 }
 
-Deno.test("graceful shutdown lets the in-flight request finish and stops accepting", async () => {
-  const certs = await testCerts();
-  const dir = await tempDir();
-  await writePair(dir, certs.first);
+/** A server whose listener holds requests until `release()`, with one request already held. */
+async function withHeldRequest(): Promise<
+  TlsFixture & { inflight: Promise<Response>; release(): void }
+> {
   const held = heldListener();
-  const server = await startTls(dir, { listener: held.listener });
-  const client = Deno.createHttpClient({ caCerts: [certs.ca] });
-  try {
-    const inflight = fetch(`https://127.0.0.1:${server.addr.port}/convert/${T}`, {
-      method: "POST",
-      body: "{}",
-      client,
-    });
-    await held.arrived;
-    const done = shutdownAll([server], 10_000);
-    await assert.rejects(handshakeSerial(server.addr.port, certs.ca), "no new connections");
-    held.release();
-    const res = await inflight;
-    assert.equal(await res.text(), "done");
-    assert.equal(await done, true);
-  } finally {
-    client.close();
-    await Deno.remove(dir, { recursive: true });
-  }
+  const f = await tlsFixture({ listener: held.listener });
+  const client = Deno.createHttpClient({ caCerts: [f.certs.ca] });
+  const inflight = fetch(`https://127.0.0.1:${f.server.addr.port}/convert/${T}`, {
+    method: "POST",
+    body: "{}",
+    client,
+  });
+  await held.arrived;
+  return {
+    ...f,
+    inflight,
+    release: held.release,
+    async [Symbol.asyncDispose]() {
+      held.release();
+      client.close();
+      await f[Symbol.asyncDispose]();
+    },
+  };
+}
+
+Deno.test("graceful shutdown lets the in-flight request finish and stops accepting", async () => {
+  await using h = await withHeldRequest();
+  const done = shutdownAll([h.server], 10_000);
+  await assert.rejects(handshakeSerial(h.server.addr.port, h.certs.ca), "no new connections");
+  h.release();
+  const res = await h.inflight;
+  assert.equal(await res.text(), "done");
+  assert.equal(await done, true);
 });
 
 Deno.test("the shared shutdown deadline force-closes what is still running", async () => {
-  const certs = await testCerts();
-  const dir = await tempDir();
-  await writePair(dir, certs.first);
-  const held = heldListener();
-  const server = await startTls(dir, { listener: held.listener });
-  const client = Deno.createHttpClient({ caCerts: [certs.ca] });
-  try {
-    const inflight = fetch(`https://127.0.0.1:${server.addr.port}/convert/${T}`, {
-      method: "POST",
-      body: "{}",
-      client,
-    }).then((r) => r.text());
-    await held.arrived;
-    assert.equal(await shutdownAll([server], 100), false);
-    await assert.rejects(inflight, "the held request was cut off");
-  } finally {
-    held.release();
-    client.close();
-    await Deno.remove(dir, { recursive: true });
-  }
+  await using h = await withHeldRequest();
+  const text = h.inflight.then((r) => r.text());
+  assert.equal(await shutdownAll([h.server], 100), false);
+  await assert.rejects(text, "the held request was cut off");
 });
