@@ -1,38 +1,27 @@
 /**
- * The two listeners: plain routes and readiness, one `/metrics` scrape, the TLS certificate
- * reload (new handshakes see the new serial, nothing is refused, a bad pair keeps the old one),
- * the HTTP limits, and graceful shutdown under a shared deadline.
+ * The TLS listener: certificate reload (new handshakes see the new serial, nothing is refused, a
+ * bad pair keeps the old one), protocol versions, the HTTP limits, and graceful shutdown under a
+ * shared deadline.
  */
 import assert from "node:assert/strict";
 import tls from "node:tls";
-import { createMetricsRegistry, metricsResponse } from "../../src/obs/metrics.ts";
-import { syntheticCompiled } from "../../src/webhook/convert/_synthetic.ts";
-import { createNodeConvertListener } from "../../src/webhook/convert/mod.ts";
-import { WEBHOOK_METRIC_NAMES, WebhookMetrics } from "../../src/webhook/metrics.ts";
-import { PlanRegistry } from "../../src/webhook/registry.ts";
 import {
   createPlainListener,
   type NodeListener,
-  parseBindAddress,
-  Readiness,
   shutdownAll,
   startPlainServer,
-  TlsServer,
-  type TlsServerOptions,
 } from "../../src/net/mod.ts";
+import { PlanRegistry } from "../../src/webhook/registry.ts";
 import {
-  captureLog,
+  type ConversionFixture,
   review,
-  sampleValue,
-  type TestCerts,
-  testCerts,
+  startConversion,
+  SYNTHETIC_TARGET as T,
   widget,
   writePair,
 } from "./_helpers.ts";
 
-const T = "widgets.bench.example.com";
-
-// --- helpers --------------------------------------------------------------------------------------
+// --- helpers ---------------------------------------------------------------------------------------
 
 /** Completes a TLS handshake and returns the server certificate's serial (hex, upper case). */
 function handshakeSerial(port: number, ca: string): Promise<string> {
@@ -53,49 +42,6 @@ function handshakeSerial(port: number, ca: string): Promise<string> {
 async function serialOf(pem: string): Promise<string> {
   const { X509Certificate } = await import("node:crypto");
   return new X509Certificate(pem).serialNumber.toUpperCase();
-}
-
-async function tempDir(): Promise<string> {
-  return await Deno.makeTempDir({ prefix: "dco-webhook-srv-" });
-}
-
-interface TlsFixture extends AsyncDisposable {
-  certs: TestCerts;
-  /** The certificate directory the server polls. */
-  dir: string;
-  server: TlsServer;
-}
-
-/**
- * A TLS conversion server over the synthetic plan, serving `certs.first` (`pair: false`: no pair
- * yet). Disposal shuts it down (again, if the test already did) and removes the directory.
- */
-async function tlsFixture(
-  extra: Partial<TlsServerOptions> & { pair?: boolean } = {},
-): Promise<TlsFixture> {
-  const { pair = true, ...opts } = extra;
-  const certs = await testCerts();
-  const dir = await tempDir();
-  if (pair) await writePair(dir, certs.first);
-  const registry = new PlanRegistry();
-  registry.install(syntheticCompiled(), new Date());
-  const server = await TlsServer.start({
-    address: "127.0.0.1:0",
-    certDir: dir,
-    reloadIntervalMs: 0,
-    listener: createNodeConvertListener({ registry, logger: captureLog() }),
-    logger: captureLog(),
-    ...opts,
-  });
-  return {
-    certs,
-    dir,
-    server,
-    async [Symbol.asyncDispose]() {
-      await server.shutdown();
-      await Deno.remove(dir, { recursive: true });
-    },
-  };
 }
 
 /** Opens a raw TLS connection (for the limit tests). */
@@ -128,165 +74,10 @@ async function readUntilClosed(conn: Deno.Conn): Promise<string> {
 
 const enc = new TextEncoder();
 
-// --- addresses ------------------------------------------------------------------------------------
-
-Deno.test("parseBindAddress takes Go-style addresses", () => {
-  assert.deepEqual(parseBindAddress(":9443"), { hostname: "", port: 9443 });
-  assert.deepEqual(parseBindAddress("127.0.0.1:8443"), { hostname: "127.0.0.1", port: 8443 });
-  assert.deepEqual(parseBindAddress("[::1]:0"), { hostname: "::1", port: 0 });
-  assert.deepEqual(parseBindAddress("localhost:80"), { hostname: "localhost", port: 80 });
-  for (const bad of ["9443", "::1:9443", "host:", "host:99999", ""]) {
-    assert.throws(() => parseBindAddress(bad), /invalid bind address/, bad);
-  }
-});
-
-Deno.test("an empty host listens on every interface (dual stack)", async () => {
-  const server = await startPlainServer({
-    address: ":0",
-    listener: createPlainListener({
-      readiness: { ready: true },
-      registry: new PlanRegistry(),
-    }),
-  });
-  try {
-    const res = await fetch(`http://127.0.0.1:${server.addr.port}/healthz`);
-    assert.equal(await res.text(), "ok\n");
-  } finally {
-    await server.shutdown();
-  }
-});
-
-// --- the plain listener ---------------------------------------------------------------------------
-
-Deno.test("plain listener: healthz, readyz driven by the readiness flag, debug, 404/405", async () => {
-  const plans = new PlanRegistry();
-  plans.install(syntheticCompiled(), new Date("2026-03-01T10:00:00Z"));
-  const promRegistry = createMetricsRegistry({ runtime: false }).registry;
-  const metrics = new WebhookMetrics(promRegistry);
-  const readiness = new Readiness((r) => metrics.setReady(r));
-  const server = await startPlainServer({
-    address: "127.0.0.1:0",
-    listener: createPlainListener({ readiness, registry: plans, metrics: promRegistry }),
-  });
-  const base = `http://127.0.0.1:${server.addr.port}`;
-  try {
-    let res = await fetch(`${base}/healthz`);
-    assert.equal(res.status, 200);
-    assert.equal(await res.text(), "ok\n");
-    res = await fetch(`${base}/readyz`);
-    assert.equal(res.status, 503);
-    assert.equal(await res.text(), "registry not yet fully synced\n");
-    assert.equal(
-      sampleValue(await (await fetch(`${base}/metrics`)).text(), "dco_webhook_ready"),
-      0,
-    );
-
-    readiness.set(true);
-    res = await fetch(`${base}/readyz`);
-    assert.equal(res.status, 200);
-    assert.equal(await res.text(), "ok\n");
-    assert.equal(
-      sampleValue(await (await fetch(`${base}/metrics`)).text(), "dco_webhook_ready"),
-      1,
-    );
-
-    readiness.set(false); // e.g. draining
-    assert.equal((await fetch(`${base}/readyz`)).status, 503);
-    await (await fetch(`${base}/readyz`)).body?.cancel();
-
-    res = await fetch(`${base}/debug/registry`);
-    assert.equal(res.headers.get("content-type"), "application/json");
-    const rows = await res.json();
-    assert.equal(rows.length, 1);
-    assert.equal(rows[0].xrd, T);
-    assert.equal(rows[0].ready, true);
-    assert.equal(rows[0].compiledAt, "2026-03-01T10:00:00Z");
-
-    res = await fetch(`${base}/nope`);
-    assert.equal(res.status, 404);
-    await res.body?.cancel();
-    res = await fetch(`${base}/healthz`, { method: "POST" });
-    assert.equal(res.status, 405);
-    await res.body?.cancel();
-    res = await fetch(`${base}/healthz`, { method: "HEAD" });
-    assert.equal(res.status, 200);
-    assert.equal(await res.text(), "");
-  } finally {
-    await server.shutdown();
-  }
-});
-
-Deno.test("plain listener: /metrics without a gatherer is 503", async () => {
-  const server = await startPlainServer({
-    address: "127.0.0.1:0",
-    listener: createPlainListener({ readiness: { ready: true }, registry: new PlanRegistry() }),
-  });
-  try {
-    const res = await fetch(`http://127.0.0.1:${server.addr.port}/metrics`);
-    assert.equal(res.status, 503);
-    assert.equal(await res.text(), "metrics gatherer not configured\n");
-  } finally {
-    await server.shutdown();
-  }
-});
-
-Deno.test("one /metrics scrape: every webhook family plus runtime, no duplicate family", async () => {
-  using reg = createMetricsRegistry({ lagSampleIntervalMs: 50 });
-  const metrics = new WebhookMetrics(reg.registry);
-  const plans = new PlanRegistry();
-  plans.onChange((c) => metrics.observeChange(c));
-  const readiness = new Readiness((r) => metrics.setReady(r));
-  const certs = await testCerts();
-  const dir = await tempDir();
-  await writePair(dir, certs.first);
-  plans.install(syntheticCompiled(), new Date());
-  metrics.refreshRegistryGauges(plans.snapshot());
-  metrics.setInitialSync(0.5, 1);
-  readiness.set(true);
-  const tlsServer = await TlsServer.start({
-    address: "127.0.0.1:0",
-    certDir: dir,
-    reloadIntervalMs: 0,
-    listener: createNodeConvertListener({ registry: plans, metrics, logger: captureLog() }),
-    logger: captureLog(),
-  });
-  const plain = await startPlainServer({
-    address: "127.0.0.1:0",
-    listener: createPlainListener({
-      readiness,
-      registry: plans,
-      metrics: () => metricsResponse(reg.registry),
-    }),
-  });
-  const client = Deno.createHttpClient({ caCerts: [certs.ca] });
-  try {
-    const res = await fetch(`https://127.0.0.1:${tlsServer.addr.port}/convert/${T}`, {
-      method: "POST",
-      body: JSON.stringify(review("m", "v2", [widget("v1", 0), widget("v1alpha1", 1)])),
-      client,
-    });
-    assert.equal((await res.json()).response.result.status, "Success");
-    const scrape = await fetch(`http://127.0.0.1:${plain.addr.port}/metrics`);
-    assert.equal(scrape.status, 200);
-    assert.match(scrape.headers.get("content-type") ?? "", /^text\/plain; version=0\.0\.4/);
-    const text = await scrape.text();
-    const typeLines = [...text.matchAll(/^# TYPE (\S+) /gm)].map((m) => m[1]);
-    assert.equal(new Set(typeLines).size, typeLines.length, "no duplicate family");
-    for (const name of WEBHOOK_METRIC_NAMES) assert.ok(typeLines.includes(name), name);
-    assert.ok(typeLines.includes("process_resident_memory_bytes"));
-    assert.equal(sampleValue(text, "dco_webhook_registry_reload_total", { result: "success" }), 1);
-    assert.equal(sampleValue(text, "dco_webhook_conversion_panics_total", { target: T }), 0);
-  } finally {
-    client.close();
-    await shutdownAll([tlsServer, plain], 5000);
-    await Deno.remove(dir, { recursive: true });
-  }
-});
-
 // --- TLS and certificate reload -------------------------------------------------------------------
 
 Deno.test("reload swaps the certificate for new handshakes without refusing any connection", async () => {
-  await using f = await tlsFixture();
+  await using f = await startConversion();
   const { certs, dir, server } = f;
   const port = server.addr.port;
   const firstSerial = await serialOf(certs.first.cert);
@@ -325,9 +116,8 @@ Deno.test("reload swaps the certificate for new handshakes without refusing any 
 });
 
 Deno.test("a bad or half-written pair keeps the last good one", async () => {
-  const log = captureLog();
-  await using f = await tlsFixture({ logger: log });
-  const { certs, dir, server } = f;
+  await using f = await startConversion();
+  const { certs, dir, server, log } = f;
   const port = server.addr.port;
   const firstSerial = await serialOf(certs.first.cert);
   await Deno.writeTextFile(`${dir}/tls.crt`, "-----BEGIN CERTIFICATE-----\nnot a cert\n");
@@ -357,7 +147,7 @@ Deno.test("a bad or half-written pair keeps the last good one", async () => {
 });
 
 Deno.test("before the first good pair handshakes fail; the poll then loads it", async () => {
-  await using f = await tlsFixture({ reloadIntervalMs: 20, pair: false });
+  await using f = await startConversion({ reloadIntervalMs: 20, pair: false });
   const { certs, dir, server } = f;
   const port = server.addr.port;
   assert.equal(server.hasCertificate, false);
@@ -373,7 +163,7 @@ Deno.test("before the first good pair handshakes fail; the poll then loads it", 
 });
 
 Deno.test("TLS offers HTTP/1.1 only and at least TLS 1.2", async () => {
-  await using f = await tlsFixture();
+  await using f = await startConversion();
   const { certs, server } = f;
   const tcp = await Deno.connect({ hostname: "127.0.0.1", port: server.addr.port });
   const conn = await Deno.startTls(tcp, {
@@ -398,7 +188,7 @@ Deno.test("TLS offers HTTP/1.1 only and at least TLS 1.2", async () => {
 // --- limits ---------------------------------------------------------------------------------------
 
 Deno.test("limits: slow headers, a slow body and an idle connection are closed", async () => {
-  await using f = await tlsFixture({
+  await using f = await startConversion({
     limits: { headerTimeoutMs: 200, requestTimeoutMs: 300, idleTimeoutMs: 200 },
   });
   const { certs, server } = f;
@@ -427,7 +217,7 @@ Deno.test("limits: slow headers, a slow body and an idle connection are closed",
 });
 
 Deno.test("limits: a busy keep-alive connection outlives the header timeout", async () => {
-  await using f = await tlsFixture({
+  await using f = await startConversion({
     limits: { headerTimeoutMs: 150, requestTimeoutMs: 300, idleTimeoutMs: 300 },
   });
   const { certs, server } = f;
@@ -456,7 +246,7 @@ Deno.test("limits: a busy keep-alive connection outlives the header timeout", as
 
 Deno.test("limits: headers over the cap are 431, on both listeners", async () => {
   const limits = { maxHeaderBytes: 4096 };
-  await using f = await tlsFixture({ limits });
+  await using f = await startConversion({ limits });
   const { certs, server } = f;
   const plain = await startPlainServer({
     address: "127.0.0.1:0",
@@ -504,16 +294,11 @@ function heldListener(): { listener: NodeListener; release(): void; arrived: Pro
 
 /** A server whose listener holds requests until `release()`, with one request already held. */
 async function withHeldRequest(): Promise<
-  TlsFixture & { inflight: Promise<Response>; release(): void }
+  ConversionFixture & { inflight: Promise<Response>; release(): void }
 > {
   const held = heldListener();
-  const f = await tlsFixture({ listener: held.listener });
-  const client = Deno.createHttpClient({ caCerts: [f.certs.ca] });
-  const inflight = fetch(`https://127.0.0.1:${f.server.addr.port}/convert/${T}`, {
-    method: "POST",
-    body: "{}",
-    client,
-  });
+  const f = await startConversion({ listener: held.listener });
+  const inflight = f.post("{}");
   await held.arrived;
   return {
     ...f,
@@ -521,7 +306,6 @@ async function withHeldRequest(): Promise<
     release: held.release,
     async [Symbol.asyncDispose]() {
       held.release();
-      client.close();
       await f[Symbol.asyncDispose]();
     },
   };
