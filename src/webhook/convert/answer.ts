@@ -172,20 +172,14 @@ export async function answerConvert(
     // The client went away or the stream broke mid-body: nobody reads this answer.
     const outcome = badRequest(`reading request body: ${(e as Error).message}`);
     record(ctx, target, outcome, startedAt);
-    return {
-      status: outcome.status,
-      contentType: outcome.contentType,
-      body: outcome.body,
-      close: true,
-    };
+    return answerOf(outcome, true);
   }
-  const outcome = reviewOutcome(ctx, target, read, startedAt);
-  return {
-    status: outcome.status,
-    contentType: outcome.contentType,
-    body: outcome.body,
-    close: !read.ok,
-  };
+  // A body not read to its end (too large) leaves the connection unusable.
+  return answerOf(reviewOutcome(ctx, target, read, startedAt), !read.ok);
+}
+
+function answerOf(o: ReviewOutcome, close: boolean): ConvertAnswer {
+  return { status: o.status, contentType: o.contentType, body: o.body, close };
 }
 
 /**
