@@ -32,12 +32,6 @@ import type { ConvertContext } from "./context.ts";
 export const REVIEW_API_VERSION = "apiextensions.k8s.io/v1";
 export const REVIEW_KIND = "ConversionReview";
 
-/**
- * The `target` label: the path's target only when the registry knows it. Anyone who can reach the
- * port chooses the path, so unknown targets share one series instead of creating new ones.
- */
-export const UNREGISTERED_TARGET_LABEL = "(unregistered)";
-
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
 const JSON_TYPE = "application/json";
@@ -226,6 +220,12 @@ function reviewOutcome(
   record(ctx, target, outcome, startedAt);
   return outcome;
 }
+
+/**
+ * The `target` label: the path's target only when the registry knows it. Anyone who can reach the
+ * port chooses the path, so unknown targets share one series instead of creating new ones.
+ */
+export const UNREGISTERED_TARGET_LABEL = "(unregistered)";
 
 /** The request's one `observeReview`. */
 function record(ctx: ConvertContext, target: string, o: ReviewOutcome, startedAt: number): void {
