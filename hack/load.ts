@@ -17,20 +17,25 @@
  *
  * `--self` starts a server with the synthetic plan and a throwaway CA (openssl) in a Worker of
  * this process, so client and server run on separate threads: `node` is the real conversion
- * listener (servers.ts `ConversionServer`); `deno-stream` / `deno-fixed` answer through
- * `Deno.serve` with a one-chunk stream or a fixed body — the measurements behind the choice of
- * `node:https` (servers.ts module docs).
+ * listener (src/net/tls_server.ts `TlsServer`); `deno-stream` / `deno-fixed` answer through
+ * `Deno.serve` with a one-chunk stream or a fixed body (hack/_fetch_convert.ts) — the
+ * measurements behind the choice of `node:https` (docs/design/webhook.md#why-nodehttps-and-not-denoserve).
  *
  * Bounds (a measuring tool, not a stress tool): loopback targets only, duration ≤ 300 s,
  * requests ≤ 1,000,000, concurrency ≤ 512.
  */
 import { parseArgs } from "node:util";
 import { createCA } from "../tests/support/certs.ts";
-import { SYNTHETIC_TARGET, syntheticCompiled, syntheticReview } from "../src/webhook/_synthetic.ts";
-import { createConvertHandler, createNodeConvertListener } from "../src/webhook/convert_handler.ts";
+import {
+  SYNTHETIC_TARGET,
+  syntheticCompiled,
+  syntheticReview,
+} from "../src/webhook/convert/_synthetic.ts";
+import { createNodeConvertListener } from "../src/webhook/convert/mod.ts";
+import { createConvertHandler } from "./_fetch_convert.ts";
 import { SILENT } from "../src/webhook/_log.ts";
 import { PlanRegistry } from "../src/webhook/registry.ts";
-import { ConversionServer } from "../src/webhook/servers.ts";
+import { TlsServer } from "../src/net/mod.ts";
 
 const MAX_DURATION_S = 300;
 const MAX_REQUESTS = 1_000_000;
@@ -49,7 +54,7 @@ async function runServer(cfg: ServerConfig): Promise<number> {
   const registry = new PlanRegistry();
   registry.install(syntheticCompiled(), new Date());
   if (cfg.server === "node") {
-    const server = await ConversionServer.start({
+    const server = await TlsServer.start({
       address: "127.0.0.1:0",
       certDir: cfg.certDir,
       reloadIntervalMs: 0,

@@ -6,7 +6,7 @@
  */
 import { KubeClient } from "../kube/client.ts";
 import { configureLogging, createLogger, type LogFields, type Logger } from "../obs/log.ts";
-import { Readiness, type ServerHandle, shutdownAll } from "../net/servers.ts";
+import { Readiness, type ServerHandle, shutdownAll } from "../net/mod.ts";
 
 /** The logging flags, then the role's own flags; invalid ⇒ logged, exit 1. */
 export function parseRoleFlags<F>(

@@ -23,7 +23,7 @@ import {
 import { runPrepareUninstall } from "../manager/uninstall.ts";
 import { createLogger } from "../obs/log.ts";
 import { createMetricsRegistry, metricsResponse } from "../obs/metrics.ts";
-import { createPlainListener, startPlainServer } from "../webhook/servers.ts"; // TODO net
+import { createPlainListener, startPlainServer } from "../net/mod.ts";
 import { parseRoleFlags, Role } from "./_role.ts";
 
 const SHUTDOWN_TIMEOUT_MS = 30_000;

@@ -22,7 +22,7 @@ import { Controller } from "../kube/controller.ts";
 import { CompilePool, defaultPoolSize } from "../webhook/compile_pool.ts";
 import { createReplicaCaches } from "../webhook/cluster.ts";
 import type { ConfigKind } from "../webhook/compiled.ts";
-import { createNodeConvertListener } from "../webhook/convert_handler.ts";
+import { createNodeConvertListener } from "../webhook/convert/mod.ts";
 import { parseWebhookServerFlags } from "../webhook/flags.ts";
 import { WebhookMetrics } from "../webhook/metrics.ts";
 import { PlanRegistry } from "../webhook/registry.ts";
@@ -33,11 +33,11 @@ import {
   ServedTargetPublisher,
 } from "../webhook/served_lease.ts";
 import {
-  ConversionServer,
   createPlainListener,
   readKeyPair,
   startPlainServer,
-} from "../webhook/servers.ts";
+  TlsServer as ConversionServer,
+} from "../net/mod.ts";
 import { parseRoleFlags, Role } from "./_role.ts";
 
 const RETRY_INITIAL_SYNC_MS = 2_000;

@@ -28,7 +28,7 @@
 import type { KubeObject } from "../kube/mod.ts";
 import { base64ToText } from "../lib/base64.ts";
 import type { Logger } from "../obs/log.ts";
-import type { KeyPairPem } from "../net/servers.ts";
+import type { KeyPairPem } from "../net/mod.ts";
 import { type BuiltinIssuer, type SecretStore, x509 } from "./builtin_certs.ts";
 import { LABEL_MANAGED_BY, MANAGED_BY } from "./server/names.ts";
 

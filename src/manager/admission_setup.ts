@@ -12,7 +12,7 @@ import {
   VALIDATING_WEBHOOK_CONFIGURATIONS,
 } from "../kube/resources.ts";
 import type { ResourceRef } from "../kube/mod.ts";
-import { type ServerHandle, TlsServer } from "../net/servers.ts";
+import { type ServerHandle, TlsServer } from "../net/mod.ts";
 import { createLogger, type Logger } from "../obs/log.ts";
 import type { AdmissionContext, ConfigSummary } from "./admission/context.ts";
 import { AdmissionCertKeeper, type AdmissionCertState } from "./admission_certs.ts";

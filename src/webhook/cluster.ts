@@ -1,5 +1,6 @@
 /**
- * The replica's informer caches (runtime.md §8.8) and the `ClusterView` the registry controller
+ * The replica's informer caches (docs/design/webhook.md#replica-caches) and the `ClusterView` the
+ * registry controller
  * reads: the config kinds (per enabled feature, label-scoped), ConversionWebhookServers, and the
  * schema kinds (CRDs / XRDs, label-scoped, with the managedFields/last-applied strip transform).
  * Also maps cache events to registry-controller keys (`<kind>/<config name>`).
@@ -33,7 +34,7 @@ export const TARGET_RESOURCES: Record<ConfigKind, ResourceRef> = {
 const LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration";
 
 /**
- * Drops what a replica never reads from a CRD/XRD (§8.8): in place, idempotent, allocation-free.
+ * Drops what a replica never reads from a CRD/XRD: in place, idempotent, allocation-free.
  * Schemas of versions no config targets are kept on purpose (informers cannot be re-scoped).
  */
 export function stripSchemaObject(obj: KubeObject): void {

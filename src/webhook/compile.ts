@@ -1,6 +1,7 @@
 /**
- * Compiles one config against its target's manifest (runtime.md §8.4 steps 4, 6, 7) into a
- * `CompileResult`: pure, so it runs unchanged in a compile Worker or on the main isolate.
+ * Compiles one config against its target's manifest into a `CompileResult` (a missing target,
+ * rule translation, analysis, then the plans): pure, so it runs unchanged in a compile Worker or
+ * on the main isolate.
  */
 import {
   analyze,

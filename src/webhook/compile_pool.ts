@@ -1,5 +1,6 @@
 /**
- * A pool of compile Workers (runtime.md §8.3 [Deno]): compilation is CPU-bound, so the initial
+ * A pool of compile Workers (docs/design/webhook.md#the-initial-sync): compilation is CPU-bound,
+ * so the initial
  * sync and the watch path spread it over Web Workers. Each job posts (kind, config, target) and
  * gets a structured-cloned `CompileResult` back; jobs queue when every worker is busy. A worker
  * that dies fails its job with an error (an infrastructure error: the caller retries) and is

@@ -1,6 +1,6 @@
 /**
- * The webhook-server's own metric set (operations.md §1.1): exact names, types, labels and
- * buckets, registered into a prom-client `Registry` the role hands in (the same registry also
+ * The webhook-server's own metric set (the catalog in docs/observability.md): exact names, types,
+ * labels and buckets, registered into a prom-client `Registry` the role hands in (the same registry also
  * carries the framework and process families, so nothing here is registered twice).
  *
  * Registry gauges are not updated per install: the role calls `refreshRegistryGauges(snapshot)`
@@ -16,7 +16,7 @@
 import { Counter, Gauge, Histogram, type Metric, type Registry } from "prom-client";
 import type { RegistryChange, RegistryEntry } from "./registry.ts";
 
-/** Review `result` label values (runtime.md §8.6). */
+/** Review `result` label values (docs/design/webhook.md#the-convert-answer-table). */
 export type ReviewResult =
   | "success"
   | "error"
@@ -32,63 +32,62 @@ export type ObjectResult = "success" | "error";
 /** `direction` of the lossy counter. */
 export type LossyDirection = "hub_to_spoke" | "spoke_to_hub";
 
-export const REVIEW_DURATION_BUCKETS: readonly number[] = [
-  0.0001,
-  0.0005,
-  0.001,
-  0.005,
-  0.01,
-  0.05,
-  0.1,
-  0.5,
-  1,
-  5,
-];
-export const OBJECT_DURATION_BUCKETS: readonly number[] = [
-  0.00001,
-  0.00005,
-  0.0001,
-  0.0005,
-  0.001,
-  0.005,
-  0.01,
-  0.05,
-  0.1,
-  0.5,
-  1,
-];
-export const BATCH_SIZE_BUCKETS: readonly number[] = [
-  1,
-  2,
-  5,
-  10,
-  25,
-  50,
-  100,
-  250,
-  500,
-  1000,
-  5000,
-];
+/** Bucket bounds written as the exposition prints them (`le="…"`). */
+function bounds(text: string): readonly number[] {
+  return Object.freeze(text.split(" ").map(Number));
+}
+
+export const REVIEW_DURATION_BUCKETS = bounds("0.0001 0.0005 0.001 0.005 0.01 0.05 0.1 0.5 1 5");
+export const OBJECT_DURATION_BUCKETS = bounds(
+  "0.00001 0.00005 0.0001 0.0005 0.001 0.005 0.01 0.05 0.1 0.5 1",
+);
+export const BATCH_SIZE_BUCKETS = bounds("1 2 5 10 25 50 100 250 500 1000 5000");
+
+/** The help text of every family of the set. */
+const FAMILIES = {
+  dco_webhook_conversion_review_duration_seconds: "End-to-end ConversionReview latency.",
+  dco_webhook_conversion_review_requests_total: "ConversionReviews handled.",
+  dco_webhook_conversion_objects_total: "Objects converted.",
+  dco_webhook_conversion_object_duration_seconds:
+    "Time to convert one object, excluding request decode.",
+  dco_webhook_conversion_batch_size: "Objects per ConversionReview.",
+  dco_webhook_conversion_panics_total: "Recovered panics while serving a review (always a bug).",
+  dco_webhook_lossy_conversion_total: "Conversions attempted in a statically lossy direction.",
+  dco_webhook_registry_size: "Registry entries, error-only placeholders included.",
+  dco_webhook_registry_entry_loaded: "1 = servable plan on this replica, 0 = error-only entry.",
+  dco_webhook_registry_last_reload_timestamp_seconds: "Unix time of the last successful compile.",
+  dco_webhook_registry_reload_total: "Compile attempts.",
+  dco_webhook_registry_compile_errors_total: "Compile failures that left a stale or absent plan.",
+  dco_webhook_ready: "1 after the initial sync completed.",
+  dco_webhook_initial_sync_duration_seconds: "Wall time of the successful initial sync pass.",
+  dco_webhook_initial_sync_targets: "Configs processed by the initial sync.",
+} as const;
+
+type FamilyName = keyof typeof FAMILIES;
+
+/** The label names of every family. */
+const LABELS = {
+  dco_webhook_conversion_review_duration_seconds: ["target", "direction", "result"],
+  dco_webhook_conversion_review_requests_total: ["target", "result"],
+  dco_webhook_conversion_objects_total: ["target", "from_version", "to_version", "result"],
+  dco_webhook_conversion_object_duration_seconds: ["target", "direction", "result"],
+  dco_webhook_conversion_batch_size: ["target"],
+  dco_webhook_conversion_panics_total: ["target"],
+  dco_webhook_lossy_conversion_total: ["target", "direction"],
+  dco_webhook_registry_size: [],
+  dco_webhook_registry_entry_loaded: ["target"],
+  dco_webhook_registry_last_reload_timestamp_seconds: ["target"],
+  dco_webhook_registry_reload_total: ["target", "result"],
+  dco_webhook_registry_compile_errors_total: ["target", "reason"],
+  dco_webhook_ready: [],
+  dco_webhook_initial_sync_duration_seconds: [],
+  dco_webhook_initial_sync_targets: [],
+} as const satisfies Record<FamilyName, readonly string[]>;
+
+type LabelOf<N extends FamilyName> = (typeof LABELS)[N][number];
 
 /** Every family this module registers (for "present in one scrape" checks). */
-export const WEBHOOK_METRIC_NAMES: readonly string[] = [
-  "dco_webhook_conversion_review_duration_seconds",
-  "dco_webhook_conversion_review_requests_total",
-  "dco_webhook_conversion_objects_total",
-  "dco_webhook_conversion_object_duration_seconds",
-  "dco_webhook_conversion_batch_size",
-  "dco_webhook_conversion_panics_total",
-  "dco_webhook_lossy_conversion_total",
-  "dco_webhook_registry_size",
-  "dco_webhook_registry_entry_loaded",
-  "dco_webhook_registry_last_reload_timestamp_seconds",
-  "dco_webhook_registry_reload_total",
-  "dco_webhook_registry_compile_errors_total",
-  "dco_webhook_ready",
-  "dco_webhook_initial_sync_duration_seconds",
-  "dco_webhook_initial_sync_targets",
-];
+export const WEBHOOK_METRIC_NAMES: readonly string[] = Object.keys(FAMILIES);
 
 /** One histogram series, resolved once and observed many times. */
 export interface Observer {
@@ -104,6 +103,37 @@ export interface ConversionMetrics {
   countObjects(target: string, from: string, to: string, result: ObjectResult, n: number): void;
   countLossy(target: string, direction: LossyDirection, n: number): void;
   countPanic(target: string): void;
+}
+
+/** Creates the families of {@link FAMILIES} in one registry. */
+class FamilyFactory {
+  constructor(private readonly registry: Registry) {}
+
+  #spec<N extends FamilyName>(name: N) {
+    return {
+      name,
+      help: FAMILIES[name],
+      labelNames: [...LABELS[name]] as LabelOf<N>[],
+      registers: [this.registry],
+    };
+  }
+
+  counter<N extends FamilyName>(name: N): Counter<LabelOf<N>> {
+    return new Counter(this.#spec(name));
+  }
+
+  gauge<N extends FamilyName>(name: N): Gauge<LabelOf<N>> {
+    return new Gauge(this.#spec(name));
+  }
+
+  histogram<N extends FamilyName>(name: N, buckets: readonly number[]): Histogram<LabelOf<N>> {
+    return new Histogram({ ...this.#spec(name), buckets: [...buckets] });
+  }
+
+  series(name: FamilyName, buckets: readonly number[]): SeriesHistogram {
+    const { help, labelNames } = this.#spec(name);
+    return new SeriesHistogram(this.registry, { name, help, labelNames, buckets });
+  }
 }
 
 export class WebhookMetrics implements ConversionMetrics {
@@ -124,95 +154,28 @@ export class WebhookMetrics implements ConversionMetrics {
   readonly initialSyncTargets: Gauge;
 
   constructor(registry: Registry) {
-    const registers = [registry];
-    this.reviewDuration = new Histogram({
-      name: "dco_webhook_conversion_review_duration_seconds",
-      help: "End-to-end ConversionReview latency.",
-      labelNames: ["target", "direction", "result"],
-      buckets: [...REVIEW_DURATION_BUCKETS],
-      registers,
-    });
-    this.reviewRequests = new Counter({
-      name: "dco_webhook_conversion_review_requests_total",
-      help: "ConversionReviews handled.",
-      labelNames: ["target", "result"],
-      registers,
-    });
-    this.objects = new Counter({
-      name: "dco_webhook_conversion_objects_total",
-      help: "Objects converted.",
-      labelNames: ["target", "from_version", "to_version", "result"],
-      registers,
-    });
-    this.objectDurations = new SeriesHistogram(registry, {
-      name: "dco_webhook_conversion_object_duration_seconds",
-      help: "Time to convert one object, excluding request decode.",
-      labelNames: ["target", "direction", "result"],
-      buckets: OBJECT_DURATION_BUCKETS,
-    });
-    this.batchSize = new Histogram({
-      name: "dco_webhook_conversion_batch_size",
-      help: "Objects per ConversionReview.",
-      labelNames: ["target"],
-      buckets: [...BATCH_SIZE_BUCKETS],
-      registers,
-    });
-    this.panics = new Counter({
-      name: "dco_webhook_conversion_panics_total",
-      help: "Recovered panics while serving a review (always a bug).",
-      labelNames: ["target"],
-      registers,
-    });
-    this.lossy = new Counter({
-      name: "dco_webhook_lossy_conversion_total",
-      help: "Conversions attempted in a statically lossy direction.",
-      labelNames: ["target", "direction"],
-      registers,
-    });
-    this.registrySize = new Gauge({
-      name: "dco_webhook_registry_size",
-      help: "Registry entries, error-only placeholders included.",
-      registers,
-    });
-    this.entryLoaded = new Gauge({
-      name: "dco_webhook_registry_entry_loaded",
-      help: "1 = servable plan on this replica, 0 = error-only entry.",
-      labelNames: ["target"],
-      registers,
-    });
-    this.lastReload = new Gauge({
-      name: "dco_webhook_registry_last_reload_timestamp_seconds",
-      help: "Unix time of the last successful compile.",
-      labelNames: ["target"],
-      registers,
-    });
-    this.reloads = new Counter({
-      name: "dco_webhook_registry_reload_total",
-      help: "Compile attempts.",
-      labelNames: ["target", "result"],
-      registers,
-    });
-    this.compileErrors = new Counter({
-      name: "dco_webhook_registry_compile_errors_total",
-      help: "Compile failures that left a stale or absent plan.",
-      labelNames: ["target", "reason"],
-      registers,
-    });
-    this.ready = new Gauge({
-      name: "dco_webhook_ready",
-      help: "1 after the initial sync completed.",
-      registers,
-    });
-    this.initialSyncDuration = new Gauge({
-      name: "dco_webhook_initial_sync_duration_seconds",
-      help: "Wall time of the successful initial sync pass.",
-      registers,
-    });
-    this.initialSyncTargets = new Gauge({
-      name: "dco_webhook_initial_sync_targets",
-      help: "Configs processed by the initial sync.",
-      registers,
-    });
+    const f = new FamilyFactory(registry);
+    this.reviewDuration = f.histogram(
+      "dco_webhook_conversion_review_duration_seconds",
+      REVIEW_DURATION_BUCKETS,
+    );
+    this.reviewRequests = f.counter("dco_webhook_conversion_review_requests_total");
+    this.objects = f.counter("dco_webhook_conversion_objects_total");
+    this.objectDurations = f.series(
+      "dco_webhook_conversion_object_duration_seconds",
+      OBJECT_DURATION_BUCKETS,
+    );
+    this.batchSize = f.histogram("dco_webhook_conversion_batch_size", BATCH_SIZE_BUCKETS);
+    this.panics = f.counter("dco_webhook_conversion_panics_total");
+    this.lossy = f.counter("dco_webhook_lossy_conversion_total");
+    this.registrySize = f.gauge("dco_webhook_registry_size");
+    this.entryLoaded = f.gauge("dco_webhook_registry_entry_loaded");
+    this.lastReload = f.gauge("dco_webhook_registry_last_reload_timestamp_seconds");
+    this.reloads = f.counter("dco_webhook_registry_reload_total");
+    this.compileErrors = f.counter("dco_webhook_registry_compile_errors_total");
+    this.ready = f.gauge("dco_webhook_ready");
+    this.initialSyncDuration = f.gauge("dco_webhook_initial_sync_duration_seconds");
+    this.initialSyncTargets = f.gauge("dco_webhook_initial_sync_targets");
     this.ready.set(0);
     this.registrySize.set(0);
   }

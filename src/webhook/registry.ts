@@ -1,5 +1,6 @@
 /**
- * The plan registry (runtime.md §8.5): target name → what this replica can serve for it.
+ * The plan registry (docs/design/webhook.md#the-plan-registry-and-swaps): target name → what this
+ * replica can serve for it.
  *
  * The main isolate owns it. Compile results arrive as plain data (possibly from a Worker) and are
  * linked here, once, into a `Router`; the hot path then does one `Map` lookup and uses the
@@ -13,6 +14,7 @@
  * `/debug/registry` and the `entry_loaded` gauge show the error.
  */
 import { createRouter, type Lossless, type Router } from "../engine/mod.ts";
+import { rfc3339 } from "../lib/time.ts";
 import { createLogger } from "../obs/log.ts";
 import type { CompileFailureReason, CompileResult, ConfigKind } from "./compiled.ts";
 
@@ -173,6 +175,11 @@ export class PlanRegistry {
     );
   }
 
+  /** The `/debug/registry` rows of every entry. */
+  debugRows(): DebugRegistryRow[] {
+    return debugRows(this.snapshot());
+  }
+
   /** Registers a change listener; returns the function that unregisters it. */
   onChange(listener: RegistryListener): () => void {
     this.#listeners.add(listener);
@@ -198,9 +205,9 @@ export function isServable(entry: RegistryEntry | undefined): entry is RegistryE
   return entry !== undefined && entry.router !== null;
 }
 
-/** One `/debug/registry` row (runtime.md §8.6); the field names follow the reference. */
+/** One `/debug/registry` row; the field names are the ones the tooling reads. */
 export interface DebugRegistryRow {
-  /** The target name (called `xrd` in the reference for both kinds). */
+  /** The target name (called `xrd` for both kinds). */
   xrd: string;
   kind: ConfigKind;
   config: string;
@@ -213,11 +220,6 @@ export interface DebugRegistryRow {
   lastErrorAt: string | null;
   /** Hub first, then the spokes with a plan. */
   versions: string[];
-}
-
-/** RFC 3339 at second precision, as Go's `time.RFC3339` prints it. */
-export function rfc3339(d: Date): string {
-  return d.toISOString().replace(/\.\d{3}Z$/, "Z");
 }
 
 export function debugRows(snapshot: readonly RegistryEntry[]): DebugRegistryRow[] {

@@ -1,5 +1,6 @@
 /**
- * The registry controller's reconcile (runtime.md §8.4) and the initial sync built on it (§8.3).
+ * The registry controller's reconcile (docs/design/webhook.md#the-per-config-reconcile) and the
+ * initial sync built on it (docs/design/webhook.md#the-initial-sync).
  * It decides, per config, whether this replica serves the config's target (the shared resolver
  * of src/assign), compiles it (possibly in a Worker) and installs the result in the registry.
  * Business failures (missing target, invalid rules, analysis errors) are recorded in the registry
@@ -90,7 +91,7 @@ export class RegistryController {
     this.opts.onInstalled?.(result);
   }
 
-  /** One reconcile of config `kind/name` (runtime.md §8.4). */
+  /** One reconcile of config `kind/name`. */
   async reconcile(kind: ConfigKind, name: string): Promise<ReconcileResult> {
     const { view, serverName } = this.opts;
     const key = `${kind}/${name}`;

@@ -1,5 +1,6 @@
 /**
- * The served-target Lease publisher of one webhook-server replica (runtime.md §7): it keeps the
+ * The served-target Lease publisher of one webhook-server replica
+ * (docs/design/webhook.md#the-served-target-lease-report-and-handover-gate): it keeps the
  * Lease `dco-served-<pod>` in the pod's namespace saying which targets this replica can serve,
  * so the manager can tell when a target may be moved onto this instance.
  *
@@ -31,7 +32,7 @@ import { isAlreadyExists, isNotFound, type KubeClient } from "../kube/client.ts"
 import { type Clock, realClock } from "../kube/clock.ts";
 import type { Lease } from "../kube/leader.ts";
 import { LEASES } from "../kube/resources.ts";
-import { rfc3339Micro } from "../kube/status.ts";
+import { rfc3339Micro } from "../lib/time.ts";
 import { createLogger } from "../obs/log.ts";
 import type { WebhookLogger } from "./_log.ts";
 import { isServable, type PlanRegistry } from "./registry.ts";

@@ -18,7 +18,7 @@ import {
   keyPairOfSecret,
   type WebhookConfigStore,
 } from "../../src/manager/admission_certs.ts";
-import { TlsServer } from "../../src/net/servers.ts";
+import { TlsServer } from "../../src/net/mod.ts";
 import {
   BuiltinIssuer,
   CA_SECRET_NAME,

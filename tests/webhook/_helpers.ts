@@ -10,16 +10,16 @@ import {
   SYNTHETIC_GROUP,
   SYNTHETIC_TARGET,
   syntheticCompiled,
-} from "../../src/webhook/_synthetic.ts";
+} from "../../src/webhook/convert/_synthetic.ts";
 import {
   type ConversionReviewResponse,
   type ConvertHandlerOptions,
   createNodeConvertListener,
   type PlanLookup,
-} from "../../src/webhook/convert_handler.ts";
+} from "../../src/webhook/convert/mod.ts";
 import { WebhookMetrics } from "../../src/webhook/metrics.ts";
 import { PlanRegistry } from "../../src/webhook/registry.ts";
-import { ConversionServer, type HttpLimits } from "../../src/webhook/servers.ts";
+import { type HttpLimits, type NodeListener, TlsServer } from "../../src/net/mod.ts";
 import { createCA, type KeyPair } from "../support/certs.ts";
 
 export { SYNTHETIC_GROUP, SYNTHETIC_TARGET };
@@ -69,7 +69,10 @@ export function captureLog(): CapturedLog {
 }
 
 export interface ConversionFixture extends AsyncDisposable {
-  server: ConversionServer;
+  server: TlsServer;
+  certs: TestCerts;
+  /** The certificate directory the server polls. */
+  dir: string;
   registry: PlanRegistry;
   metrics: WebhookMetrics;
   promRegistry: Registry;
@@ -91,25 +94,31 @@ export interface FixtureOptions
   /** Replace the registry the handler reads (panic tests). */
   lookup?: PlanLookup;
   limits?: Partial<HttpLimits>;
+  /** Write `certs.first` into the directory before starting (default true). */
+  pair?: boolean;
+  /** `--cert-reload-interval` in ms; default 0 (tests call `reloadNow`). */
+  reloadIntervalMs?: number;
+  /** Replaces the conversion listener (shutdown tests hold requests). */
+  listener?: NodeListener;
 }
 
 /** Starts a TLS conversion server with the synthetic plan installed. */
 export async function startConversion(opts: FixtureOptions = {}): Promise<ConversionFixture> {
   const c = await testCerts();
   const dir = await Deno.makeTempDir({ prefix: "dco-webhook-tls-" });
-  await writePair(dir, c.first);
+  if (opts.pair ?? true) await writePair(dir, c.first);
   const registry = new PlanRegistry();
   registry.install(syntheticCompiled(), new Date());
   const promRegistry = new Registry();
   const metrics = new WebhookMetrics(promRegistry);
   metrics.refreshRegistryGauges(registry.snapshot());
   const log = captureLog();
-  const { lookup, limits, ...handlerOpts } = opts;
-  const server = await ConversionServer.start({
+  const { lookup, limits, pair: _, reloadIntervalMs = 0, listener, ...handlerOpts } = opts;
+  const server = await TlsServer.start({
     address: "127.0.0.1:0",
     certDir: dir,
-    reloadIntervalMs: 0,
-    listener: createNodeConvertListener({
+    reloadIntervalMs,
+    listener: listener ?? createNodeConvertListener({
       ...handlerOpts,
       registry: lookup ?? registry,
       metrics,
@@ -139,6 +148,8 @@ export async function startConversion(opts: FixtureOptions = {}): Promise<Conver
   };
   const fixture: ConversionFixture = {
     server,
+    certs: c,
+    dir,
     registry,
     metrics,
     promRegistry,

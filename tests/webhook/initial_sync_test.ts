@@ -1,6 +1,6 @@
 /**
- * The initial sync on a Worker pool is observationally identical to a serial walk (runtime.md
- * §8.3): both run over one 40-target fleet (one target missing) and the registries are diffed.
+ * The initial sync on a Worker pool is observationally identical to a serial walk
+ * (docs/design/webhook.md#the-initial-sync): both run over one 40-target fleet (one target missing) and the registries are diffed.
  */
 import assert from "node:assert/strict";
 import type { JsonObject } from "../../src/engine/mod.ts";

@@ -1,12 +1,12 @@
 /**
- * The webhook metric set (operations.md §1.1): names, types, labels and buckets; registry gauges
+ * The webhook metric set (docs/observability.md): names, types, labels and buckets; registry gauges
  * refreshed from a snapshot; compile counters from registry changes; the fast per-object
  * histogram exposes exactly what a prom-client Histogram would.
  */
 import assert from "node:assert/strict";
 import { Histogram, Registry } from "prom-client";
 import { createMetricsRegistry } from "../../src/obs/metrics.ts";
-import { syntheticCompiled } from "../../src/webhook/_synthetic.ts";
+import { syntheticCompiled } from "../../src/webhook/convert/_synthetic.ts";
 import {
   OBJECT_DURATION_BUCKETS,
   SeriesHistogram,
@@ -66,7 +66,7 @@ Deno.test("labels and buckets follow the catalog", async () => {
   const text = await registry.metrics();
   const les = (name: string) =>
     [...text.matchAll(new RegExp(`^${name}_bucket\\{[^}]*le="([^"]+)"`, "gm"))].map((x) => x[1]);
-  // The catalog's buckets, verbatim (operations.md §1.1).
+  // The buckets the dashboards and alerts were written against, verbatim.
   assert.deepEqual(les("dco_webhook_conversion_review_duration_seconds"), [
     ..."0.0001 0.0005 0.001 0.005 0.01 0.05 0.1 0.5 1 5".split(" "),
     "+Inf",

@@ -1,5 +1,6 @@
 /**
- * The replica's per-config decisions (runtime.md §8.4) with a fixed clock: what it serves, what
+ * The replica's per-config decisions (docs/design/webhook.md#the-per-config-reconcile) with a
+ * fixed clock: what it serves, what
  * it drains for 30 s before forgetting, and — our change from the reference — that a deleting
  * config keeps being served while its target still points here, and a deleted one is drained.
  */

@@ -1,11 +1,11 @@
 /**
- * The plan registry (runtime.md §8.5): success replaces and clears errors, failure keeps the
+ * The plan registry (docs/design/webhook.md#the-plan-registry-and-swaps): success replaces and clears errors, failure keeps the
  * plan (or leaves a placeholder), remove, snapshot, listeners, and the `/debug/registry` rows.
  */
 import assert from "node:assert/strict";
 import { setLogSink } from "../../src/obs/log.ts";
 import type { CompiledTarget, CompileFailure } from "../../src/webhook/compiled.ts";
-import { syntheticCompiled } from "../../src/webhook/_synthetic.ts";
+import { syntheticCompiled } from "../../src/webhook/convert/_synthetic.ts";
 import type { RegistryWriter } from "../../src/webhook/registry_controller.ts";
 import {
   debugRows,

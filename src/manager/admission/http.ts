@@ -5,7 +5,7 @@
  * Layers, as for the conversion endpoint: `answerAdmission` is the transport-neutral core (path,
  * method and body bytes or decoded JSON in, HTTP status and response object out);
  * `createNodeAdmissionListener` adapts it to a `node:http`-style request listener, which the
- * manager serves on the shared `TlsServer` (src/net/servers.ts: TLS with certificate reload),
+ * manager serves on the shared `TlsServer` (src/net/tls_server.ts: TLS with certificate reload),
  * the pair read from the cert dir or, for the self-issued admission certificate, from its Secret
  * through the API (src/manager/admission_certs.ts).
  *

@@ -15,10 +15,10 @@
  */
 import { Registry } from "prom-client";
 import { SYNTHETIC_TARGET, syntheticCompiled, syntheticReview } from "./_synthetic.ts";
-import { convertContext, convertReviewBytes } from "./convert_handler.ts";
-import { WebhookMetrics } from "./metrics.ts";
-import { SILENT } from "./_log.ts";
-import { PlanRegistry } from "./registry.ts";
+import { convertContext, convertReviewBytes } from "./mod.ts";
+import { WebhookMetrics } from "../metrics.ts";
+import { SILENT } from "../_log.ts";
+import { PlanRegistry } from "../registry.ts";
 
 const registry = new PlanRegistry();
 registry.install(syntheticCompiled(), new Date());

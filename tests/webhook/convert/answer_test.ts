@@ -1,25 +1,22 @@
 /**
- * `/convert/<target>` over the real TLS listener: every case of runtime.md §8.6 in the table's
- * order, each followed by a good request on the same server; KEP-598 properties of a success;
- * direction labels, the lossy counter, timeout and panic handling; the helpers behind them.
+ * `/convert/<target>` over the real TLS listener: every row of
+ * docs/design/webhook.md#the-convert-answer-table in the table's order, each followed by a good
+ * request on the same server; KEP-598 properties of a success; direction labels, the lossy
+ * counter, timeout and panic handling.
  */
 import assert from "node:assert/strict";
-import { ConversionError, type JsonObject, type Router } from "../../src/engine/mod.ts";
-import {
-  DEFAULT_MAX_JSON_DEPTH,
-  nestingExceeds,
-  recoverUid,
-  targetOfPath,
-} from "../../src/webhook/convert_handler.ts";
-import type { RegistryEntry } from "../../src/webhook/registry.ts";
+import { ConversionError, type JsonObject, type Router } from "../../../src/engine/mod.ts";
+import { DEFAULT_MAX_JSON_DEPTH } from "../../../src/webhook/convert/mod.ts";
+import type { RegistryEntry } from "../../../src/webhook/registry.ts";
 import {
   apiVersion,
+  type ConversionFixture,
   review,
   sampleValue,
   startConversion,
   SYNTHETIC_TARGET,
   widget,
-} from "./_helpers.ts";
+} from "../_helpers.ts";
 
 const T = SYNTHETIC_TARGET;
 
@@ -34,7 +31,7 @@ async function reviewCount(
   }) ?? 0;
 }
 
-// --- §8.6 cases, in order ----------------------------------------------------------------------
+// --- the answer table's rows, in order ----------------------------------------------------------
 
 Deno.test("non-POST is 405 and not counted; the server keeps serving", async () => {
   await using f = await startConversion();
@@ -97,11 +94,16 @@ Deno.test("a streamed (chunked) body over the limit is too_large as well", async
   await f.assertServing();
 });
 
+/** POSTs `body` and asserts a plain-text 400 whose text matches `message`. */
+async function assertBadRequest(f: ConversionFixture, body: string | JsonObject, message: RegExp) {
+  const res = await f.post(body);
+  assert.equal(res.status, 400, JSON.stringify(body).slice(0, 60));
+  assert.match(await res.text(), message);
+}
+
 Deno.test("a body that is not JSON is 400 bad_request", async () => {
   await using f = await startConversion();
-  const res = await f.post("{not json");
-  assert.equal(res.status, 400);
-  assert.match(await res.text(), /not JSON/);
+  await assertBadRequest(f, "{not json", /not JSON/);
   assert.equal(await reviewCount(f, "bad_request"), 1);
   await f.assertServing();
 });
@@ -115,9 +117,11 @@ Deno.test("a JSON body that is not a v1 ConversionReview is 400 bad_request", as
     "a string",
   ];
   for (const body of wrong) {
-    const res = await f.post(JSON.stringify(body));
-    assert.equal(res.status, 400, JSON.stringify(body).slice(0, 60));
-    assert.match(await res.text(), /not a apiextensions.k8s.io\/v1 ConversionReview/);
+    await assertBadRequest(
+      f,
+      JSON.stringify(body),
+      /not a apiextensions.k8s.io\/v1 ConversionReview/,
+    );
   }
   assert.equal(await reviewCount(f, "bad_request"), wrong.length);
   await f.assertServing();
@@ -125,9 +129,8 @@ Deno.test("a JSON body that is not a v1 ConversionReview is 400 bad_request", as
 
 Deno.test("a ConversionReview without request is 400 bad_request", async () => {
   await using f = await startConversion();
-  const res = await f.post({ apiVersion: "apiextensions.k8s.io/v1", kind: "ConversionReview" });
-  assert.equal(res.status, 400);
-  assert.match(await res.text(), /no request/);
+  const noRequest = { apiVersion: "apiextensions.k8s.io/v1", kind: "ConversionReview" };
+  await assertBadRequest(f, noRequest, /no request/);
   assert.equal(await reviewCount(f, "bad_request"), 1);
   await f.assertServing();
 });
@@ -269,27 +272,29 @@ Deno.test("a conversion error is an error Failure naming the direction", async (
   await f.assertServing();
 });
 
-Deno.test("an unexpected exception is a panic Failure, counted and logged with target and uid", async () => {
-  const broken = {
+/** The synthetic target's registry entry, as a server installs it. */
+async function syntheticEntry(): Promise<RegistryEntry> {
+  await using f = await startConversion();
+  const e = f.registry.get(T);
+  assert.ok(e !== undefined);
+  return e;
+}
+
+/** A router whose every conversion throws `error`. */
+function throwingRouter(error: Error): Router {
+  return {
     hubVersion: "v2",
     route(): JsonObject {
-      throw new TypeError("cannot read properties of undefined (reading 'spec')");
+      throw error;
     },
   } as unknown as Router;
-  const entry: RegistryEntry = {
-    target: T,
-    kind: "crd",
-    config: "widgets",
-    router: broken,
-    hubVersion: "v2",
-    reviewVersions: ["v1"],
-    lossless: {},
-    planHash: "gen=1/1",
-    compiledAt: new Date(),
-    lastError: "",
-    lastErrorReason: null,
-    lastErrorAt: null,
-  };
+}
+
+Deno.test("an unexpected exception is a panic Failure, counted and logged with target and uid", async () => {
+  const broken = throwingRouter(
+    new TypeError("cannot read properties of undefined (reading 'spec')"),
+  );
+  const entry = { ...(await syntheticEntry()), router: broken };
   await using f = await startConversion({ lookup: { get: (t) => t === T ? entry : undefined } });
   const out = await f.convert(review("uid-panic", "v2", [widget("v1", 0)]));
   assert.equal(out.response.uid, "uid-panic");
@@ -309,13 +314,8 @@ Deno.test("an unexpected exception is a panic Failure, counted and logged with t
 });
 
 Deno.test("a ConversionError from the engine is an error, not a panic", async () => {
-  const failing = {
-    hubVersion: "v2",
-    route(): JsonObject {
-      throw new ConversionError('spec.size: value "XL" has no mapping');
-    },
-  } as unknown as Router;
-  const entry = { ...(await startConversionEntry()), router: failing };
+  const failing = throwingRouter(new ConversionError('spec.size: value "XL" has no mapping'));
+  const entry = { ...(await syntheticEntry()), router: failing };
   await using f = await startConversion({ lookup: { get: () => entry } });
   const out = await f.convert(review("uid-ce", "v2", [widget("v1", 0)]));
   assert.equal(
@@ -325,13 +325,6 @@ Deno.test("a ConversionError from the engine is an error, not a panic", async ()
   assert.equal(await reviewCount(f, "error"), 1);
   assert.equal(await reviewCount(f, "panic"), 0);
 });
-
-async function startConversionEntry(): Promise<RegistryEntry> {
-  await using f = await startConversion();
-  const e = f.registry.get(T);
-  assert.ok(e !== undefined);
-  return e;
-}
 
 // --- success --------------------------------------------------------------------------------------
 
@@ -384,6 +377,11 @@ Deno.test("the query the apiserver appends (?timeout=30s) does not change the ta
   assert.equal(out.response.result.status, "Success");
 });
 
+/** `dco_webhook_lossy_conversion_total` of the synthetic target in one direction. */
+function lossyCount(exposition: string, direction: string): number | undefined {
+  return sampleValue(exposition, "dco_webhook_lossy_conversion_total", { target: T, direction });
+}
+
 // --- labels and counters --------------------------------------------------------------------------
 
 Deno.test("direction label: exact for one direction, mixed for several, per-object exact", async () => {
@@ -392,31 +390,18 @@ Deno.test("direction label: exact for one direction, mixed for several, per-obje
   await f.convert(review("two", "v2", [widget("v1", 0), widget("v1alpha1", 1), widget("v2", 2)]));
   await f.convert(review("miss", "v2", []), "nothing.example.com");
   const text = await f.promRegistry.metrics();
-  const reviews = (direction: string) =>
-    sampleValue(text, "dco_webhook_conversion_review_duration_seconds_count", {
-      target: T,
+  const count = (of: "review" | "object", direction: string, target = T, result = "success") =>
+    sampleValue(text, `dco_webhook_conversion_${of}_duration_seconds_count`, {
+      target,
       direction,
-      result: "success",
+      result,
     });
-  assert.equal(reviews("v1->v2"), 1);
-  assert.equal(reviews("mixed"), 1);
-  assert.equal(
-    sampleValue(text, "dco_webhook_conversion_review_duration_seconds_count", {
-      target: "(unregistered)",
-      direction: "unknown",
-      result: "not_registered",
-    }),
-    1,
-  );
-  const objects = (direction: string) =>
-    sampleValue(text, "dco_webhook_conversion_object_duration_seconds_count", {
-      target: T,
-      direction,
-      result: "success",
-    });
-  assert.equal(objects("v1->v2"), 3);
-  assert.equal(objects("v1alpha1->v2"), 1);
-  assert.equal(objects("v2->v2"), 1);
+  assert.equal(count("review", "v1->v2"), 1);
+  assert.equal(count("review", "mixed"), 1);
+  assert.equal(count("review", "unknown", "(unregistered)", "not_registered"), 1);
+  assert.equal(count("object", "v1->v2"), 3);
+  assert.equal(count("object", "v1alpha1->v2"), 1);
+  assert.equal(count("object", "v2->v2"), 1);
 });
 
 Deno.test("lossy counter: statically lossy hub/spoke directions only, per object attempted", async () => {
@@ -428,20 +413,8 @@ Deno.test("lossy counter: statically lossy hub/spoke directions only, per object
   await f.convert(review("c", "v1alpha1", [widget("v2", 0)]));
   await f.convert(review("d", "v1alpha1", [widget("v1", 0)]));
   const text = await f.promRegistry.metrics();
-  assert.equal(
-    sampleValue(text, "dco_webhook_lossy_conversion_total", {
-      target: T,
-      direction: "spoke_to_hub",
-    }),
-    2,
-  );
-  assert.equal(
-    sampleValue(text, "dco_webhook_lossy_conversion_total", {
-      target: T,
-      direction: "hub_to_spoke",
-    }),
-    undefined,
-  );
+  assert.equal(lossyCount(text, "spoke_to_hub"), 2);
+  assert.equal(lossyCount(text, "hub_to_spoke"), undefined);
 });
 
 Deno.test("the lossy counter counts an attempted object even when its conversion fails", async () => {
@@ -450,54 +423,5 @@ Deno.test("the lossy counter counts an attempted object even when its conversion
   (bad.spec as JsonObject).storageSize = { not: "an integer" };
   await f.convert(review("lossy-fail", "v2", [widget("v1alpha1", 1), bad]));
   const text = await f.promRegistry.metrics();
-  assert.equal(
-    sampleValue(text, "dco_webhook_lossy_conversion_total", {
-      target: T,
-      direction: "spoke_to_hub",
-    }),
-    2,
-  );
-});
-
-// --- helpers --------------------------------------------------------------------------------------
-
-Deno.test("recoverUid finds request.uid and nothing else", () => {
-  const enc = (s: string) => new TextEncoder().encode(s);
-  assert.equal(
-    recoverUid(enc('{"kind":"ConversionReview","request":{"uid":"abc","objects":[')),
-    "abc",
-  );
-  assert.equal(
-    recoverUid(enc('{"request": {"objects":[{"metadata":{"uid":"inner"}}],"uid":"outer"}}')),
-    "outer",
-  );
-  assert.equal(recoverUid(enc('{"uid":"top","request":{"x":1}}')), "");
-  assert.equal(
-    recoverUid(enc('{"request":{"uid":"trunc')),
-    "",
-    "an incomplete string is not a uid",
-  );
-  assert.equal(recoverUid(enc('{"request":{"uid":"a\\"b"}}')), 'a"b');
-  assert.equal(recoverUid(enc('{"other":{"uid":"x"},"request":{"uid":"y"}}')), "y");
-  assert.equal(recoverUid(enc("garbage")), "");
-  assert.equal(recoverUid(enc("")), "");
-});
-
-Deno.test("nestingExceeds counts brackets outside strings", () => {
-  assert.equal(nestingExceeds("[[[]]]", 3), false);
-  assert.equal(nestingExceeds("[[[[]]]]", 3), true);
-  assert.equal(nestingExceeds('{"a":"[[[[[[[["}', 1), false);
-  assert.equal(nestingExceeds('{"a":"x\\"[[[["}', 1), false, "escaped quote stays in the string");
-  assert.equal(nestingExceeds('{"a":"x\\\\"}', 1), false, "escaped backslash ends the string");
-  assert.equal(nestingExceeds('{"a":"x\\\\","b":[[1]]}', 2), true);
-  assert.equal(nestingExceeds("[".repeat(10_000), 100), true);
-});
-
-Deno.test("targetOfPath", () => {
-  assert.equal(targetOfPath("/convert/widgets.example.com"), "widgets.example.com");
-  assert.equal(targetOfPath("/convert/widgets.example.com?timeout=30s"), "widgets.example.com");
-  assert.equal(targetOfPath("/convert/"), undefined);
-  assert.equal(targetOfPath("/convert/a/b"), undefined);
-  assert.equal(targetOfPath("/healthz"), undefined);
-  assert.equal(targetOfPath("/convert/%E0%A4%A"), undefined);
+  assert.equal(lossyCount(text, "spoke_to_hub"), 2);
 });

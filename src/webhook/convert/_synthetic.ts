@@ -11,9 +11,9 @@
  * managedFields entry, a spec and a status with one condition (~2 KB); `annotationBytes` adds
  * a kubectl last-applied-configuration style annotation (8 KB gives the ~10 KB variant).
  */
-import type { JsonObject, SchemaNode } from "../engine/mod.ts";
-import { compileConfig, type ConfigObject } from "./compile.ts";
-import type { CompiledTarget } from "./compiled.ts";
+import type { JsonObject, SchemaNode } from "../../engine/mod.ts";
+import { compileConfig, type ConfigObject } from "../compile.ts";
+import type { CompiledTarget } from "../compiled.ts";
 
 export const SYNTHETIC_GROUP = "bench.example.com";
 export const SYNTHETIC_TARGET = `widgets.${SYNTHETIC_GROUP}`;

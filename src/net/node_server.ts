@@ -1,0 +1,179 @@
+/**
+ * The `node:http(s)` server core shared by every listener of the roles: the HTTP limits enforced
+ * per socket, listen, graceful shutdown, and shutting several servers down under one deadline.
+ *
+ * Why `node:http(s)` and not `Deno.serve`, and which limit guards what:
+ * docs/design/webhook.md#why-nodehttps-and-not-denoserve and
+ * docs/design/webhook.md#limits-and-their-reasons. In short: under Deno, `node:http(s)` enforces
+ * `maxHeaderSize` (431), `keepAliveTimeout` and the TLS `handshakeTimeout`, but not
+ * `headersTimeout` or `requestTimeout`, so per-socket timers do it: connection (after the
+ * handshake for TLS) → request headers (header timeout), headers → response finished (read/write
+ * timeout), response → next request (idle timeout + header timeout). A timer that fires destroys
+ * the socket.
+ */
+import http, { type IncomingMessage, type ServerResponse } from "node:http";
+import type { AddressInfo, Socket } from "node:net";
+import { type BindAddress, parseBindAddress } from "./bind_address.ts";
+
+/** Server limits (docs/design/webhook.md#limits-and-their-reasons). */
+export interface HttpLimits {
+  /** Accept → end of the request headers (slow-loris defence). */
+  headerTimeoutMs: number;
+  /** End of headers → response finished (longer than the apiserver's fixed 30 s). */
+  requestTimeoutMs: number;
+  /** Between requests on a keep-alive connection (keeps the apiserver's connections). */
+  idleTimeoutMs: number;
+  maxHeaderBytes: number;
+}
+
+export const DEFAULT_HTTP_LIMITS: Readonly<HttpLimits> = Object.freeze({
+  headerTimeoutMs: 10_000,
+  requestTimeoutMs: 35_000,
+  idleTimeoutMs: 120_000,
+  maxHeaderBytes: 1 << 20,
+});
+
+export type NodeListener = (req: IncomingMessage, res: ServerResponse) => void;
+
+/** A started listener. */
+export interface ServerHandle {
+  readonly addr: Deno.NetAddr;
+  /** Graceful: stop accepting, close idle connections, let in-flight requests finish. */
+  shutdown(): Promise<void>;
+  /** Drops every connection at once (a shutdown deadline passed). */
+  forceClose(): void;
+}
+
+/** The `node:http(s)` options that carry the limits the runtime does enforce. */
+export function serverOptions(l: HttpLimits): http.ServerOptions {
+  return {
+    noDelay: true,
+    keepAliveTimeout: l.idleTimeoutMs,
+    headersTimeout: l.headerTimeoutMs,
+    requestTimeout: l.requestTimeoutMs,
+    maxHeaderSize: l.maxHeaderBytes,
+  };
+}
+
+/** Limits, listen, graceful shutdown: what both listeners share. */
+export class NodeServer implements ServerHandle {
+  readonly #server: http.Server;
+  readonly #timers = new Map<Socket, ReturnType<typeof setTimeout>>();
+  #addr: Deno.NetAddr | undefined;
+  #closing = false;
+
+  /**
+   * `server` was created with {@link serverOptions} and no request listener. `connectionEvent`
+   * names the event whose socket later carries the requests: `secureConnection` for TLS (the raw
+   * socket of `connection` is a different object there; the handshake has its own timeout).
+   */
+  constructor(
+    server: http.Server,
+    listener: NodeListener,
+    l: HttpLimits,
+    connectionEvent: "connection" | "secureConnection",
+  ) {
+    this.#server = server;
+    server.on(connectionEvent, (socket: Socket) => {
+      this.#arm(socket, l.headerTimeoutMs);
+      socket.once("close", () => this.#disarm(socket));
+    });
+    server.on("request", (req: IncomingMessage, res: ServerResponse) => {
+      const socket = req.socket;
+      this.#arm(socket, l.requestTimeoutMs);
+      res.once("finish", () => {
+        if (this.#closing) socket.end(); // draining: no further request on this connection
+        else this.#arm(socket, l.idleTimeoutMs + l.headerTimeoutMs);
+      });
+      listener(req, res);
+    });
+  }
+
+  /** A plain `node:http` server with the limits, listening on `address` (throws on bind errors). */
+  static async startHttp(
+    address: string,
+    listener: NodeListener,
+    limits?: Partial<HttpLimits>,
+  ): Promise<NodeServer> {
+    const l = { ...DEFAULT_HTTP_LIMITS, ...limits };
+    const s = new NodeServer(http.createServer(serverOptions(l)), listener, l, "connection");
+    await s.listen(parseBindAddress(address));
+    return s;
+  }
+
+  /** Throws on a bind error. An empty host binds `::` (dual stack, like Go), else `0.0.0.0`. */
+  async listen(bind: BindAddress): Promise<void> {
+    const listenOn = (host: string) =>
+      new Promise<void>((resolve, reject) => {
+        const onError = (e: Error) => reject(e);
+        this.#server.once("error", onError);
+        this.#server.listen({ port: bind.port, host }, () => {
+          this.#server.off("error", onError);
+          resolve();
+        });
+      });
+    if (bind.hostname !== "") {
+      await listenOn(bind.hostname);
+    } else {
+      try {
+        await listenOn("::");
+      } catch (e) {
+        if ((e as { code?: string }).code === "EADDRINUSE") throw e;
+        await listenOn("0.0.0.0"); // a kernel without IPv6
+      }
+    }
+    const a = this.#server.address() as AddressInfo;
+    this.#addr = { transport: "tcp", hostname: a.address, port: a.port };
+  }
+
+  get addr(): Deno.NetAddr {
+    if (this.#addr === undefined) throw new Error("the listener is not listening");
+    return this.#addr;
+  }
+
+  #arm(socket: Socket, ms: number): void {
+    const old = this.#timers.get(socket);
+    if (old !== undefined) clearTimeout(old);
+    this.#timers.set(socket, setTimeout(() => socket.destroy(), ms));
+  }
+
+  #disarm(socket: Socket): void {
+    const t = this.#timers.get(socket);
+    if (t !== undefined) clearTimeout(t);
+    this.#timers.delete(socket);
+  }
+
+  shutdown(): Promise<void> {
+    this.#closing = true;
+    const closed = new Promise<void>((resolve) => this.#server.close(() => resolve()));
+    this.#server.closeIdleConnections();
+    return closed;
+  }
+
+  forceClose(): void {
+    this.#server.closeAllConnections();
+  }
+}
+
+/**
+ * Shuts every server down concurrently under one shared deadline (`--shutdown-timeout`).
+ * Resolves true when all drained in time; on the deadline every server is force-closed and it
+ * resolves false.
+ */
+export async function shutdownAll(
+  servers: readonly ServerHandle[],
+  timeoutMs: number,
+): Promise<boolean> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const deadline = new Promise<false>((resolve) => {
+    timer = setTimeout(() => resolve(false), timeoutMs);
+  });
+  const all = Promise.allSettled(servers.map((s) => s.shutdown())).then(() => true as const);
+  try {
+    const inTime = await Promise.race([all, deadline]);
+    if (!inTime) { for (const s of servers) s.forceClose(); }
+    return inTime;
+  } finally {
+    clearTimeout(timer);
+  }
+}

@@ -1,0 +1,210 @@
+/**
+ * A TLS listener that reloads its certificate pair in place (the webhook server's conversion
+ * listener, the manager's admission listener): `node:https` with `noDelay`, HTTP/1.1 only, and
+ * `setSecureContext` to swap pairs — no second listener, no refused connections.
+ *
+ * Certificates: a pair that fails to parse, or whose key does not match, keeps the last good one
+ * serving; before the first good pair the port listens but every handshake fails, and polling
+ * continues.
+ */
+import { createPrivateKey, X509Certificate } from "node:crypto";
+import https from "node:https";
+import { join } from "node:path";
+import { createLogger, type Logger } from "../obs/log.ts";
+import { formatAddr, parseBindAddress } from "./bind_address.ts";
+import {
+  DEFAULT_HTTP_LIMITS,
+  type HttpLimits,
+  type NodeListener,
+  NodeServer,
+  type ServerHandle,
+  serverOptions,
+} from "./node_server.ts";
+
+/** The part of the logger the servers use. */
+export type TlsLogger = Pick<Logger, "info" | "warn" | "error">;
+
+export interface KeyPairPem {
+  cert: string;
+  key: string;
+}
+
+export const CERT_FILE = "tls.crt";
+export const KEY_FILE = "tls.key";
+
+/** Reads `tls.crt` and `tls.key` from a directory. */
+export async function readKeyPair(dir: string): Promise<KeyPairPem> {
+  const [cert, key] = await Promise.all([
+    Deno.readTextFile(join(dir, CERT_FILE)),
+    Deno.readTextFile(join(dir, KEY_FILE)),
+  ]);
+  return { cert, key };
+}
+
+/** What a certificate pair is, for logs; throws when the pair does not parse or match. */
+export function describeKeyPair(pair: KeyPairPem): { serial: string; notAfter: string } {
+  const x509 = new X509Certificate(pair.cert);
+  if (!x509.checkPrivateKey(createPrivateKey(pair.key))) {
+    throw new Error("tls.key does not match the certificate in tls.crt");
+  }
+  return { serial: x509.serialNumber, notAfter: x509.validTo };
+}
+
+export interface TlsServerOptions {
+  /** Go-style address, e.g. `:9443`. */
+  address: string;
+  /** Directory with `tls.crt` and `tls.key` (read on every poll) — or give `loadPair`. */
+  certDir?: string;
+  /**
+   * Reads the current pair instead of `certDir` (e.g. from a Secret through the API); a throw
+   * keeps the last good pair serving, like an unreadable file.
+   */
+  loadPair?: () => Promise<KeyPairPem>;
+  /** What `loadPair` reads, for logs (e.g. `Secret ns/name`). */
+  source?: string;
+  /** `--cert-reload-interval` in ms; 0 disables polling (tests call `reloadNow`). */
+  reloadIntervalMs: number;
+  /** The request listener, e.g. `createNodeConvertListener(...)`. */
+  listener: NodeListener;
+  logger?: TlsLogger;
+  limits?: Partial<HttpLimits>;
+}
+
+export type ReloadResult = "loaded" | "unchanged" | "reloaded" | "failed";
+
+/** Reload bookkeeping (for logs, debugging and tests). */
+export interface TlsReloadStats {
+  /** Successful swaps after the first load. */
+  reloads: number;
+  /** Attempts that kept the previous pair (or none). */
+  failures: number;
+  lastError: string;
+  lastErrorAt: Date | null;
+  /** Serial of the certificate being served, "" before the first good pair. */
+  serial: string;
+}
+
+/** A TLS listener with certificate reload (the conversion listener, the manager's admission). */
+export class TlsServer implements ServerHandle {
+  readonly #opts: TlsServerOptions;
+  readonly #log: TlsLogger;
+  readonly #core: NodeServer;
+  readonly #tls: https.Server;
+  #pair: KeyPairPem | undefined;
+  #poll: ReturnType<typeof setInterval> | undefined;
+  #busy: Promise<ReloadResult> = Promise.resolve("unchanged");
+  #closing = false;
+  readonly stats: TlsReloadStats = {
+    reloads: 0,
+    failures: 0,
+    lastError: "",
+    lastErrorAt: null,
+    serial: "",
+  };
+
+  private constructor(opts: TlsServerOptions) {
+    this.#opts = opts;
+    this.#log = opts.logger ?? createLogger("tls");
+    if ((opts.certDir === undefined) === (opts.loadPair === undefined)) {
+      throw new Error("a TLS server needs exactly one of certDir and loadPair");
+    }
+    const limits = { ...DEFAULT_HTTP_LIMITS, ...opts.limits };
+    // No certificate yet: handshakes fail until the first good pair is installed.
+    this.#tls = https.createServer({
+      ...serverOptions(limits),
+      minVersion: "TLSv1.2",
+      handshakeTimeout: limits.headerTimeoutMs, // enforced by Deno: covers accept → handshake
+    });
+    this.#core = new NodeServer(this.#tls, opts.listener, limits, "secureConnection");
+    // Failed handshakes (no pair yet, a client that rejects the certificate) are not our error.
+    this.#tls.on("tlsClientError", () => {});
+  }
+
+  /**
+   * Listens, then loads the pair. Throws on a bind error (address in use, permission); a missing
+   * or bad pair is logged, handshakes fail, and the poll keeps trying.
+   */
+  static async start(opts: TlsServerOptions): Promise<TlsServer> {
+    const s = new TlsServer(opts);
+    await s.#core.listen(parseBindAddress(opts.address));
+    await s.reloadNow();
+    if (opts.reloadIntervalMs > 0) {
+      s.#poll = setInterval(() => void s.reloadNow(), opts.reloadIntervalMs);
+    }
+    return s;
+  }
+
+  get addr(): Deno.NetAddr {
+    return this.#core.addr;
+  }
+
+  /** Whether a certificate pair is loaded (handshakes can succeed). */
+  get hasCertificate(): boolean {
+    return this.#pair !== undefined;
+  }
+
+  /** One poll: re-read the pair and install it when it changed and loads. Serialized. */
+  reloadNow(): Promise<ReloadResult> {
+    this.#busy = this.#busy.then(() => this.#reload());
+    return this.#busy;
+  }
+
+  async #reload(): Promise<ReloadResult> {
+    if (this.#closing) return "unchanged";
+    let pair: KeyPairPem;
+    let info: { serial: string; notAfter: string };
+    try {
+      pair = this.#opts.loadPair !== undefined
+        ? await this.#opts.loadPair()
+        : await readKeyPair(this.#opts.certDir!);
+      if (this.#pair?.cert === pair.cert && this.#pair.key === pair.key) return "unchanged";
+      // setSecureContext accepts garbage silently and then fails every handshake: check first.
+      info = describeKeyPair(pair);
+      this.#tls.setSecureContext({ cert: pair.cert, key: pair.key, minVersion: "TLSv1.2" });
+    } catch (e) {
+      return this.#failed(e);
+    }
+    const first = this.#pair === undefined;
+    this.#pair = pair;
+    this.stats.serial = info.serial;
+    if (!first) this.stats.reloads++;
+    this.#log.info(first ? "TLS certificate loaded" : "TLS certificate reloaded", {
+      address: formatAddr(this.addr),
+      source: this.#source(),
+      serial: info.serial,
+      notAfter: info.notAfter,
+    });
+    return first ? "loaded" : "reloaded";
+  }
+
+  #failed(e: unknown): ReloadResult {
+    const message = e instanceof Error ? e.message : String(e);
+    this.stats.failures++;
+    this.stats.lastError = message;
+    this.stats.lastErrorAt = new Date();
+    this.#log.error(
+      this.#pair === undefined
+        ? "loading the TLS certificate failed; TLS handshakes fail until a good pair is readable"
+        : "reloading the TLS certificate failed; keeping the current one",
+      { source: this.#source(), error: message },
+    );
+    return "failed";
+  }
+
+  #source(): string {
+    return this.#opts.source ?? this.#opts.certDir ?? "";
+  }
+
+  /** Stops polling, then shuts down gracefully (in-flight requests finish). */
+  async shutdown(): Promise<void> {
+    this.#closing = true;
+    if (this.#poll !== undefined) clearInterval(this.#poll);
+    this.#poll = undefined;
+    await this.#busy.catch(() => {});
+    await this.#core.shutdown();
+  }
+
+  forceClose(): void {
+    this.#core.forceClose();
+  }
+}

@@ -1,0 +1,421 @@
+/**
+ * The `/convert/<target>` answer table: which request gets which status and which Failure
+ * message (docs/design/webhook.md#the-convert-answer-table). Read the body with a byte cap →
+ * check nesting → parse → one registry lookup → convert each object (input never mutated) →
+ * stringify → one write. No logging per object and no schema work per request: plans were
+ * linked when they were installed.
+ *
+ * Every answer except 405 and 400 is a 200 `apiextensions.k8s.io/v1` ConversionReview carrying
+ * the request uid, because the apiserver turns any other status into an opaque "invalid
+ * response" for the user. Every Failure is built by {@link failure}; anything not anticipated is
+ * a bug ("panic") and takes the one panic path of {@link reviewOutcome}.
+ */
+import {
+  ConversionError,
+  convertObject,
+  type JsonObject,
+  type Router,
+  versionOf,
+} from "../../engine/mod.ts";
+import { isJsonObject } from "../../lib/json.ts";
+import type { LossyDirection, Observer, ReviewResult } from "../metrics.ts";
+import { isServable, type RegistryEntry } from "../registry.ts";
+import {
+  type BodyRead,
+  nestingExceeds,
+  readBodyLimited,
+  recoverUid,
+  UID_SCAN_BYTES,
+} from "./body.ts";
+import type { ConvertContext } from "./context.ts";
+
+export const REVIEW_API_VERSION = "apiextensions.k8s.io/v1";
+export const REVIEW_KIND = "ConversionReview";
+
+const encoder = new TextEncoder();
+const decoder = new TextDecoder();
+const JSON_TYPE = "application/json";
+export const TEXT_TYPE = "text/plain; charset=utf-8";
+
+/** What the table decided for a body; `body` is the exact bytes to write. */
+export interface ReviewOutcome {
+  status: 200 | 400;
+  body: Uint8Array;
+  contentType: string;
+  /** Metric `result`. */
+  result: ReviewResult;
+  /** Request-level direction label: `<from>-><to>`, `unknown` or `mixed`. */
+  direction: string;
+  uid: string;
+}
+
+/** A transport-neutral answer. */
+export interface ConvertAnswer {
+  status: number;
+  contentType: string;
+  body: Uint8Array;
+  /** Extra headers (e.g. `allow` on 405). */
+  headers?: Record<string, string>;
+  /** The request body was not read to its end: the connection cannot be reused. */
+  close: boolean;
+}
+
+/** One request in transport-neutral terms. */
+export interface ConvertRequest {
+  method: string;
+  /** Content-Length, when declared. */
+  declaredLength: number | undefined;
+  body: AsyncIterable<Uint8Array> | null;
+}
+
+/** A ConversionReview response as the handler writes it (for tests and tools). */
+export interface ConversionReviewResponse {
+  apiVersion: string;
+  kind: string;
+  response: {
+    uid: string;
+    result: { status: "Success" | "Failure"; message?: string };
+    convertedObjects?: JsonObject[];
+  };
+}
+
+/** What one request has learnt so far: the Failure it may still get carries these. */
+interface ReviewState {
+  uid: string;
+  direction: string;
+  tallies: Map<string, DirectionTally> | undefined;
+}
+
+/** Per-direction tallies of one request, flushed to the counters once. */
+interface DirectionTally {
+  from: string;
+  to: string;
+  /** `<from>-><to>` */
+  direction: string;
+  success: number;
+  error: number;
+  lossy: LossyDirection | null;
+  /** Duration series, resolved once per request and direction. */
+  okTimer: Observer | undefined;
+}
+
+// --- the builders ---------------------------------------------------------------------------------
+
+/** The one Failure builder: a 200 ConversionReview with the uid known so far. */
+function failure(state: ReviewState, result: ReviewResult, message: string): ReviewOutcome {
+  return {
+    status: 200,
+    body: encoder.encode(JSON.stringify({
+      apiVersion: REVIEW_API_VERSION,
+      kind: REVIEW_KIND,
+      response: { uid: state.uid, result: { status: "Failure", message } },
+    })),
+    contentType: JSON_TYPE,
+    result,
+    direction: state.direction,
+    uid: state.uid,
+  };
+}
+
+/** A 400: the body is not a ConversionReview, so there is no uid to answer. */
+function badRequest(message: string): ReviewOutcome {
+  return {
+    status: 400,
+    body: encoder.encode(message + "\n"),
+    contentType: TEXT_TYPE,
+    result: "bad_request",
+    direction: "unknown",
+    uid: "",
+  };
+}
+
+function registryMissMessage(target: string, entry: RegistryEntry | undefined): string {
+  const kind = entry === undefined ? "XRD/CRD" : entry.kind === "xrd" ? "XRD" : "CRD";
+  const last = entry !== undefined && entry.lastError !== ""
+    ? ` (last compile error: ${entry.lastError})`
+    : "";
+  return `no conversion plan registered for ${kind} ${JSON.stringify(target)} on this replica` +
+    `${last}; check the conversion config's status and /debug/registry, or retry shortly`;
+}
+
+// --- the table ------------------------------------------------------------------------------------
+
+/**
+ * Answers one `/convert/<target>` request: the method and body rows of the table, then the
+ * review. Never throws: anything unexpected is a `panic` Failure review, never a 500.
+ */
+export async function answerConvert(
+  ctx: ConvertContext,
+  target: string,
+  req: ConvertRequest,
+  startedAt: number = ctx.clock(),
+): Promise<ConvertAnswer> {
+  if (req.method !== "POST") {
+    return {
+      status: 405,
+      contentType: TEXT_TYPE,
+      body: encoder.encode("method not allowed\n"),
+      headers: { allow: "POST" },
+      close: false,
+    };
+  }
+  let read: BodyRead;
+  try {
+    read = await readBodyLimited(req.body, ctx.maxRequestBytes, req.declaredLength);
+  } catch (e) {
+    // The client went away or the stream broke mid-body: nobody reads this answer.
+    const outcome = badRequest(`reading request body: ${(e as Error).message}`);
+    record(ctx, target, outcome, startedAt);
+    return answerOf(outcome, true);
+  }
+  // A body not read to its end (too large) leaves the connection unusable.
+  return answerOf(reviewOutcome(ctx, target, read, startedAt), !read.ok);
+}
+
+function answerOf(o: ReviewOutcome, close: boolean): ConvertAnswer {
+  return { status: o.status, contentType: o.contentType, body: o.body, close };
+}
+
+/**
+ * The synchronous part for a body already read within the limit: decides the answer and records
+ * every metric of the request (review, batch, objects, lossy, panics). `startedAt` is the
+ * `clock()` reading when the request arrived (the review-duration origin).
+ */
+export function convertReviewBytes(
+  ctx: ConvertContext,
+  target: string,
+  bytes: Uint8Array,
+  startedAt: number = ctx.clock(),
+): ReviewOutcome {
+  return reviewOutcome(ctx, target, { ok: true, bytes }, startedAt);
+}
+
+/** The review rows, with the one panic path around them. */
+function reviewOutcome(
+  ctx: ConvertContext,
+  target: string,
+  read: BodyRead,
+  startedAt: number,
+): ReviewOutcome {
+  const state: ReviewState = { uid: "", direction: "unknown", tallies: undefined };
+  let outcome: ReviewOutcome;
+  try {
+    outcome = read.ok ? review(ctx, target, read.bytes, state) : tooLarge(ctx, read.head, state);
+  } catch (e) {
+    // Anything not anticipated is a bug ("panic"): answer it as a Failure and keep serving.
+    ctx.metrics?.countPanic(target);
+    ctx.logger.error("panic while serving a ConversionReview", {
+      target,
+      uid: state.uid,
+      error: e,
+    });
+    outcome = failure(
+      state,
+      "panic",
+      `internal error: ${e instanceof Error ? e.message : String(e)}`,
+    );
+  } finally {
+    flushTallies(ctx, target, state);
+  }
+  record(ctx, target, outcome, startedAt);
+  return outcome;
+}
+
+/**
+ * The `target` label: the path's target only when the registry knows it. Anyone who can reach the
+ * port chooses the path, so unknown targets share one series instead of creating new ones.
+ */
+export const UNREGISTERED_TARGET_LABEL = "(unregistered)";
+
+/** The request's one `observeReview`. */
+function record(ctx: ConvertContext, target: string, o: ReviewOutcome, startedAt: number): void {
+  ctx.metrics?.observeReview(
+    ctx.registry.get(target) === undefined ? UNREGISTERED_TARGET_LABEL : target,
+    o.direction,
+    o.result,
+    (ctx.clock() - startedAt) / 1000,
+  );
+}
+
+function tooLarge(ctx: ConvertContext, head: Uint8Array, state: ReviewState): ReviewOutcome {
+  state.uid = recoverUid(head);
+  return failure(
+    state,
+    "too_large",
+    `request body exceeds the ${ctx.maxRequestBytes}-byte limit; ` +
+      `raise --max-request-bytes if such requests are expected`,
+  );
+}
+
+function review(
+  ctx: ConvertContext,
+  target: string,
+  bytes: Uint8Array,
+  state: ReviewState,
+): ReviewOutcome {
+  // The budget starts once the body is read, so parsing a large body counts against it.
+  const deadline = ctx.clock() + ctx.requestTimeoutMs;
+  const text = decoder.decode(bytes);
+  if (nestingExceeds(text, ctx.maxJsonDepth)) {
+    state.uid = recoverUid(bytes.subarray(0, UID_SCAN_BYTES));
+    return failure(
+      state,
+      "bad_request",
+      `decoding request: JSON nesting exceeds the ${ctx.maxJsonDepth}-level limit`,
+    );
+  }
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch (e) {
+    return badRequest(`request body is not JSON: ${(e as Error).message}`);
+  }
+  if (
+    !isJsonObject(parsed) || parsed.kind !== REVIEW_KIND ||
+    parsed.apiVersion !== REVIEW_API_VERSION
+  ) {
+    return badRequest(`request body is not a ${REVIEW_API_VERSION} ${REVIEW_KIND}`);
+  }
+  const request = parsed.request;
+  if (!isJsonObject(request)) return badRequest("ConversionReview has no request");
+  if (typeof request.uid !== "string") return badRequest("ConversionReview request has no uid");
+  state.uid = request.uid;
+
+  const entry = ctx.registry.get(target);
+  if (!isServable(entry)) {
+    return failure(state, "not_registered", registryMissMessage(target, entry));
+  }
+  const desired = request.desiredAPIVersion;
+  const objects = request.objects ?? [];
+  if (typeof desired !== "string" || desired === "") {
+    return failure(state, "bad_request", "decoding request: desiredAPIVersion is missing");
+  }
+  if (!Array.isArray(objects)) {
+    return failure(state, "bad_request", "decoding request: objects is not a list");
+  }
+  return convertBatch(ctx, target, entry, desired, objects, deadline, state);
+}
+
+/** Converts every object in order; the first failure answers the whole review. */
+function convertBatch(
+  ctx: ConvertContext,
+  target: string,
+  entry: RegistryEntry & { readonly router: Router },
+  desired: string,
+  objects: unknown[],
+  deadline: number,
+  state: ReviewState,
+): ReviewOutcome {
+  const router = entry.router;
+  const n = objects.length;
+  ctx.metrics?.observeBatchSize(target, n);
+  const to = versionOf(desired);
+  const converted: JsonObject[] = new Array(n);
+  const tallies = new Map<string, DirectionTally>();
+  state.tallies = tallies;
+  const metrics = ctx.metrics;
+
+  // One clock reading per object: the end of one object is the start of the next.
+  let now = ctx.clock();
+  // Batches are nearly always one direction: skip the tally lookup while apiVersion repeats.
+  let lastApiVersion = "";
+  let tally: DirectionTally | undefined;
+  for (let i = 0; i < n; i++) {
+    const start = now;
+    if (start >= deadline) {
+      return failure(
+        state,
+        "timeout",
+        `conversion budget of ${ctx.requestTimeoutMs / 1000}s exceeded after ${i} of ${n} ` +
+          `objects; raise --request-timeout or send smaller batches`,
+      );
+    }
+    const obj = objects[i];
+    if (!isJsonObject(obj)) {
+      return failure(state, "bad_request", `decoding object ${i}: not a JSON object`);
+    }
+    const apiVersion = obj.apiVersion;
+    if (typeof apiVersion !== "string" || apiVersion === "") {
+      return failure(state, "bad_request", `decoding object ${i}: apiVersion is missing`);
+    }
+    if (tally === undefined || apiVersion !== lastApiVersion) {
+      const from = versionOf(apiVersion);
+      const direction = `${from}->${to}`;
+      tally = tallies.get(direction);
+      if (tally === undefined) {
+        tally = {
+          from,
+          to,
+          direction,
+          success: 0,
+          error: 0,
+          lossy: lossyDirection(entry, from, to),
+          okTimer: metrics?.objectDuration(target, direction, "success"),
+        };
+        tallies.set(direction, tally);
+        state.direction = tallies.size === 1 ? direction : "mixed";
+      }
+      lastApiVersion = apiVersion;
+    }
+    try {
+      converted[i] = convertObject(router, obj, desired);
+    } catch (e) {
+      tally.error++;
+      metrics?.objectDuration(target, tally.direction, "error").observe(
+        (ctx.clock() - start) / 1000,
+      );
+      if (e instanceof ConversionError) {
+        return failure(state, "error", `converting ${tally.from} -> ${to}: ${e.message}`);
+      }
+      throw e;
+    }
+    now = ctx.clock();
+    tally.success++;
+    tally.okTimer?.observe((now - start) / 1000);
+  }
+
+  let body: Uint8Array;
+  try {
+    body = encoder.encode(JSON.stringify({
+      apiVersion: REVIEW_API_VERSION,
+      kind: REVIEW_KIND,
+      response: { uid: state.uid, result: { status: "Success" }, convertedObjects: converted },
+    }));
+  } catch (e) {
+    const label = state.direction.replace("->", " -> ");
+    return failure(
+      state,
+      "error",
+      `converting ${label}: encoding the result: ${(e as Error).message}`,
+    );
+  }
+  return {
+    status: 200,
+    body,
+    contentType: JSON_TYPE,
+    result: "success",
+    direction: state.direction,
+    uid: state.uid,
+  };
+}
+
+function lossyDirection(entry: RegistryEntry, from: string, to: string): LossyDirection | null {
+  const hub = entry.hubVersion;
+  if (from === hub && to !== hub) {
+    return entry.lossless[to]?.hubToSpoke === false ? "hub_to_spoke" : null;
+  }
+  if (to === hub && from !== hub) {
+    return entry.lossless[from]?.spokeToHub === false ? "spoke_to_hub" : null;
+  }
+  return null; // same version, or spoke→spoke: not counted (no single lossy direction to name)
+}
+
+function flushTallies(ctx: ConvertContext, target: string, state: ReviewState): void {
+  const m = ctx.metrics;
+  if (m === undefined || state.tallies === undefined) return;
+  for (const t of state.tallies.values()) {
+    if (t.success > 0) m.countObjects(target, t.from, t.to, "success", t.success);
+    if (t.error > 0) m.countObjects(target, t.from, t.to, "error", t.error);
+    if (t.lossy !== null) m.countLossy(target, t.lossy, t.success + t.error);
+  }
+}

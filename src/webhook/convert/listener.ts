@@ -1,0 +1,77 @@
+/**
+ * The conversion listener's request listener, the one HTTP adapter the product uses: `node:https`
+ * (docs/design/webhook.md#why-nodehttps-and-not-denoserve), `/convert/<target>` only — health and
+ * metrics live on the plain listener — and 404 for anything else.
+ */
+import type { IncomingMessage, ServerResponse } from "node:http";
+import { answerConvert, type ConvertAnswer, TEXT_TYPE } from "./answer.ts";
+import { convertContext, type ConvertHandlerOptions } from "./context.ts";
+
+/** The path prefix; the rest of the path is the registry key. */
+export const CONVERT_PREFIX = "/convert/";
+
+/**
+ * The target of a `/convert/<target>` request path (query ignored: the apiserver appends
+ * `?timeout=30s`), or undefined for any other path.
+ */
+export function targetOfPath(path: string): string | undefined {
+  const q = path.indexOf("?");
+  const pathname = q < 0 ? path : path.slice(0, q);
+  if (!pathname.startsWith(CONVERT_PREFIX)) return undefined;
+  const t = pathname.slice(CONVERT_PREFIX.length);
+  if (t === "" || t.includes("/")) return undefined;
+  try {
+    return decodeURIComponent(t);
+  } catch {
+    return undefined; // malformed %-escape: no such target
+  }
+}
+
+/** A Content-Length header as a number; undefined when absent or not a length. */
+export function declaredLengthOf(value: string | null | undefined): number | undefined {
+  if (value === null || value === undefined || value === "") return undefined;
+  const n = Number(value);
+  return Number.isFinite(n) && n >= 0 ? n : undefined;
+}
+
+const NOT_FOUND = new TextEncoder().encode("not found\n");
+
+/**
+ * The answer is written with Content-Length in one `end()`; with `noDelay` on the server that is
+ * one TLS write and no Nagle stall. A too-large body is not read further: the answer carries
+ * `Connection: close` and the rest of the body is discarded while the connection closes.
+ */
+export function createNodeConvertListener(
+  opts: ConvertHandlerOptions,
+): (req: IncomingMessage, res: ServerResponse) => void {
+  const ctx = convertContext(opts);
+  return (req, res) => {
+    const startedAt = ctx.clock();
+    const target = targetOfPath(req.url ?? "");
+    if (target === undefined) {
+      writeNode(res, { status: 404, contentType: TEXT_TYPE, body: NOT_FOUND, close: false });
+      return;
+    }
+    answerConvert(ctx, target, {
+      method: req.method ?? "",
+      declaredLength: declaredLengthOf(req.headers["content-length"]),
+      body: req,
+    }, startedAt).then((answer) => {
+      if (answer.close) {
+        // Drain instead of destroying: a reset could discard the answer before the client reads it.
+        req.resume();
+      }
+      writeNode(res, answer);
+    }).catch(() => res.destroy());
+  };
+}
+
+function writeNode(res: ServerResponse, a: ConvertAnswer): void {
+  res.writeHead(a.status, {
+    "content-type": a.contentType,
+    "content-length": String(a.body.byteLength),
+    ...a.headers,
+    ...(a.close ? { connection: "close" } : {}),
+  });
+  res.end(a.body);
+}
