@@ -3,10 +3,11 @@
  * direction, route between any two versions through the hub, and stamp `apiVersion` as the
  * webhook and CLI do.
  */
+import { isJsonObject } from "../lib/json.ts";
 import { allOpLinkers } from "./strategies/mod.ts";
 import type { LinkOptions, OpFn } from "./strategy.ts";
 import type { AnalysisResult, Direction, JsonObject, OpData, PlanData } from "./types.ts";
-import { ConversionError, deepCopy, isMap, setKey } from "./value.ts";
+import { ConversionError, deepCopy, setKey } from "./value.ts";
 
 const LINKERS = allOpLinkers();
 
@@ -60,7 +61,7 @@ export function convertWithPlan(
   const output: JsonObject = {};
   if (Object.hasOwn(input, "kind")) output.kind = input.kind;
   const metadata = input.metadata;
-  output.metadata = isMap(metadata) ? deepCopy(metadata) : {};
+  output.metadata = isJsonObject(metadata) ? deepCopy(metadata) : {};
   try {
     return runOps(plan[direction], input, output);
   } catch (e) {
@@ -150,6 +151,8 @@ export function convertObject(
   for (const key in routed) {
     if (key !== "apiVersion" && Object.hasOwn(routed, key)) setKey(out, key, routed[key]);
   }
-  if (!isMap(out.metadata)) out.metadata = isMap(obj.metadata) ? deepCopy(obj.metadata) : {};
+  if (!isJsonObject(out.metadata)) {
+    out.metadata = isJsonObject(obj.metadata) ? deepCopy(obj.metadata) : {};
+  }
   return out;
 }

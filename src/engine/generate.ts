@@ -24,6 +24,7 @@
  * Same seed and options ⇒ same value, on every platform (the PRNG is mulberry32, 32-bit integer
  * arithmetic only).
  */
+import { isJsonObject } from "../lib/json.ts";
 import type { JsonObject, JsonValue, SchemaNode } from "./types.ts";
 import { setKey } from "./value.ts";
 
@@ -144,7 +145,7 @@ export function generateObject(
   options: GenerateOptions = {},
 ): JsonObject {
   const v = generateValue(schema, options);
-  return isObject(v) ? v : {};
+  return isJsonObject(v) ? v : {};
 }
 
 export interface ResourceOptions extends GenerateOptions {
@@ -172,7 +173,7 @@ export function generateResource(
   if (ctx.rng.chance(0.5)) metadata.labels = labels(ctx);
   if (ctx.rng.chance(0.5)) metadata.annotations = annotations(ctx);
   out.metadata = metadata;
-  if (isObject(body)) {
+  if (isJsonObject(body)) {
     for (const key of Object.keys(body)) {
       if (key !== "apiVersion" && key !== "kind" && key !== "metadata") {
         setKey(out, key, body[key]);
@@ -180,10 +181,6 @@ export function generateResource(
     }
   }
   return out;
-}
-
-function isObject(v: JsonValue | undefined): v is JsonObject {
-  return typeof v === "object" && v !== null && !Array.isArray(v);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -317,15 +314,15 @@ function object(
     path.pop();
   }
   const additional = node.additionalProperties;
-  const isMap = additional !== undefined && additional !== false;
-  if (isMap || preserveUnknown) {
+  const isJsonObject = additional !== undefined && additional !== false;
+  if (isJsonObject || preserveUnknown) {
     const declared = Object.keys(out).length;
     const min = Math.max(
       0,
       (typeof node.minProperties === "number" ? node.minProperties : 0) -
         declared,
     );
-    let max = preserveUnknown && !isMap ? Math.min(2, ctx.maxEntries) : ctx.maxEntries;
+    let max = preserveUnknown && !isJsonObject ? Math.min(2, ctx.maxEntries) : ctx.maxEntries;
     if (typeof node.maxProperties === "number") max = Math.min(max, node.maxProperties - declared);
     const n = ctx.rng.int(min, Math.max(min, max));
     path.push("{}");
@@ -371,7 +368,8 @@ function uniquenessKey(node: SchemaNode): ((v: JsonValue) => string) | undefined
   const listType = node["x-kubernetes-list-type"];
   const mapKeys = node["x-kubernetes-list-map-keys"];
   if (listType === "map" && Array.isArray(mapKeys)) {
-    return (v) => JSON.stringify(mapKeys.map((k) => (isObject(v) ? v[String(k)] ?? null : null)));
+    return (v) =>
+      JSON.stringify(mapKeys.map((k) => (isJsonObject(v) ? v[String(k)] ?? null : null)));
   }
   if (node.uniqueItems === true || listType === "set") return canonicalJSON;
   return undefined;

@@ -4,7 +4,7 @@
  * compiled in a Worker can be posted back and linked on the main thread.
  */
 
-import type { JsonObject, JsonValue } from "../lib/json.ts";
+import type { JsonValue } from "../lib/json.ts";
 export type { JsonObject, JsonPrimitive, JsonValue } from "../lib/json.ts";
 
 /** The 29 strategy names of the reference, in its order. */

@@ -17,6 +17,7 @@
  *
  * Conversions go through `convertObject` (router + apiVersion stamping), as the webhook does.
  */
+import { isJsonObject } from "../../src/lib/json.ts";
 import assert from "node:assert/strict";
 import {
   analyze,
@@ -34,7 +35,7 @@ import {
 } from "../../src/engine/mod.ts";
 import { createRng, generateResource } from "../../src/engine/generate.ts";
 import { isStructured, itemSchema } from "../../src/engine/schema.ts";
-import { ABSENT, deepCopy, deletePath, getPath, isMap, setKey } from "../../src/engine/value.ts";
+import { ABSENT, deepCopy, deletePath, getPath, setKey } from "../../src/engine/value.ts";
 import {
   apiVersion,
   configFor,
@@ -76,13 +77,13 @@ function pruneEmpty(v: JsonValue, node: SchemaNode | undefined): JsonValue {
     const items = itemSchema(node);
     return v.map((e) => pruneEmpty(e, items));
   }
-  if (!isMap(v) || !isStructured(node)) return v;
+  if (!isJsonObject(v) || !isStructured(node)) return v;
   const props = node.properties ?? {};
   const out: JsonObject = {};
   for (const key of Object.keys(v)) {
     const child = Object.hasOwn(props, key) ? props[key] : undefined;
     const pruned = pruneEmpty(v[key], child);
-    const emptyStructured = child !== undefined && isStructured(child) && isMap(pruned) &&
+    const emptyStructured = child !== undefined && isStructured(child) && isJsonObject(pruned) &&
       Object.keys(pruned).length === 0;
     if (!emptyStructured) setKey(out, key, pruned);
   }
@@ -90,7 +91,7 @@ function pruneEmpty(v: JsonValue, node: SchemaNode | undefined): JsonValue {
 }
 
 function isEmptyContainer(v: JsonValue): boolean {
-  return (Array.isArray(v) && v.length === 0) || (isMap(v) && Object.keys(v).length === 0);
+  return (Array.isArray(v) && v.length === 0) || (isJsonObject(v) && Object.keys(v).length === 0);
 }
 
 /** The original and the round-tripped object, made comparable (see the module doc). */

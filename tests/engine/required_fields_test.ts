@@ -1,6 +1,6 @@
 /** Required-field satisfaction and determinism (engine.md §4.11, §7.12; §9 scenarios 60–61). */
 import assert from "node:assert/strict";
-import { analyze, type ConversionRuleSpec, implementedStrategies } from "../../src/engine/mod.ts";
+import { analyze, type ConversionRuleSpec } from "../../src/engine/mod.ts";
 import {
   analyzePair,
   configFor,
@@ -13,8 +13,6 @@ import {
   SPOKE,
   str,
 } from "./_helpers.ts";
-
-const implemented = (s: string) => (implementedStrategies() as string[]).includes(s);
 
 // Other rules write under spec (title), so spec exists in every output.
 const titleRule: ConversionRuleSpec = {
@@ -121,29 +119,25 @@ Deno.test("§9.60 a required leaf under a parent written wholesale: RequiredFiel
   assert.deepEqual([d.severity, d.path], ["warning", "spec.cfg.a"]);
 });
 
-Deno.test({
-  name: "§9.60 written by CEL: RequiredFieldUnprovable (warning)",
-  ignore: !implemented("CEL"),
-  fn() {
-    const cel: ConversionRuleSpec = {
-      strategy: "CEL",
-      cel: {
-        hubPaths: ["spec.sizeGB"],
-        spokePaths: ["spec.size"],
-        hubToSpoke: "{'spec.size': int(object.spec.sizeGB)}",
-        spokeToHub: "{'spec.sizeGB': int(object.spec.size)}",
-      },
-      acknowledgeLossy: true,
-    };
-    const ds = requiredDiagnostics({ sizeGB: int() }, { size: int() }, [cel], ["sizeGB"]);
-    assert.deepEqual(
-      ds.map((d) => [d.class, d.severity, d.ruleIndex, d.path, d.message.split(":")[0]]),
-      [
-        ["RequiredFieldUnprovable", "warning", 1, "spec.size", "hub→spoke"],
-        ["RequiredFieldUnprovable", "warning", 1, "spec.sizeGB", "spoke→hub"],
-      ],
-    );
-  },
+Deno.test("§9.60 written by CEL: RequiredFieldUnprovable (warning)", () => {
+  const cel: ConversionRuleSpec = {
+    strategy: "CEL",
+    cel: {
+      hubPaths: ["spec.sizeGB"],
+      spokePaths: ["spec.size"],
+      hubToSpoke: "{'spec.size': int(object.spec.sizeGB)}",
+      spokeToHub: "{'spec.sizeGB': int(object.spec.size)}",
+    },
+    acknowledgeLossy: true,
+  };
+  const ds = requiredDiagnostics({ sizeGB: int() }, { size: int() }, [cel], ["sizeGB"]);
+  assert.deepEqual(
+    ds.map((d) => [d.class, d.severity, d.ruleIndex, d.path, d.message.split(":")[0]]),
+    [
+      ["RequiredFieldUnprovable", "warning", 1, "spec.size", "hub→spoke"],
+      ["RequiredFieldUnprovable", "warning", 1, "spec.sizeGB", "spoke→hub"],
+    ],
+  );
 });
 
 Deno.test("required-field diagnostics are sorted by (rule index, path), both directions", () => {
@@ -161,27 +155,23 @@ Deno.test("required-field diagnostics are sorted by (rule index, path), both dir
   assert.ok(report.errors.every((d) => d.message.startsWith("hub→spoke")), describe(report.errors));
 });
 
-Deno.test({
-  name: "§9.61 determinism: ScalarToFields spokePaths are sorted, every time",
-  ignore: !implemented("ScalarToFields"),
-  fn() {
-    const hub = root({ triple: str() });
-    const spoke = root({ zc: int(), za: int(), zb: int() });
-    const rules: ConversionRuleSpec[] = [{
-      strategy: "ScalarToFields",
-      scalarToFields: {
-        hubPath: "spec.triple",
-        pattern: "^(?P<c>\\d+)-(?P<a>\\d+)-(?P<b>\\d+)$",
-        spokeFields: { c: "spec.zc", a: "spec.za", b: "spec.zb" },
-        joinTemplate: "{{.c}}-{{.a}}-{{.b}}",
-        losslessOverride: true,
-      },
-    }];
-    for (let i = 0; i < 20; i++) {
-      const report = analyze(pairSource(hub, spoke), configFor({ [SPOKE]: rules })).spokes[0];
-      assert.deepEqual(report.ruleResults[0].spokePaths, ["spec.za", "spec.zb", "spec.zc"]);
-    }
-  },
+Deno.test("§9.61 determinism: ScalarToFields spokePaths are sorted, every time", () => {
+  const hub = root({ triple: str() });
+  const spoke = root({ zc: int(), za: int(), zb: int() });
+  const rules: ConversionRuleSpec[] = [{
+    strategy: "ScalarToFields",
+    scalarToFields: {
+      hubPath: "spec.triple",
+      pattern: "^(?P<c>\\d+)-(?P<a>\\d+)-(?P<b>\\d+)$",
+      spokeFields: { c: "spec.zc", a: "spec.za", b: "spec.zb" },
+      joinTemplate: "{{.c}}-{{.a}}-{{.b}}",
+      losslessOverride: true,
+    },
+  }];
+  for (let i = 0; i < 20; i++) {
+    const report = analyze(pairSource(hub, spoke), configFor({ [SPOKE]: rules })).spokes[0];
+    assert.deepEqual(report.ruleResults[0].spokePaths, ["spec.za", "spec.zb", "spec.zc"]);
+  }
 });
 
 Deno.test("§9.61 determinism: repeated analysis of one config yields identical reports", () => {

@@ -2,6 +2,7 @@
  * ToAnnotation / ToLabel / FromAnnotation / FromLabel (engine.md §6.8, §6.9): a field that
  * exists on one side only is stashed in the other side's metadata and restored on the way back.
  */
+import { isJsonObject } from "../../lib/json.ts";
 import { goJSON, labelValueError, qualifiedNameError } from "../go.ts";
 import type {
   OpLinker,
@@ -11,15 +12,7 @@ import type {
   StrategyDefinition,
 } from "../strategy.ts";
 import type { JsonObject, JsonValue } from "../types.ts";
-import {
-  ABSENT,
-  ConversionError,
-  deletePath,
-  getPath,
-  isMap,
-  setPath,
-  typeName,
-} from "../value.ts";
+import { ABSENT, ConversionError, deletePath, getPath, setPath, typeName } from "../value.ts";
 
 type Serialization = "JSON" | "String";
 type MetadataMap = "annotations" | "labels";
@@ -119,7 +112,7 @@ export const fromLabel = fromMetadata("FromLabel", "labels");
 function removeMetadataKey(output: JsonObject, map: MetadataMap, key: string): void {
   deletePath(output, ["metadata", map, key]);
   const m = getPath(output, ["metadata", map]);
-  if (isMap(m) && Object.keys(m).length === 0) deletePath(output, ["metadata", map]);
+  if (isJsonObject(m) && Object.keys(m).length === 0) deletePath(output, ["metadata", map]);
 }
 
 function linkStash(...[op]: Parameters<OpLinker>) {

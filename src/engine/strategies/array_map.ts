@@ -3,19 +3,11 @@
  * on one side is a map on the other. Map → array sorts keys byte-wise: the original order cannot
  * be recovered, which is the declared loss of that direction.
  */
+import { isJsonObject } from "../../lib/json.ts";
 import { compareBytes } from "../go.ts";
 import type { OpLinker, StrategyDefinition } from "../strategy.ts";
 import type { JsonObject, JsonValue } from "../types.ts";
-import {
-  ABSENT,
-  ConversionError,
-  deepCopy,
-  getPath,
-  isMap,
-  setKey,
-  setPath,
-  typeName,
-} from "../value.ts";
+import { ABSENT, ConversionError, deepCopy, getPath, setKey, setPath, typeName } from "../value.ts";
 
 interface KeyedParams {
   hubPath: string;
@@ -79,7 +71,7 @@ function linkArrayToMap(...[op]: Parameters<OpLinker>) {
     if (!Array.isArray(v)) throw new ConversionError(`${what} is a ${typeName(v)}, not an array`);
     const map: JsonObject = {};
     v.forEach((element, i) => {
-      if (!isMap(element)) {
+      if (!isJsonObject(element)) {
         throw new ConversionError(`${what}[${i}] is a ${typeName(element)}, not a map`);
       }
       if (!Object.hasOwn(element, keyField)) {
@@ -110,10 +102,10 @@ function linkMapToArray(...[op]: Parameters<OpLinker>) {
   return (input: JsonObject, output: JsonObject) => {
     const v = getPath(input, from);
     if (v === ABSENT) return;
-    if (!isMap(v)) throw new ConversionError(`${what} is a ${typeName(v)}, not a map`);
+    if (!isJsonObject(v)) throw new ConversionError(`${what} is a ${typeName(v)}, not a map`);
     const out: JsonValue[] = Object.keys(v).sort(compareBytes).map((key) => {
       const value = v[key];
-      if (!isMap(value)) {
+      if (!isJsonObject(value)) {
         throw new ConversionError(`${what}.${key} is a ${typeName(value)}, not a map`);
       }
       const element: JsonObject = {};

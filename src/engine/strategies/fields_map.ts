@@ -2,18 +2,10 @@
  * FieldsToMap / MapToFields (engine.md §6.6, §6.7): several fields on one side are the entries of
  * one map on the other. Keys are the fields' last segments unless `keyNames` renames them.
  */
+import { isJsonObject } from "../../lib/json.ts";
 import type { OpLinker, Resolved, RuleContext, StrategyDefinition } from "../strategy.ts";
 import type { JsonObject, UnknownKeyPolicy } from "../types.ts";
-import {
-  ABSENT,
-  ConversionError,
-  deepCopy,
-  getPath,
-  isMap,
-  setKey,
-  setPath,
-  typeName,
-} from "../value.ts";
+import { ABSENT, ConversionError, deepCopy, getPath, setKey, setPath, typeName } from "../value.ts";
 
 interface FieldsMapParams {
   fieldPaths: string[];
@@ -134,7 +126,9 @@ function linkExpand(...[op]: Parameters<OpLinker>) {
   return (input: JsonObject, output: JsonObject) => {
     const v = getPath(input, from);
     if (v === ABSENT) return;
-    if (!isMap(v)) throw new ConversionError(`${from.join(".")} is a ${typeName(v)}, not a map`);
+    if (!isJsonObject(v)) {
+      throw new ConversionError(`${from.join(".")} is a ${typeName(v)}, not a map`);
+    }
     for (const f of fields) {
       if (Object.hasOwn(v, f.key)) setPath(output, f.path, deepCopy(v[f.key]));
     }

@@ -9,6 +9,7 @@
  */
 // The package is CommonJS whose exports are assigned dynamically: only the default import works.
 import jsonpatch, { type Operation } from "fast-json-patch";
+import { isJsonObject } from "../../lib/json.ts";
 import type { OpLinker, Resolved, StrategyDefinition } from "../strategy.ts";
 import type { JsonObject, JsonValue } from "../types.ts";
 import {
@@ -17,7 +18,6 @@ import {
   deepCopy,
   deletePath,
   getPath,
-  isMap,
   jsonEqual,
   setPath,
   typeName,
@@ -60,7 +60,7 @@ function decodePatch(list: JsonValue[], param: string): PatchOp[] | string {
   for (let i = 0; i < list.length; i++) {
     const raw = list[i];
     const at = `${param}[${i}]`;
-    if (!isMap(raw)) return `${at}: expected an operation object, got a ${typeName(raw)}`;
+    if (!isJsonObject(raw)) return `${at}: expected an operation object, got a ${typeName(raw)}`;
     if (typeof raw.op !== "string") return `${at}.op: expected a string`;
     if (typeof raw.path !== "string") return `${at}.path: expected a JSON pointer string`;
     const op: PatchOp = { op: raw.op, path: raw.path };
@@ -112,7 +112,7 @@ export const jsonPatch: StrategyDefinition<JsonPatchParams> = {
     const pointers = new Set<string>();
     for (const list of [p.hubToSpoke, p.spokeToHub]) {
       for (const raw of list) {
-        if (!isMap(raw)) continue;
+        if (!isJsonObject(raw)) continue;
         for (const field of ["path", "from"]) {
           if (typeof raw[field] === "string") pointers.add(raw[field] as string);
         }
@@ -159,7 +159,7 @@ function locate(doc: JsonValue, segments: readonly string[]): Located {
     if (Array.isArray(cur)) {
       if (!/^(0|[1-9][0-9]*)$/.test(seg) || Number(seg) >= cur.length) return { found: false };
       cur = cur[Number(seg)];
-    } else if (isMap(cur) && Object.hasOwn(cur, seg)) {
+    } else if (isJsonObject(cur) && Object.hasOwn(cur, seg)) {
       cur = cur[seg];
     } else {
       return { found: false };
@@ -200,7 +200,7 @@ function applyOne(doc: JsonValue, op: PatchOp): JsonValue {
     if (!locate(doc, path).found) throw new Error("the path does not exist");
   } else if (path.length > 0) {
     const parent = locate(doc, path.slice(0, -1));
-    if (!parent.found || (!isMap(parent.value) && !Array.isArray(parent.value))) {
+    if (!parent.found || (!isJsonObject(parent.value) && !Array.isArray(parent.value))) {
       throw new Error("the parent of the path does not exist");
     }
   }

@@ -2,19 +2,11 @@
  * MapKeyRename (engine.md §6.26): a free-form map whose keys are renamed by a table (injective, so
  * the way back is the inverse table). Two source keys landing on one key fail the conversion.
  */
+import { isJsonObject } from "../../lib/json.ts";
 import { classify } from "../schema.ts";
 import type { OpLinker, StrategyDefinition } from "../strategy.ts";
 import type { JsonObject } from "../types.ts";
-import {
-  ABSENT,
-  ConversionError,
-  deepCopy,
-  getPath,
-  isMap,
-  setKey,
-  setPath,
-  typeName,
-} from "../value.ts";
+import { ABSENT, ConversionError, deepCopy, getPath, setKey, setPath, typeName } from "../value.ts";
 
 interface MapKeyRenameParams {
   hubPath: string;
@@ -86,7 +78,7 @@ function linkRenameKeys(...[op]: Parameters<OpLinker>) {
   return (input: JsonObject, output: JsonObject) => {
     const v = getPath(input, from);
     if (v === ABSENT) return;
-    if (!isMap(v)) throw new ConversionError(`${what} is a ${typeName(v)}, not a map`);
+    if (!isJsonObject(v)) throw new ConversionError(`${what} is a ${typeName(v)}, not a map`);
     const out: JsonObject = {};
     for (const key of Object.keys(v)) {
       const renamed = renames.get(key) ?? key;

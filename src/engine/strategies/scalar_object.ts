@@ -2,9 +2,10 @@
  * ScalarToObject / ObjectToScalar (engine.md §6.2, §6.3): a scalar on one side is one key of an
  * object on the other; the other keys can be filled from `defaultsForOtherKeys`.
  */
+import { isJsonObject } from "../../lib/json.ts";
 import type { OpLinker, ParamReader, Resolved, StrategyDefinition } from "../strategy.ts";
 import type { JsonObject, SchemaNode } from "../types.ts";
-import { ABSENT, deepCopy, getPath, isMap, setKey, setPath } from "../value.ts";
+import { ABSENT, deepCopy, getPath, setKey, setPath } from "../value.ts";
 
 interface WrapParams {
   hubPath: string;
@@ -102,7 +103,7 @@ function linkUnwrap(...[op]: Parameters<OpLinker>) {
   const key = op.key as string;
   return (input: JsonObject, output: JsonObject) => {
     const v = getPath(input, from);
-    if (v === ABSENT || !isMap(v) || !Object.hasOwn(v, key)) return;
+    if (v === ABSENT || !isJsonObject(v) || !Object.hasOwn(v, key)) return;
     setPath(output, to, deepCopy(v[key]));
   };
 }
