@@ -94,6 +94,8 @@ export interface EngineRule {
 
 export interface StrategyDefinition<P = unknown> {
   name: StrategyName;
+  /** The other strategy of an inverse pair built by `mirror()` (src/engine/mirror.ts). */
+  inverse?: StrategyName;
   /** Decodes the params block; throws TranslationError with a message naming the field. */
   translate(block: ParamReader): P;
   /**
