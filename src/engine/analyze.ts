@@ -1,5 +1,5 @@
 /**
- * Analysis (engine.md §4): compile each spoke's rules against the hub and spoke schemas into
+ * Analysis: compile each spoke's rules against the hub and spoke schemas into
  * claims, diagnostics, lossless verdicts and a plan (plain data). A spoke gets a plan only when it
  * has no error diagnostics.
  */
@@ -33,7 +33,7 @@ import type {
 
 const DIRECTION_LABEL = { hubToSpoke: "hub→spoke", spokeToHub: "spoke→hub" } as const;
 
-/** Analyse a whole config against its target's schemas (§4.1). */
+/** Analyse a whole config against its target's schemas. */
 export function analyze(source: SchemaSource, spec: ConversionConfigSpec): AnalysisResult {
   const result: AnalysisResult = {
     kind: source.kind,
@@ -332,7 +332,7 @@ function compileScope(rules: readonly EngineRule[], input: ScopeInput): ScopeOut
     });
   });
 
-  // §4.6 leftover scan: auto-cover identical leaves, report the rest.
+  // The leftover scan (docs/design/engine.md#leftover-scan-and-auto-coverage): auto-cover identical leaves, report the rest.
   const hubLeaves = flatten(input.hub);
   const identityPaths: string[][] = [];
   const spokeLeaves = new Map<string, Leaf>(flatten(input.spoke).map((l) => [l.path, l]));
@@ -341,7 +341,7 @@ function compileScope(rules: readonly EngineRule[], input: ScopeInput): ScopeOut
     const twin = spokeLeaves.get(leaf.path);
     if (input.depth === 0 && isMetadataPath(leaf.path) && twin !== undefined) {
       // convert() already carries metadata; an identity op here would run after the metadata
-      // strategies and undo their stash/restore (engine.md §8 quirk 14), so none is emitted.
+      // strategies and undo their stash/restore, so none is emitted.
       hubClaims.add(leaf.path);
       spokeClaims.add(twin.path);
       continue;
@@ -381,7 +381,7 @@ function compileScope(rules: readonly EngineRule[], input: ScopeInput): ScopeOut
     if (!spokeClaims.has(leaf.path)) uncovered("spoke", leaf);
   }
 
-  // Identity copies and the passthrough of undeclared nested keys run as one walk (§5.7).
+  // Identity copies and the passthrough of undeclared nested keys run as one walk.
   const tree = carryTree(
     mergeKnownTrees(knownTree(input.hub), knownTree(input.spoke)),
     identityPaths,
@@ -394,7 +394,7 @@ function compileScope(rules: readonly EngineRule[], input: ScopeInput): ScopeOut
   return { ruleResults, diagnostics, lossless, hubToSpoke, spokeToHub };
 }
 
-/** §4.10: fields a platform (Crossplane) overwrites; rules and declarations there are mistakes. */
+/** Fields a platform (Crossplane) overwrites; rules and declarations there are mistakes. */
 function platformDiagnostics(
   source: SchemaSource,
   hub: SchemaNode | undefined,
@@ -458,7 +458,7 @@ const PROVABILITY_RANK: Record<Provability, number> = {
   never: 0,
 };
 
-/** §4.11: can the rules produce every unconditionally required destination field? */
+/** Required-field satisfaction: can the rules produce every unconditionally required destination field? */
 function requiredFieldDiagnostics(
   hub: SchemaNode | undefined,
   spoke: SchemaNode | undefined,

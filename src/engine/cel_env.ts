@@ -1,5 +1,5 @@
 /**
- * The CEL environment of the CEL strategy (engine.md §6.27, §7.9), on @bufbuild/cel.
+ * The CEL environment of the CEL strategy, on @bufbuild/cel.
  *
  * - Environment: the standard library and macros only, one dynamic variable `object`. JSON
  *   numbers are doubles; `double + int` is a no-such-overload error; int overflow is an error.
@@ -51,7 +51,7 @@ const MAX_NESTING = 250;
 /** Static cost of one evaluated node, in cel-go's runtime cost units. */
 const COST = { const: 0, ident: 1, select: 1, call: 1, list: 10, map: 30 } as const;
 
-/** An expression that does not parse or type-check in the environment of §7.9. */
+/** An expression that does not parse or type-check in the CEL environment (docs/design/engine.md#cel). */
 export class CelCompileError extends Error {
   override name = "CelCompileError";
 }

@@ -1,5 +1,5 @@
 /**
- * The runtime (engine.md §5.3–§5.6): link plan data into closures once, convert one object per
+ * The runtime: link plan data into closures once, convert one object per
  * direction, route between any two versions through the hub, and stamp `apiVersion` as the
  * webhook and CLI do.
  */
@@ -52,7 +52,7 @@ export function runOps(ops: readonly OpFn[], input: JsonObject, output: JsonObje
   return output;
 }
 
-/** Converts one object in one direction of a plan (§5.3). The input is never mutated. */
+/** Converts one object in one direction of a plan. The input is never mutated. */
 export function convertWithPlan(
   plan: LinkedPlan,
   direction: Direction,
@@ -74,7 +74,7 @@ export function convertWithPlan(
   }
 }
 
-/** Routes objects between versions through the hub (§5.5). */
+/** Routes objects between versions through the hub. */
 export class Router {
   readonly plans: ReadonlyMap<string, LinkedPlan>;
   constructor(readonly hubVersion: string, plans: Iterable<LinkedPlan>) {
@@ -134,7 +134,7 @@ export function versionOf(apiVersion: string): string {
 }
 
 /**
- * Converts `obj` to `desiredAPIVersion` as the webhook does (§5.6): route by version, then set
+ * Converts `obj` to `desiredAPIVersion` as the webhook does: route by version, then set
  * `apiVersion` and guarantee a `metadata` map. Returns a new top-level object.
  */
 export function convertObject(

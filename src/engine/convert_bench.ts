@@ -4,7 +4,7 @@
  * - one representative object per implemented strategy, each direction, converted through a
  *   linked plan (`convertWithPlan`) — ungrouped, so deno prints no ranking of unrelated cases;
  * - group "100 fields": an object with 100 scalar spec fields (90 identity-covered, 10 renamed)
- *   through `convertObject`, against the floor of engine.md's performance note — bare
+ *   through `convertObject`, against a floor — bare
  *   `JSON.parse` + `JSON.stringify` of the same payload (the baseline, so deno prints the ratio) —
  *   and the whole handler path (parse + convert + stringify).
  *

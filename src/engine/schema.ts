@@ -1,5 +1,5 @@
 /**
- * Schema model (engine.md §3): node classification, flattening into leaves, path resolution and
+ * Schema model: node classification, flattening into leaves, path resolution and
  * the "known tree" the passthrough op walks.
  */
 import type { SchemaNode } from "./types.ts";
@@ -40,7 +40,7 @@ export function constructOf(node: SchemaNode): Construct {
   return "";
 }
 
-/** §3.2, checks in table order. */
+/** Node classification, checks in the order of docs/design/engine.md#node-classification. */
 export function classify(node: SchemaNode): NodeInfo {
   const construct = constructOf(node);
   const info = classifyShape(node);
@@ -87,7 +87,7 @@ export function itemSchema(node: SchemaNode): SchemaNode | undefined {
   return items;
 }
 
-/** §3.3: depth-first flattening into non-overlapping leaves. */
+/** Depth-first flattening into non-overlapping leaves. */
 export function flatten(root: SchemaNode | undefined, prefix = ""): Leaf[] {
   const leaves: Leaf[] = [];
   if (root === undefined) return leaves;
@@ -118,7 +118,7 @@ export function splitPath(path: string): string[] {
 }
 
 /**
- * §3.4: walk `properties` only. Returns undefined when a segment is missing or a node on the way
+ * Path resolution walks `properties` only. Returns undefined when a segment is missing or a node on the way
  * has no properties. The empty path resolves to the root.
  */
 export function resolveSchema(
@@ -143,7 +143,7 @@ export function isRequiredAt(root: SchemaNode | undefined, segments: readonly st
 }
 
 /**
- * The known-field tree of §5.7: a structured object has one child per declared property; every
+ * The known-field tree of passthrough: a structured object has one child per declared property; every
  * other node is a terminal (`null`). Constructs that are also structured keep their children.
  */
 export type KnownTree = { [key: string]: KnownTree | null };
@@ -179,7 +179,7 @@ export function mergeKnownTrees(a: KnownTree, b: KnownTree): KnownTree {
 }
 
 /**
- * The tree the `carry` op walks (§4.6 identity copies + §5.7 passthrough in one pass): a declared
+ * The tree the `carry` op walks: a declared
  * structured object is a subtree; `"copy"` copies the input's value as is (an auto-covered leaf);
  * `"skip"` leaves the key to the rules (claimed, uncovered or terminal). Keys absent from the tree
  * are undeclared: dropped at the root, copied below it.

@@ -1,6 +1,6 @@
 /**
  * Schema sources: turn a CRD or a Crossplane XRD manifest into the engine's `SchemaSource`
- * (engine.md §3.1), including the XRD scope rules and Crossplane's injected paths (§4.10).
+ * , including the XRD scope rules and Crossplane's injected paths.
  */
 import type {
   InjectedPathSet,
@@ -54,7 +54,7 @@ export interface ScopeResolution {
   reason: string;
 }
 
-/** `ResolveScope` (§4.10): the only reader of `spec.scope`. */
+/** `ResolveScope`: the only reader of `spec.scope`. */
 export function resolveXRDScope(xrd: JsonObject): ScopeResolution {
   const spec = obj(xrd.spec);
   if (spec.claimNames !== undefined || spec.connectionSecretKeys !== undefined) {
@@ -110,7 +110,7 @@ const LEGACY_ROOTS = [
 ];
 const CLAIM_ROOTS = ["spec.compositeDeletePolicy", "spec.resourceRef"];
 
-/** Crossplane's injected path set for an XRD (§4.10 table). */
+/** Crossplane's injected path set for an XRD. */
 export function injectedPathsForXRD(xrd: JsonObject): InjectedPathSet {
   const { scope, reason } = resolveXRDScope(xrd);
   const offersClaims = obj(xrd.spec).claimNames !== undefined;
@@ -153,7 +153,7 @@ export interface GeneratedCRD {
   namespaced: boolean;
 }
 
-/** `GeneratedCRDNames` (§4.10): the CRDs Crossplane renders from an XRD, composite first. */
+/** `GeneratedCRDNames`: the CRDs Crossplane renders from an XRD, composite first. */
 export function generatedCRDNames(xrd: JsonObject): GeneratedCRD[] {
   const spec = obj(xrd.spec);
   const group = str(spec.group);

@@ -1,5 +1,5 @@
 /**
- * Config → engine rules: the structural checks (engine.md §2.3 stage 2, no schema needed) and the
+ * Config → engine rules: the structural checks and the
  * translation of each rule's params block (stage 3).
  */
 import { isJsonObject } from "../lib/json.ts";

@@ -1,5 +1,5 @@
 /**
- * Runtime value helpers (engine.md §3.5, §5.4): map-only path get/set/delete, deep copy and the
+ * Runtime value helpers: map-only path get/set/delete, deep copy and the
  * engine's equality. These run on the conversion hot path: no allocation beyond what the result
  * needs, no exceptions except real conversion errors.
  */

@@ -1,5 +1,5 @@
 /**
- * CEL (engine.md §6.27, §7.9; scenario 49, quirk 9): the standard environment, double/int
+ * CEL: the standard environment, double/int
  * semantics, result writing in both forms, compile diagnostics and the per-evaluation cost bound.
  */
 import assert from "node:assert/strict";
@@ -56,7 +56,7 @@ const PACKED = {
 const packedAnalysis = (params: JsonObject = PACKED) =>
   analyzeRules({ packed: int }, { bitHigh: int, bitLow: int }, [celRule(params)]);
 
-Deno.test("CEL: scenario 49 — 1025 ↔ {bitHigh: 4, bitLow: 1} via dotted result keys", () => {
+Deno.test("CEL: 1025 ↔ {bitHigh: 4, bitLow: 1} via dotted result keys", () => {
   const a = packedAnalysis();
   const r = spoke(a);
   assert.deepEqual(r.errors, []);
@@ -69,7 +69,7 @@ Deno.test("CEL: scenario 49 — 1025 ↔ {bitHigh: 4, bitLow: 1} via dotted resu
   assert.deepEqual(convert(a, "spokeToHub", s), { packed: 1025 });
 });
 
-Deno.test("CEL: scenario 49 — evaluation is unconditional: a missing input field is an error", () => {
+Deno.test("CEL: evaluation is unconditional: a missing input field is an error", () => {
   assert.throws(
     () => convert(packedAnalysis(), "hubToSpoke", {}),
     (e: unknown) =>
@@ -78,7 +78,7 @@ Deno.test("CEL: scenario 49 — evaluation is unconditional: a missing input fie
   );
 });
 
-Deno.test("CEL: scenario 49 — a missing acknowledgement is a structural error", () => {
+Deno.test("CEL: a missing acknowledgement is a structural error", () => {
   const rule = celRule(PACKED, false);
   assert.match(structuralError(config([rule])) ?? "", /CEL.*acknowledgeLossy/);
   // Analysis on its own reports both directions lossy and unacknowledged.
@@ -86,7 +86,7 @@ Deno.test("CEL: scenario 49 — a missing acknowledgement is a structural error"
   assert.deepEqual(classes(r), ["unacknowledged-lossy", "unacknowledged-lossy"]);
 });
 
-Deno.test("CEL: quirk 9 — the nested result form works as well as the dotted one", () => {
+Deno.test("CEL: the nested result form works as well as the dotted one", () => {
   const a = packedAnalysis({
     ...PACKED,
     hubToSpoke:

@@ -1,5 +1,5 @@
 /**
- * Join templates (engine.md §7.6): the supported Go text/template subset, fail-closed parsing and
+ * Join templates: the supported Go text/template subset, fail-closed parsing and
  * Go `%v` value rendering.
  */
 import assert from "node:assert/strict";

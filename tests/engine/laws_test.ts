@@ -6,7 +6,7 @@
  *     declared verdict, a plan, and the same report every time;
  * (b) every declared-lossless direction round-trips on generated objects of its source version
  *     (source → target → source, compared with the engine's equality after dropping empty
- *     structured maps, which §5.7 does not preserve, and the case's declared vanishing paths);
+ *     structured maps, which conversion does not preserve, and the case's declared vanishing paths);
  * (c) with `acknowledgeLossy` removed, each lossy direction of each rule is exactly one
  *     *unacknowledged-lossy* error and nothing else fails;
  * (d) inputs are never mutated (deep-frozen, and compared with a JSON snapshot) and outputs share
@@ -70,7 +70,7 @@ function strategiesIn(rules: readonly ConversionRuleSpec[]): string[] {
   });
 }
 
-/** Drops maps that became empty at structured schema positions (§5.7: they are not kept). */
+/** Drops maps that became empty at structured schema positions. */
 function pruneEmpty(v: JsonValue, node: SchemaNode | undefined): JsonValue {
   if (node === undefined) return v;
   if (Array.isArray(v)) {

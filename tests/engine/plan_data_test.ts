@@ -1,5 +1,5 @@
 /**
- * Plans are data (design.md "A plan is data"): structured-cloneable, JSON-like, never mutated by
+ * Plans are data (docs/design/engine.md#plan-shape): structured-cloneable, JSON-like, never mutated by
  * linking, and a clone linked elsewhere converts exactly like the original.
  */
 import assert from "node:assert/strict";

@@ -1,4 +1,4 @@
-/** Required-field satisfaction and determinism (engine.md §4.11, §7.12; §9 scenarios 60–61). */
+/** Required-field satisfaction and determinism. */
 import assert from "node:assert/strict";
 import { analyze, type ConversionRuleSpec } from "../../src/engine/mod.ts";
 import {
@@ -40,7 +40,7 @@ function requiredDiagnostics(
   return [...report.errors, ...report.warnings].filter((d) => d.class.startsWith("RequiredField"));
 }
 
-Deno.test("§9.60 required spoke field written by no rule, optional on the hub: RequiredFieldUnsatisfiable", () => {
+Deno.test("required spoke field written by no rule, optional on the hub: RequiredFieldUnsatisfiable", () => {
   const ds = requiredDiagnostics({ size: int() }, { size: int() }, []);
   const d = single(ds, "RequiredFieldUnsatisfiable");
   assert.deepEqual([d.severity, d.ruleIndex, d.path], ["error", -1, "spec.size"]);
@@ -49,7 +49,7 @@ Deno.test("§9.60 required spoke field written by no rule, optional on the hub: 
   assert.deepEqual(requiredDiagnostics({ size: int() }, { size: int() }, [], ["size"]), []);
 });
 
-Deno.test("§9.60 written only by a rule with when: RequiredFieldConditional naming the rule", () => {
+Deno.test("written only by a rule with when: RequiredFieldConditional naming the rule", () => {
   const gated: ConversionRuleSpec = {
     strategy: "FieldRename",
     fieldRename: { hubPath: "spec.sizeGB", spokePath: "spec.size" },
@@ -68,7 +68,7 @@ Deno.test("§9.60 written only by a rule with when: RequiredFieldConditional nam
   assert.match(ds[0].message, /convctl test --validate-output/);
 });
 
-Deno.test("§9.60 FieldRename from an optional hub field: conditional; from a required one: fine", () => {
+Deno.test("FieldRename from an optional hub field: conditional; from a required one: fine", () => {
   const rename: ConversionRuleSpec = {
     strategy: "FieldRename",
     fieldRename: { hubPath: "spec.sizeGB", spokePath: "spec.size" },
@@ -86,7 +86,7 @@ Deno.test("§9.60 FieldRename from an optional hub field: conditional; from a re
   );
 });
 
-Deno.test("§9.60 written by Constant: no diagnostic", () => {
+Deno.test("written by Constant: no diagnostic", () => {
   const constant: ConversionRuleSpec = {
     strategy: "Constant",
     constant: { path: "spec.size", existsOn: "Spoke", value: 1 },
@@ -95,11 +95,11 @@ Deno.test("§9.60 written by Constant: no diagnostic", () => {
   assert.deepEqual(requiredDiagnostics({}, { size: int() }, [constant]), []);
 });
 
-Deno.test("§9.60 required with a schema default: no diagnostic", () => {
+Deno.test("required with a schema default: no diagnostic", () => {
   assert.deepEqual(requiredDiagnostics({ size: int() }, { size: int({ default: 1 }) }, []), []);
 });
 
-Deno.test("§9.60 required inside an optional, unwritten parent: no diagnostic", () => {
+Deno.test("required inside an optional, unwritten parent: no diagnostic", () => {
   const opt = (required: string[]) => obj({ inner: str() }, { required });
   assert.deepEqual(requiredDiagnostics({ opt: opt([]) }, { opt: opt(["inner"]) }, [], [], []), []);
   // ...but once the parent is required, the leaf counts.
@@ -107,7 +107,7 @@ Deno.test("§9.60 required inside an optional, unwritten parent: no diagnostic",
   assert.equal(single(ds, "RequiredFieldUnsatisfiable").path, "spec.opt.inner");
 });
 
-Deno.test("§9.60 a required leaf under a parent written wholesale: RequiredFieldUnprovable (warning)", () => {
+Deno.test("a required leaf under a parent written wholesale: RequiredFieldUnprovable (warning)", () => {
   const ds = requiredDiagnostics(
     { cfg: obj({ a: str() }) },
     { cfg: obj({ a: str() }, { required: ["a"] }) },
@@ -119,7 +119,7 @@ Deno.test("§9.60 a required leaf under a parent written wholesale: RequiredFiel
   assert.deepEqual([d.severity, d.path], ["warning", "spec.cfg.a"]);
 });
 
-Deno.test("§9.60 written by CEL: RequiredFieldUnprovable (warning)", () => {
+Deno.test("written by CEL: RequiredFieldUnprovable (warning)", () => {
   const cel: ConversionRuleSpec = {
     strategy: "CEL",
     cel: {
@@ -155,7 +155,7 @@ Deno.test("required-field diagnostics are sorted by (rule index, path), both dir
   assert.ok(report.errors.every((d) => d.message.startsWith("hub→spoke")), describe(report.errors));
 });
 
-Deno.test("§9.61 determinism: ScalarToFields spokePaths are sorted, every time", () => {
+Deno.test("determinism: ScalarToFields spokePaths are sorted, every time", () => {
   const hub = root({ triple: str() });
   const spoke = root({ zc: int(), za: int(), zb: int() });
   const rules: ConversionRuleSpec[] = [{
@@ -174,7 +174,7 @@ Deno.test("§9.61 determinism: ScalarToFields spokePaths are sorted, every time"
   }
 });
 
-Deno.test("§9.61 determinism: repeated analysis of one config yields identical reports", () => {
+Deno.test("determinism: repeated analysis of one config yields identical reports", () => {
   const hub = root({ a: str(), b: int(), tags: obj({ env: str(), team: str() }) }, {
     specRequired: ["a"],
   });

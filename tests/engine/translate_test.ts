@@ -1,4 +1,4 @@
-/** Config → engine rules: structural checks (engine.md §2.3 stage 2) and translation (stage 3). */
+/** Config → engine rules: structural checks and translation (stage 3). */
 import assert from "node:assert/strict";
 import {
   type ConversionConfigSpec,

@@ -1,6 +1,6 @@
 /**
  * Ops shared by every plan: identity copy (auto-coverage, FieldRename), the `when` gate and the
- * passthrough of undeclared nested keys (engine.md §4.5, §4.6, §5.7).
+ * passthrough of undeclared nested keys.
  */
 import { isJsonObject } from "../../lib/json.ts";
 import type { CarryTree } from "../schema.ts";
@@ -41,7 +41,7 @@ export const linkWhen: OpLinker = (op, link) => {
 /**
  * Walks the input along the carry tree: `"copy"` leaves and undeclared keys below the root are
  * deep-copied to the same path; declared objects are descended when the input holds a map there.
- * Output maps are created only when something is written under them (§5.7 "empty containers").
+ * Output maps are created only when something is written under them.
  */
 export const linkCarry: OpLinker = (op, _link, options) => {
   const tree = linkTree(op.tree as CarryTree);

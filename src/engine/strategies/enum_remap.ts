@@ -1,5 +1,5 @@
 /**
- * EnumRemap (engine.md §6.10): values of one field are translated through a table in each
+ * EnumRemap: values of one field are translated through a table in each
  * direction. Keys are canonical: strings by content, numbers by value, never across types.
  */
 import { formatPlainNumber, goJSON } from "../go.ts";
@@ -16,7 +16,7 @@ interface EnumRemapParams {
 
 const POLICIES = ["Error", "Drop"] as const;
 
-/** Canonical lookup key of a JSON value (engine.md §6.10). */
+/** Canonical lookup key of a JSON value. */
 export function enumKey(v: JsonValue): string {
   if (v === null) return "null";
   switch (typeof v) {

@@ -1,5 +1,5 @@
 /**
- * ForEach (engine.md §6.15, §4.7): applies a nested rule list to every element of an array; the
+ * ForEach: applies a nested rule list to every element of an array; the
  * nested list is its own scope over the two item schemas. Nesting is limited to two levels.
  */
 import { isJsonObject } from "../../lib/json.ts";

@@ -1,5 +1,5 @@
 /**
- * JSONPatch (engine.md §6.14): an RFC 6902 patch per direction, applied to a copy of the whole
+ * JSONPatch: an RFC 6902 patch per direction, applied to a copy of the whole
  * pristine input; each destination `path` is then copied from the patched document into the
  * output (or deleted there when the patch removed it). Application goes through fast-json-patch
  * with validation on, plus an own-property check of every source and parent first, so the
@@ -47,14 +47,14 @@ const RFC6902_OPS: ReadonlySet<string> = new Set([
   "test",
 ]);
 
-/** §3.4: strip one leading `/`, split on `/`, decode `~1` then `~0`; "" is the empty path. */
+/** A JSON Pointer: strip one leading `/`, split on `/`, decode `~1` then `~0`; "" is the empty path. */
 export function pointerSegments(pointer: string): string[] {
   if (pointer === "") return [];
   const body = pointer.startsWith("/") ? pointer.slice(1) : pointer;
   return body.split("/").map((s) => s.replaceAll("~1", "/").replaceAll("~0", "~"));
 }
 
-/** Decodes one list; returns the ops or the first problem (a decode failure, §6.14). */
+/** Decodes one list; returns the ops or the first problem (a decode failure is invalid-parameter). */
 function decodePatch(list: JsonValue[], param: string): PatchOp[] | string {
   const ops: PatchOp[] = [];
   for (let i = 0; i < list.length; i++) {
@@ -108,7 +108,7 @@ export const jsonPatch: StrategyDefinition<JsonPatchParams> = {
   compile(p, ctx) {
     const h2s = decodePatch(p.hubToSpoke, "hubToSpoke");
     const s2h = decodePatch(p.spokeToHub, "spokeToHub");
-    // Deliberate over-claiming (§6.14): every pointer of either list, on both sides, unresolved.
+    // Deliberate over-claiming: every pointer of either list, on both sides, unresolved.
     const pointers = new Set<string>();
     for (const list of [p.hubToSpoke, p.spokeToHub]) {
       for (const raw of list) {

@@ -1,5 +1,5 @@
 /**
- * MapKeyRename (engine.md §6.26): a free-form map whose keys are renamed by a table (injective, so
+ * MapKeyRename: a free-form map whose keys are renamed by a table (injective, so
  * the way back is the inverse table). Two source keys landing on one key fail the conversion.
  */
 import { isJsonObject } from "../../lib/json.ts";

@@ -1,5 +1,5 @@
 /**
- * NumericScale (engine.md §6.21): `hub = spoke × factor`; a result landing on an integer field is
+ * NumericScale: `hub = spoke × factor`; a result landing on an integer field is
  * rounded half away from zero, which is the declared loss of that direction.
  */
 import { roundHalfAwayFromZero } from "../go.ts";

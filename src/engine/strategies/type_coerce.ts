@@ -1,5 +1,5 @@
 /**
- * TypeCoerce (engine.md §6.16): the same field with a different scalar type on each side, converted
+ * TypeCoerce: the same field with a different scalar type on each side, converted
  * by the coercion table (Go number and boolean grammar, half-away-from-zero rounding).
  */
 import { coerceScalar, type FractionPolicy, type ScalarKind } from "../coerce.ts";

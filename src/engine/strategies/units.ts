@@ -1,5 +1,5 @@
 /**
- * Quantity / Duration (engine.md §6.24, §6.25): a Kubernetes quantity or Go duration string on one
+ * Quantity / Duration: a Kubernetes quantity or Go duration string on one
  * side is an integer on the other (milli-units for Quantity, whole seconds for Duration). Parsing
  * the string loses nothing; formatting canonicalises (`"0.5"` comes back as `"500m"`), which is
  * the declared loss of the integer→string direction.

@@ -28,7 +28,7 @@ export interface Vanishing {
   path: string;
   /** Only an empty array/map may vanish (default true); false: any value may. */
   onlyIfEmpty?: boolean;
-  /** Why this is not a loss (cite engine.md). */
+  /** Why this is not a loss (say which rule drops it). */
   reason: string;
 }
 

@@ -3,7 +3,7 @@ import { arr, int, map, obj, root, str } from "../../_helpers.ts";
 import { registerLawCase } from "../registry.ts";
 
 const family = "array_map";
-const ORDER = "map→array sorts by key (engine.md §6.19), so an array that was not sorted comes " +
+const ORDER = "map→array sorts by key, so an array that was not sorted comes " +
   "back reordered although the array→map leg itself loses nothing";
 
 const port = obj({

@@ -81,7 +81,7 @@ registerLawCase({
   lossless: { hubToSpoke: true, spokeToHub: false },
   roundTripExemptions: [{
     direction: "hubToSpoke",
-    reason: "engine.md §6.10 charges a repeated spoke value to spoke→hub, but it is hub→spoke " +
+    reason: "EnumRemap charges a repeated spoke value to spoke→hub, but it is hub→spoke " +
       "that merges Small and Medium; a hub round trip turns Small into Medium",
   }],
 });

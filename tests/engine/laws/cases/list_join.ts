@@ -5,7 +5,7 @@ import { arr, int, root, str } from "../../_helpers.ts";
 import { registerLawCase } from "../registry.ts";
 
 const family = "list_join";
-// Elements containing the separator, or empty ones, are bad data (engine.md §6.22), not loss.
+// Elements containing the separator, or empty ones, are bad data, not loss.
 const element = str({ pattern: "^[^,]+$", minLength: 1, maxLength: 8 });
 
 /** `n` integers joined by ";" — what a valid integer list looks like on the string side. */

@@ -4,7 +4,7 @@ import { registerLawCase } from "../registry.ts";
 
 const family = "singleton";
 const zone = obj({ name: str(), weight: int() });
-const EMPTY_ARRAY = "an empty array writes nothing on the other side (engine.md §6.4, scenario 9)";
+const EMPTY_ARRAY = "an empty array writes nothing on the other side ";
 
 registerLawCase({
   family,
