@@ -236,22 +236,21 @@ function mergeNodes(a: SchemaNode, b: SchemaNode): SchemaNode {
       case "required":
         out.required = [...new Set([...(a.required ?? []), ...(value as string[])])];
         break;
+      // Bounds of both nodes hold: the larger minimum, the smaller maximum.
       case "minimum":
       case "minLength":
       case "minItems":
       case "minProperties":
-        out[key] = typeof a[key] === "number"
-          ? Math.max(a[key] as number, value as number)
-          : value as number;
-        break;
       case "maximum":
       case "maxLength":
       case "maxItems":
-      case "maxProperties":
+      case "maxProperties": {
+        const tighter = key.startsWith("min") ? Math.max : Math.min;
         out[key] = typeof a[key] === "number"
-          ? Math.min(a[key] as number, value as number)
+          ? tighter(a[key] as number, value as number)
           : value as number;
         break;
+      }
       default:
         if (out[key] === undefined) out[key] = value;
         else if (key === "enum") out.enum = value as JsonValue[];

@@ -3,6 +3,7 @@
  * the "known tree" the passthrough op walks.
  */
 import type { SchemaNode } from "./types.ts";
+import { setKey } from "./value.ts";
 
 export type NodeKind = "object" | "array" | "string" | "integer" | "number" | "boolean" | "unknown";
 export type Construct = "" | "$ref" | "oneOf" | "anyOf" | "allOf";
@@ -152,7 +153,7 @@ export function knownTree(node: SchemaNode | undefined): KnownTree {
   const tree: KnownTree = {};
   if (node === undefined) return tree;
   for (const [name, child] of Object.entries(node.properties ?? {})) {
-    defineKey(tree, name, knownChild(child));
+    setKey(tree, name, knownChild(child));
   }
   return tree;
 }
@@ -166,14 +167,14 @@ function knownChild(node: SchemaNode): KnownTree | null {
 /** Merges two known trees: terminal on either side wins. */
 export function mergeKnownTrees(a: KnownTree, b: KnownTree): KnownTree {
   const out: KnownTree = {};
-  for (const [k, v] of Object.entries(a)) defineKey(out, k, v);
+  for (const [k, v] of Object.entries(a)) setKey(out, k, v);
   for (const [k, v] of Object.entries(b)) {
     if (!Object.hasOwn(out, k)) {
-      defineKey(out, k, v);
+      setKey(out, k, v);
       continue;
     }
     const mine = out[k];
-    defineKey(out, k, mine === null || v === null ? null : mergeKnownTrees(mine, v));
+    setKey(out, k, mine === null || v === null ? null : mergeKnownTrees(mine, v));
   }
   return out;
 }
@@ -190,7 +191,7 @@ export function carryTree(known: KnownTree, identityPaths: readonly string[][]):
   const convert = (k: KnownTree): CarryTree => {
     const out: CarryTree = {};
     for (const [key, child] of Object.entries(k)) {
-      defineKey(out, key, child === null ? "skip" : convert(child));
+      setKey(out, key, child === null ? "skip" : convert(child));
     }
     return out;
   };
@@ -202,21 +203,7 @@ export function carryTree(known: KnownTree, identityPaths: readonly string[][]):
       if (typeof next !== "object") break; // unreachable: an identity leaf's ancestors are structured
       node = next;
     }
-    defineKey(node, segments[segments.length - 1], "copy");
+    setKey(node, segments[segments.length - 1], "copy");
   }
   return tree;
-}
-
-/** Sets an own property even for the key `__proto__`. */
-function defineKey<T>(obj: Record<string, T>, key: string, value: T): void {
-  if (key === "__proto__") {
-    Object.defineProperty(obj, key, {
-      value,
-      enumerable: true,
-      writable: true,
-      configurable: true,
-    });
-  } else {
-    obj[key] = value;
-  }
 }

@@ -35,13 +35,17 @@ function versionsOf(spec: JsonObject, storageField: "storage" | "referenceable")
 
 /** A CRD (`apiextensions.k8s.io/v1`) manifest. */
 export function schemaSourceFromCRD(crd: JsonObject): SchemaSource {
-  const spec = obj(crd.spec);
+  return { kind: "CRD", ...commonSource(crd, "storage") };
+}
+
+/** What a CRD and an XRD manifest say alike; `hubFlag` is the version field marking storage. */
+function commonSource(manifest: JsonObject, hubFlag: "storage" | "referenceable") {
+  const spec = obj(manifest.spec);
   return {
-    kind: "CRD",
-    name: str(obj(crd.metadata).name),
+    name: str(obj(manifest.metadata).name),
     group: str(spec.group),
     targetKind: str(obj(spec.names).kind),
-    versions: versionsOf(spec, "storage"),
+    versions: versionsOf(spec, hubFlag),
   };
 }
 
@@ -136,13 +140,9 @@ export function injectedPathsForXRD(xrd: JsonObject): InjectedPathSet {
 
 /** A Crossplane CompositeResourceDefinition manifest. */
 export function schemaSourceFromXRD(xrd: JsonObject): SchemaSource {
-  const spec = obj(xrd.spec);
   return {
     kind: "XRD",
-    name: str(obj(xrd.metadata).name),
-    group: str(spec.group),
-    targetKind: str(obj(spec.names).kind),
-    versions: versionsOf(spec, "referenceable"),
+    ...commonSource(xrd, "referenceable"),
     injected: injectedPathsForXRD(xrd),
   };
 }

@@ -28,7 +28,7 @@ export function getPath(obj: JsonValue, segments: readonly string[]): Maybe {
 }
 
 /** Own-property write that is safe for the key `__proto__`. */
-export function setKey(obj: JsonObject, key: string, value: JsonValue): void {
+export function setKey<T = JsonValue>(obj: Record<string, T>, key: string, value: T): void {
   if (key === "__proto__") {
     Object.defineProperty(obj, key, {
       value,
