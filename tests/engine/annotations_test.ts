@@ -4,22 +4,9 @@
  */
 import assert from "node:assert/strict";
 import { structuralError } from "../../src/engine/mod.ts";
-import {
-  analyzePair,
-  assertConversionError,
-  configFor,
-  describe,
-  h2s,
-  int,
-  obj,
-  pairPlan,
-  resource,
-  root,
-  s2h,
-  single,
-  SPOKE,
-  str,
-} from "./_helpers.ts";
+import { assertConversionError, describe, resource, single } from "./_checks.ts";
+import { analyzePair, configFor, h2s, pairPlan, s2h } from "./_helpers.ts";
+import { int, obj, root, SPOKE, str } from "./_schemas.ts";
 
 const KEY = "demo.example.com/description";
 const toAnnotation = (params: Record<string, unknown>) => ({

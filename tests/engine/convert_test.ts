@@ -9,20 +9,9 @@ import {
   type PlanData,
   versionOf,
 } from "../../src/engine/mod.ts";
-import {
-  analyzePair,
-  apiVersion,
-  assertConversionError,
-  deepFreeze,
-  HUB,
-  int,
-  KIND,
-  pairPlan,
-  resource,
-  root,
-  SPOKE,
-  str,
-} from "./_helpers.ts";
+import { assertConversionError, deepFreeze, resource } from "./_checks.ts";
+import { analyzePair, pairPlan } from "./_helpers.ts";
+import { apiVersion, HUB, int, KIND, root, SPOKE, str } from "./_schemas.ts";
 
 const rename = {
   strategy: "FieldRename",

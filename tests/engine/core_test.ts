@@ -5,31 +5,15 @@
 import assert from "node:assert/strict";
 import { analyze, convertObject, createRouter, structuralError } from "../../src/engine/mod.ts";
 import {
-  analyzePair,
-  apiVersion,
-  arr,
   assertConversionError,
-  configFor,
-  crdSource,
   describe,
   errorsOf,
-  free,
-  h2s,
-  HUB,
-  int,
-  KIND,
-  map,
-  obj,
-  pairPlan,
-  pairSource,
   resource,
-  root,
-  s2h,
   single,
-  SPOKE,
-  str,
   warningsOf,
-} from "./_helpers.ts";
+} from "./_checks.ts";
+import { analyzePair, configFor, crdSource, h2s, pairPlan, pairSource, s2h } from "./_helpers.ts";
+import { apiVersion, arr, free, HUB, int, KIND, map, obj, root, SPOKE, str } from "./_schemas.ts";
 
 const rename = (hubPath: string, spokePath: string, extra = {}) => ({
   strategy: "FieldRename",

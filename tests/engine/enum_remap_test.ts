@@ -1,19 +1,8 @@
 /** EnumRemap conformance. */
 import assert from "node:assert/strict";
-import {
-  analyzePair,
-  assertConversionError,
-  bool,
-  describe,
-  h2s,
-  int,
-  pairPlan,
-  resource,
-  root,
-  s2h,
-  single,
-  str,
-} from "./_helpers.ts";
+import { assertConversionError, describe, resource, single } from "./_checks.ts";
+import { analyzePair, h2s, pairPlan, s2h } from "./_helpers.ts";
+import { bool, int, root, str } from "./_schemas.ts";
 
 const remap = (path: string, mapping: unknown[], extra: Record<string, unknown> = {}) => ({
   strategy: "EnumRemap",

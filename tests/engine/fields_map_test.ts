@@ -1,23 +1,9 @@
 /** FieldsToMap / MapToFields conformance. */
 import assert from "node:assert/strict";
 import { analyze, createRouter } from "../../src/engine/mod.ts";
-import {
-  analyzePair,
-  assertConversionError,
-  configFor,
-  crdSource,
-  describe,
-  h2s,
-  HUB,
-  map,
-  obj,
-  pairPlan,
-  resource,
-  root,
-  s2h,
-  single,
-  str,
-} from "./_helpers.ts";
+import { assertConversionError, describe, resource, single } from "./_checks.ts";
+import { analyzePair, configFor, crdSource, h2s, pairPlan, s2h } from "./_helpers.ts";
+import { HUB, map, obj, root, str } from "./_schemas.ts";
 
 const fieldsToMap = (extra: Record<string, unknown> = {}) => ({
   strategy: "FieldsToMap",

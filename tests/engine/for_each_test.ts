@@ -1,25 +1,9 @@
 /** ForEach conformance. */
 import assert from "node:assert/strict";
 import { type ConversionRuleSpec, structuralError } from "../../src/engine/mod.ts";
-import {
-  analyzePair,
-  arr,
-  assertConversionError,
-  configFor,
-  describe,
-  errorsOf,
-  h2s,
-  int,
-  map,
-  obj,
-  pairPlan,
-  resource,
-  root,
-  s2h,
-  single,
-  SPOKE,
-  str,
-} from "./_helpers.ts";
+import { assertConversionError, describe, errorsOf, resource, single } from "./_checks.ts";
+import { analyzePair, configFor, h2s, pairPlan, s2h } from "./_helpers.ts";
+import { arr, int, map, obj, root, SPOKE, str } from "./_schemas.ts";
 
 const rename = (hubPath: string, spokePath: string): ConversionRuleSpec => ({
   strategy: "FieldRename",

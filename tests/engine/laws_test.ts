@@ -38,16 +38,9 @@ import { inversePairs } from "../../src/engine/strategies/mod.ts";
 import { paramsKeyOf } from "../../src/engine/types.ts";
 import { isStructured, itemSchema } from "../../src/engine/schema.ts";
 import { ABSENT, deepCopy, deletePath, getPath, setKey } from "../../src/engine/value.ts";
-import {
-  apiVersion,
-  configFor,
-  deepFreeze,
-  describe,
-  HUB,
-  KIND,
-  pairSource,
-  SPOKE,
-} from "./_helpers.ts";
+import { deepFreeze, describe } from "./_checks.ts";
+import { configFor, pairSource } from "./_helpers.ts";
+import { apiVersion, HUB, KIND, SPOKE } from "./_schemas.ts";
 import "./laws/cases/mod.ts";
 import { type LawCase, lawCases, type Vanishing } from "./laws/registry.ts";
 

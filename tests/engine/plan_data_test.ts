@@ -11,22 +11,9 @@ import {
   type PlanData,
 } from "../../src/engine/mod.ts";
 import { generateResource } from "../../src/engine/generate.ts";
-import {
-  analyzePair,
-  apiVersion,
-  arr,
-  bool,
-  deepFreeze,
-  describe,
-  HUB,
-  int,
-  KIND,
-  map,
-  obj,
-  root,
-  SPOKE,
-  str,
-} from "./_helpers.ts";
+import { deepFreeze, describe } from "./_checks.ts";
+import { analyzePair } from "./_helpers.ts";
+import { apiVersion, arr, bool, HUB, int, KIND, map, obj, root, SPOKE, str } from "./_schemas.ts";
 
 const ack = { acknowledgeLossy: true };
 

@@ -11,18 +11,9 @@ import {
   type SchemaNode,
   schemaSourceFromXRD,
 } from "../../src/engine/mod.ts";
-import {
-  configFor,
-  crdSource,
-  describe,
-  GROUP,
-  HUB,
-  obj,
-  root,
-  single,
-  SPOKE,
-  str,
-} from "./_helpers.ts";
+import { describe, single } from "./_checks.ts";
+import { configFor, crdSource } from "./_helpers.ts";
+import { GROUP, HUB, obj, root, SPOKE, str } from "./_schemas.ts";
 
 interface XRDOptions {
   apiVersion?: string;

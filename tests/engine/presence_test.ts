@@ -1,18 +1,8 @@
 /** DefaultValue / Constant / Delete conformance. */
 import assert from "node:assert/strict";
-import {
-  analyzePair,
-  bool,
-  describe,
-  h2s,
-  int,
-  pairPlan,
-  resource,
-  root,
-  s2h,
-  single,
-  str,
-} from "./_helpers.ts";
+import { describe, resource, single } from "./_checks.ts";
+import { analyzePair, h2s, pairPlan, s2h } from "./_helpers.ts";
+import { bool, int, root, str } from "./_schemas.ts";
 
 Deno.test("DefaultValue existsOn Spoke: always written towards the spoke; dropped back", () => {
   const rule = {

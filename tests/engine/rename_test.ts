@@ -1,20 +1,8 @@
 /** FieldRename conformance. */
 import assert from "node:assert/strict";
-import {
-  analyzePair,
-  bool,
-  describe,
-  errorsOf,
-  h2s,
-  int,
-  obj,
-  pairPlan,
-  resource,
-  root,
-  s2h,
-  single,
-  str,
-} from "./_helpers.ts";
+import { describe, errorsOf, resource, single } from "./_checks.ts";
+import { analyzePair, h2s, pairPlan, s2h } from "./_helpers.ts";
+import { bool, int, obj, root, str } from "./_schemas.ts";
 
 const rename = (hubPath: string, spokePath: string) => ({
   strategy: "FieldRename",

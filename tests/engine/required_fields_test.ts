@@ -1,18 +1,9 @@
 /** Required-field satisfaction and determinism. */
 import assert from "node:assert/strict";
 import { analyze, type ConversionRuleSpec } from "../../src/engine/mod.ts";
-import {
-  analyzePair,
-  configFor,
-  describe,
-  int,
-  obj,
-  pairSource,
-  root,
-  single,
-  SPOKE,
-  str,
-} from "./_helpers.ts";
+import { describe, single } from "./_checks.ts";
+import { analyzePair, configFor, pairSource } from "./_helpers.ts";
+import { int, obj, root, SPOKE, str } from "./_schemas.ts";
 
 // Other rules write under spec (title), so spec exists in every output.
 const titleRule: ConversionRuleSpec = {

@@ -1,20 +1,8 @@
 /** ScalarToObject / ObjectToScalar conformance. */
 import assert from "node:assert/strict";
-import {
-  analyzePair,
-  bool,
-  describe,
-  h2s,
-  int,
-  map,
-  obj,
-  pairPlan,
-  resource,
-  root,
-  s2h,
-  single,
-  str,
-} from "./_helpers.ts";
+import { describe, resource, single } from "./_checks.ts";
+import { analyzePair, h2s, pairPlan, s2h } from "./_helpers.ts";
+import { bool, int, map, obj, root, str } from "./_schemas.ts";
 
 const replicas = obj({ count: int(), mode: str() });
 const s2o = (extra: Record<string, unknown> = {}) => ({

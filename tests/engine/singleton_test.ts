@@ -1,18 +1,8 @@
 /** SingletonArrayToObject / ObjectToSingletonArray conformance. */
 import assert from "node:assert/strict";
-import {
-  analyzePair,
-  arr,
-  describe,
-  h2s,
-  obj,
-  pairPlan,
-  resource,
-  root,
-  s2h,
-  single,
-  str,
-} from "./_helpers.ts";
+import { describe, resource, single } from "./_checks.ts";
+import { analyzePair, h2s, pairPlan, s2h } from "./_helpers.ts";
+import { arr, obj, root, str } from "./_schemas.ts";
 
 const zone = obj({ name: str() });
 const s2o = (ack = false) => ({

@@ -7,7 +7,8 @@ import {
   translateRules,
   TranslationError,
 } from "../../src/engine/mod.ts";
-import { configFor, HUB, SPOKE } from "./_helpers.ts";
+import { configFor } from "./_helpers.ts";
+import { HUB, SPOKE } from "./_schemas.ts";
 
 const ok: ConversionRuleSpec = {
   strategy: "FieldRename",

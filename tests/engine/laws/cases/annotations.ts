@@ -1,7 +1,7 @@
 /** Law cases: ToAnnotation, ToLabel, FromAnnotation, FromLabel. */
 import { generateValue } from "../../../../src/engine/generate.ts";
 import { goJSON } from "../../../../src/engine/go.ts";
-import { arr, bool, int, map, num, obj, root, str } from "../../_helpers.ts";
+import { arr, bool, int, map, num, obj, root, str } from "../../_schemas.ts";
 import { putMetadata, registerLawCase } from "../registry.ts";
 
 const family = "annotations";

@@ -1,5 +1,5 @@
 /** Law cases: EnumRemap. */
-import { bool, int, root, str } from "../../_helpers.ts";
+import { bool, int, root, str } from "../../_schemas.ts";
 import { registerLawCase } from "../registry.ts";
 
 const family = "enum_remap";

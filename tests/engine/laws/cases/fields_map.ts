@@ -1,5 +1,5 @@
 /** Law cases: FieldsToMap, MapToFields. */
-import { int, map, obj, root, str } from "../../_helpers.ts";
+import { int, map, obj, root, str } from "../../_schemas.ts";
 import { registerLawCase } from "../registry.ts";
 
 const family = "fields_map";

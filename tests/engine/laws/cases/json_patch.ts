@@ -1,5 +1,5 @@
 /** Law cases: JSONPatch. */
-import { bool, root, str } from "../../_helpers.ts";
+import { bool, root, str } from "../../_schemas.ts";
 import { registerLawCase } from "../registry.ts";
 
 const family = "json_patch";

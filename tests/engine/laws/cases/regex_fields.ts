@@ -1,5 +1,5 @@
 /** Law cases: ScalarToFields, FieldsToScalar. */
-import { int, obj, root, str } from "../../_helpers.ts";
+import { int, obj, root, str } from "../../_schemas.ts";
 import { registerLawCase } from "../registry.ts";
 
 const family = "regex_fields";

@@ -1,5 +1,5 @@
 /** Law cases: ScalarToObject, ObjectToScalar. */
-import { bool, int, obj, root, str } from "../../_helpers.ts";
+import { bool, int, obj, root, str } from "../../_schemas.ts";
 import { registerLawCase } from "../registry.ts";
 
 const family = "scalar_object";

@@ -1,5 +1,5 @@
 /** Law cases: SingletonArrayToObject, ObjectToSingletonArray. */
-import { arr, int, obj, root, str } from "../../_helpers.ts";
+import { arr, int, obj, root, str } from "../../_schemas.ts";
 import { registerLawCase } from "../registry.ts";
 
 const family = "singleton";

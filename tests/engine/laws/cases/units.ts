@@ -1,7 +1,7 @@
 /** Law cases: Quantity, Duration. */
 import type { JsonValue } from "../../../../src/engine/mod.ts";
 import type { Rng } from "../../../../src/engine/generate.ts";
-import { int, root, str } from "../../_helpers.ts";
+import { int, root, str } from "../../_schemas.ts";
 import { registerLawCase } from "../registry.ts";
 
 const family = "units";
