@@ -34,7 +34,7 @@ const patchRule = (
   jsonPatch: { hubToSpoke, spokeToHub, ...extra },
 });
 
-// Scenario 26.
+// JSONPatch move, both ways.
 const MOVE_RULE: ConversionRuleSpec = {
   strategy: "JSONPatch",
   jsonPatch: {

@@ -241,7 +241,7 @@ Deno.test("ScalarToFields: spokePaths are reported sorted, every time", () => {
   }
 });
 
-// Scenario 38: the mirror strategy.
+// FieldsToScalar: the mirror strategy.
 const CONTACT_RULE: ConversionRuleSpec = {
   strategy: "FieldsToScalar",
   fieldsToScalar: {
