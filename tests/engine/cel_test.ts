@@ -9,15 +9,13 @@ import {
   type ConversionConfigSpec,
   ConversionError,
   type ConversionRuleSpec,
-  convertWithPlan,
   type Direction,
   type JsonObject,
   type JsonValue,
-  linkPlan,
   type SchemaNode,
   structuralError,
 } from "../../src/engine/mod.ts";
-import { analyzeRules, classes, spoke } from "./_spec_rules.ts";
+import { analyzeRules, classes, convertOne, spoke } from "./_spec_rules.ts";
 
 const int = { type: "integer" };
 const num = { type: "number" };
@@ -31,11 +29,9 @@ function config(rules: ConversionRuleSpec[]): ConversionConfigSpec {
   };
 }
 
+/** The converted object's spec (`{}` when the output has none). */
 function convert(result: AnalysisResult, direction: Direction, spec: JsonObject): JsonObject {
-  const report = spoke(result);
-  assert.ok(report.plan, `no plan: ${JSON.stringify(report.errors)}`);
-  const out = convertWithPlan(linkPlan(report.plan), direction, { spec });
-  return (out.spec ?? {}) as JsonObject;
+  return (convertOne(result, direction, { spec }).spec ?? {}) as JsonObject;
 }
 
 const celRule = (params: JsonObject, acknowledgeLossy = true): ConversionRuleSpec => ({

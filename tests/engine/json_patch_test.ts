@@ -4,26 +4,20 @@
  */
 import assert from "node:assert/strict";
 import {
-  type AnalysisResult,
   ConversionError,
   type ConversionRuleSpec,
   convertWithPlan,
-  type Direction,
   type JsonObject,
   type JsonValue,
   linkPlan,
 } from "../../src/engine/mod.ts";
-import { analyzeRules, classes, spoke } from "./_spec_rules.ts";
+import { analyzeRules, classes, convertOne, spoke } from "./_spec_rules.ts";
 import { pointerSegments } from "../../src/engine/strategies/json_patch.ts";
 
 const bool = { type: "boolean" };
 const str = { type: "string" };
 
-function convert(result: AnalysisResult, direction: Direction, obj: JsonObject): JsonObject {
-  const report = spoke(result);
-  assert.ok(report.plan, `no plan: ${JSON.stringify(report.errors)}`);
-  return convertWithPlan(linkPlan(report.plan), direction, obj);
-}
+const convert = convertOne;
 
 const patchRule = (
   hubToSpoke: JsonValue[],

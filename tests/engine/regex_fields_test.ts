@@ -6,23 +6,18 @@ import {
   type AnalysisResult,
   ConversionError,
   type ConversionRuleSpec,
-  convertWithPlan,
   type Direction,
   type JsonObject,
-  linkPlan,
 } from "../../src/engine/mod.ts";
-import { analyzeRules, classes, spoke } from "./_spec_rules.ts";
+import { analyzeRules, classes, convertOne, spoke } from "./_spec_rules.ts";
 
 const str = { type: "string" };
 const int = { type: "integer" };
 const num = { type: "number" };
 const bool = { type: "boolean" };
 
-function convert(result: AnalysisResult, direction: Direction, spec: JsonObject): JsonObject {
-  const report = spoke(result);
-  assert.ok(report.plan, `no plan: ${JSON.stringify(report.errors)}`);
-  return convertWithPlan(linkPlan(report.plan), direction, { kind: "Gadget", spec });
-}
+const convert = (result: AnalysisResult, direction: Direction, spec: JsonObject) =>
+  convertOne(result, direction, { kind: "Gadget", spec });
 
 /** Spec of the output (undefined when the output has no spec). */
 const specOf = (out: JsonObject) => out.spec as JsonObject | undefined;
