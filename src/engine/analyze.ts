@@ -333,7 +333,8 @@ function compileScope(rules: readonly EngineRule[], input: ScopeInput): ScopeOut
     });
   });
 
-  // The leftover scan (docs/design/engine.md#leftover-scan-and-auto-coverage): auto-cover identical leaves, report the rest.
+  // The leftover scan: auto-cover identical leaves, report the rest
+  // (docs/design/engine.md#leftover-scan-and-auto-coverage).
   const hubLeaves = flatten(input.hub);
   const identityPaths: string[][] = [];
   const spokeLeaves = new Map<string, Leaf>(flatten(input.spoke).map((l) => [l.path, l]));

@@ -5,8 +5,9 @@
 import type { JsonValue } from "./types.ts";
 
 /**
- * Number → string (docs/design/engine.md#number-formatting): whole values below 1e15 as integer digits; everything else as the shortest round-trip
- * digits in plain positional notation, never with an exponent.
+ * Number → string (docs/design/engine.md#number-formatting): whole values below 1e15 as integer
+ * digits; everything else as the shortest round-trip digits in plain positional notation, never
+ * with an exponent.
  */
 export function formatPlainNumber(v: number): string {
   if (Number.isInteger(v) && Math.abs(v) < 1e15) return v === 0 ? "0" : String(v);

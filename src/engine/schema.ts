@@ -119,8 +119,8 @@ export function splitPath(path: string): string[] {
 }
 
 /**
- * Path resolution walks `properties` only. Returns undefined when a segment is missing or a node on the way
- * has no properties. The empty path resolves to the root.
+ * Path resolution walks `properties` only. Returns undefined when a segment is missing or a node
+ * on the way has no properties. The empty path resolves to the root.
  */
 export function resolveSchema(
   root: SchemaNode | undefined,
@@ -144,8 +144,9 @@ export function isRequiredAt(root: SchemaNode | undefined, segments: readonly st
 }
 
 /**
- * The known-field tree of passthrough: a structured object has one child per declared property; every
- * other node is a terminal (`null`). Constructs that are also structured keep their children.
+ * The known-field tree of passthrough: a structured object has one child per declared property;
+ * every other node is a terminal (`null`). Constructs that are also structured keep their
+ * children.
  */
 export type KnownTree = { [key: string]: KnownTree | null };
 

@@ -1,9 +1,9 @@
 /**
  * The strategy contract. A strategy is one definition object: how to read its params block
- * (translation), its structural checks (docs/design/engine.md#validation-stages), how to compile it against a
- * scope's schemas (claims, diagnostics, verdict, one op per direction), and the linkers that turn
- * its op data into closures. Adding a strategy = one file in strategies/ + one line in
- * strategies/mod.ts.
+ * (translation), its structural checks (docs/design/engine.md#validation-stages), how to compile
+ * it against a scope's schemas (claims, diagnostics, verdict, one op per direction), and the
+ * linkers that turn its op data into closures. Adding a strategy = one file in strategies/ + one
+ * line in strategies/mod.ts; an inverse pair is one `mirror()` call (mirror.ts).
  */
 import type {
   DiagnosticClass,

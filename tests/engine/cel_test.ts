@@ -1,6 +1,6 @@
 /**
- * CEL: the standard environment, double/int
- * semantics, result writing in both forms, compile diagnostics and the per-evaluation cost bound.
+ * CEL: the standard environment, double/int semantics, result writing in both forms, compile
+ * diagnostics and the per-evaluation cost bound.
  */
 import assert from "node:assert/strict";
 import { CEL_COST_LIMIT, CelCompileError, CelProgram } from "../../src/engine/cel_env.ts";

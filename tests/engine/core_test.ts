@@ -1,6 +1,6 @@
 /**
- * Core conformance: `when`, passthrough, metadata/kind, routing, coverage,
- * policy Warn, claims, hub/spoke versions.
+ * Core conformance: `when`, passthrough, metadata/kind, routing, coverage, policy Warn, claims,
+ * hub/spoke versions.
  */
 import assert from "node:assert/strict";
 import { analyze, convertObject, createRouter, structuralError } from "../../src/engine/mod.ts";

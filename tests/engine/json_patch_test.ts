@@ -1,6 +1,6 @@
 /**
- * JSONPatch: strict RFC 6902 semantics of the
- * reference (evanphx/json-patch), claims, verdicts and the copy-back of destination paths.
+ * JSONPatch: strict RFC 6902 semantics of the reference (evanphx/json-patch), claims, verdicts
+ * and the copy-back of destination paths.
  */
 import assert from "node:assert/strict";
 import {

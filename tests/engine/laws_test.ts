@@ -6,7 +6,8 @@
  *     declared verdict, a plan, and the same report every time;
  * (b) every declared-lossless direction round-trips on generated objects of its source version
  *     (source → target → source, compared with the engine's equality after dropping empty
- *     structured maps, which conversion does not preserve, and the case's declared vanishing paths);
+ *     structured maps, which conversion does not preserve, and the case's declared vanishing
+ *     paths);
  * (c) with `acknowledgeLossy` removed, each lossy direction of each rule is exactly one
  *     *unacknowledged-lossy* error and nothing else fails;
  * (d) inputs are never mutated (deep-frozen, and compared with a JSON snapshot) and outputs share

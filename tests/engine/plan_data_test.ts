@@ -1,6 +1,6 @@
 /**
- * Plans are data (docs/design/engine.md#plan-shape): structured-cloneable, JSON-like, never mutated by
- * linking, and a clone linked elsewhere converts exactly like the original.
+ * Plans are data (docs/design/engine.md#plan-shape): structured-cloneable, JSON-like, never
+ * mutated by linking, and a clone linked elsewhere converts exactly like the original.
  */
 import assert from "node:assert/strict";
 import {

@@ -1,6 +1,4 @@
-/**
- * ScalarToFields / FieldsToScalar.
- */
+/** ScalarToFields / FieldsToScalar conformance. */
 import assert from "node:assert/strict";
 import {
   type AnalysisResult,

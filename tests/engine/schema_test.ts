@@ -1,4 +1,4 @@
-/** Schema model. */
+/** Schema model: classification, flattening, path resolution and the known-field trees. */
 import assert from "node:assert/strict";
 import { classify, flatten, type SchemaNode } from "../../src/engine/mod.ts";
 import {

@@ -1,4 +1,4 @@
-/** Config → engine rules: structural checks and translation (stage 3). */
+/** Config → engine rules: structural checks and translation. */
 import assert from "node:assert/strict";
 import {
   type ConversionConfigSpec,
