@@ -36,7 +36,6 @@ import {
 } from "../../src/engine/mod.ts";
 import { createRng, generateResource } from "../../src/engine/generate.ts";
 import { inversePairs } from "../../src/engine/strategies/mod.ts";
-import { paramsKeyOf } from "../../src/engine/types.ts";
 import { isStructured, itemSchema } from "../../src/engine/schema.ts";
 import { ABSENT, deepCopy, deletePath, getPath, setKey } from "../../src/engine/value.ts";
 import { deepFreeze, describe } from "./_checks.ts";
@@ -44,6 +43,7 @@ import { configFor, pairSource } from "./_helpers.ts";
 import { apiVersion, HUB, KIND, SPOKE } from "./_schemas.ts";
 import "./laws/cases/mod.ts";
 import { type LawCase, lawCases, type Vanishing } from "./laws/registry.ts";
+import { mirroredCase, PAIRS } from "./laws/mirror.ts";
 
 const INPUTS_PER_DIRECTION = 200;
 const DIRECTIONS: readonly Direction[] = ["hubToSpoke", "spokeToHub"];
@@ -125,7 +125,13 @@ function assertNoSharing(input: JsonObject, output: JsonObject, where: string): 
 
 const show = (v: unknown) => JSON.stringify(v, null, 1).slice(0, 4000);
 
-for (const c of lawCases()) {
+/** The registered cases, and each plain-pair case mirrored (the other strategy of its pair). */
+const CASES: readonly LawCase[] = [
+  ...lawCases(),
+  ...lawCases().flatMap((c) => c.noMirror === undefined ? mirroredCase(c) ?? [] : []),
+];
+
+for (const c of CASES) {
   const title = `law [${c.family}] ${c.name}`;
 
   Deno.test(`${title} › (a) acknowledged: no errors, declared verdict, stable report`, () => {
@@ -249,7 +255,7 @@ for (const c of lawCases()) {
 }
 
 Deno.test("laws: every implemented strategy has at least one law case", () => {
-  const covered = new Set(lawCases().map((c) => c.strategy));
+  const covered = new Set(CASES.map((c) => c.strategy));
   const missing = implementedStrategies().filter((s) => !covered.has(s));
   assert.deepEqual(missing, [], `strategies without a law case: ${missing.join(", ")}`);
 });
@@ -301,58 +307,21 @@ Deno.test("laws: round-trip comparison prunes only empty structured maps", () =>
 
 // --- inverse pairs ------------------------------------------------------------------------------
 
-/** The eight inverse pairs `mirror()` builds, first strategy with A on the hub. */
-const PAIRS: [string, string][] = [
-  ["ScalarToObject", "ObjectToScalar"],
-  ["SingletonArrayToObject", "ObjectToSingletonArray"],
-  ["FieldsToMap", "MapToFields"],
-  ["ToAnnotation", "FromAnnotation"],
-  ["ToLabel", "FromLabel"],
-  ["ScalarToFields", "FieldsToScalar"],
-  ["ArrayToMapByKey", "MapToArrayByKey"],
-  ["ListJoin", "ListSplit"],
-];
-/** The metadata pairs are tied to a direction (docs/design/engine.md#inverse-pairs): no swap law. */
-const DIRECTION_TIED = new Set(["ToAnnotation", "FromAnnotation", "ToLabel", "FromLabel"]);
-
 Deno.test("laws: every inverse pair comes from mirror() and both directions have law cases", () => {
   assert.deepEqual(
     inversePairs().map((p) => p.join("/")).sort(),
     PAIRS.map((p) => p.join("/")).sort(),
   );
-  const covered = new Set(lawCases().map((c) => c.strategy));
+  const covered = new Set(CASES.map((c) => c.strategy));
   for (const name of PAIRS.flat()) assert.ok(covered.has(name as never), `${name} has no law case`);
 });
 
-/** The rule of the other strategy of its pair: params named by side swap hub ↔ spoke. */
-function mirroredRule(rule: ConversionRuleSpec, inverse: string): ConversionRuleSpec {
-  const swap = (k: string) =>
-    k.replace(
-      /hub|spoke|Hub|Spoke/g,
-      (m) => ({ hub: "spoke", spoke: "hub", Hub: "Spoke", Spoke: "Hub" })[m]!,
-    );
-  const key = paramsKeyOf(rule.strategy as never);
-  const params = Object.fromEntries(
-    Object.entries(rule[key] as JsonObject).map(([k, v]) => [swap(k), v]),
-  );
-  const { [key]: _, ...rest } = rule;
-  return { ...rest, strategy: inverse, [paramsKeyOf(inverse as never)]: params } as never;
-}
-
 const SWAP_INPUTS = 50;
 for (const c of lawCases()) {
-  const pair = PAIRS.find((p) => p.includes(c.strategy));
-  if (pair === undefined || DIRECTION_TIED.has(c.strategy)) continue;
-  if (c.rules.length !== 1 || c.prepare !== undefined) continue;
-  const inverse = pair[0] === c.strategy ? pair[1] : pair[0];
+  const m = mirroredCase(c);
+  if (m === undefined) continue;
+  const inverse = m.strategy;
   Deno.test(`law [${c.family}] ${c.name} › mirrored as ${inverse}: swapped verdict, same output`, () => {
-    const m: LawCase = {
-      ...c,
-      strategy: inverse as never,
-      hub: c.spoke,
-      spoke: c.hub,
-      rules: [mirroredRule(c.rules[0], inverse)],
-    };
     const original = analyzeCase(c).result;
     const mirrored = analyzeCase(m).result;
     // The required-field check judges strategies by name (ScalarToFields is unprovable, its

@@ -65,6 +65,11 @@ export interface LawCase {
    * From*-strategy restores). `version` is the side the object belongs to.
    */
   prepare?: (obj: JsonObject, version: "hub" | "spoke", rng: Rng) => void;
+  /**
+   * Why this case has no mirrored twin in the suite (see laws/mirror.ts), when it is of a plain
+   * inverse pair but its mirror is not a valid config.
+   */
+  noMirror?: string;
   /** Generator options (besides the seed). */
   generate?: Omit<GenerateOptions, "seed" | "rng">;
 }

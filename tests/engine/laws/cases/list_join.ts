@@ -53,17 +53,3 @@ registerLawCase({
   }],
   lossless: { hubToSpoke: true, spokeToHub: true },
 });
-
-registerLawCase({
-  family,
-  name: "ListSplit: integers split on a semicolon",
-  strategy: "ListSplit",
-  hub: root({ ports: str() }, { requireSpec: true }),
-  spoke: root({ portList: arr(int({ minimum: -5000, maximum: 70000 })) }, { requireSpec: true }),
-  rules: [{
-    strategy: "ListSplit",
-    listSplit: { hubPath: "spec.ports", spokePath: "spec.portList", separator: ";" },
-  }],
-  lossless: { hubToSpoke: true, spokeToHub: true },
-  generate: { custom: customFor("spec.ports") },
-});
