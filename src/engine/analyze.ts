@@ -1,12 +1,11 @@
 /**
- * Analysis (engine.md §4): compile each spoke's rules against the hub and spoke schemas into
+ * Analysis: compile each spoke's rules against the hub and spoke schemas into
  * claims, diagnostics, lossless verdicts and a plan (plain data). A spoke gets a plan only when it
  * has no error diagnostics.
  */
 import {
   carryTree,
   flatten,
-  isRequiredAt,
   knownTree,
   type Leaf,
   mergeKnownTrees,
@@ -17,6 +16,8 @@ import type { EngineRule, NestedScope, Resolved, RuleContext, RuleOutcome } from
 import { TranslationError } from "./strategy.ts";
 import { strategyByName } from "./strategies/mod.ts";
 import { translateRules } from "./translate.ts";
+import { platformDiagnostics } from "./analyze_platform.ts";
+import { requiredFieldDiagnostics } from "./analyze_required.ts";
 import type {
   AnalysisResult,
   ConversionConfigSpec,
@@ -33,7 +34,7 @@ import type {
 
 const DIRECTION_LABEL = { hubToSpoke: "hub→spoke", spokeToHub: "spoke→hub" } as const;
 
-/** Analyse a whole config against its target's schemas (§4.1). */
+/** Analyse a whole config against its target's schemas. */
 export function analyze(source: SchemaSource, spec: ConversionConfigSpec): AnalysisResult {
   const result: AnalysisResult = {
     kind: source.kind,
@@ -332,7 +333,8 @@ function compileScope(rules: readonly EngineRule[], input: ScopeInput): ScopeOut
     });
   });
 
-  // §4.6 leftover scan: auto-cover identical leaves, report the rest.
+  // The leftover scan: auto-cover identical leaves, report the rest
+  // (docs/design/engine.md#leftover-scan-and-auto-coverage).
   const hubLeaves = flatten(input.hub);
   const identityPaths: string[][] = [];
   const spokeLeaves = new Map<string, Leaf>(flatten(input.spoke).map((l) => [l.path, l]));
@@ -341,7 +343,7 @@ function compileScope(rules: readonly EngineRule[], input: ScopeInput): ScopeOut
     const twin = spokeLeaves.get(leaf.path);
     if (input.depth === 0 && isMetadataPath(leaf.path) && twin !== undefined) {
       // convert() already carries metadata; an identity op here would run after the metadata
-      // strategies and undo their stash/restore (engine.md §8 quirk 14), so none is emitted.
+      // strategies and undo their stash/restore, so none is emitted.
       hubClaims.add(leaf.path);
       spokeClaims.add(twin.path);
       continue;
@@ -381,7 +383,7 @@ function compileScope(rules: readonly EngineRule[], input: ScopeInput): ScopeOut
     if (!spokeClaims.has(leaf.path)) uncovered("spoke", leaf);
   }
 
-  // Identity copies and the passthrough of undeclared nested keys run as one walk (§5.7).
+  // Identity copies and the passthrough of undeclared nested keys run as one walk.
   const tree = carryTree(
     mergeKnownTrees(knownTree(input.hub), knownTree(input.spoke)),
     identityPaths,
@@ -392,169 +394,4 @@ function compileScope(rules: readonly EngineRule[], input: ScopeInput): ScopeOut
   spokeToHub.push({ op: "carry", tree });
 
   return { ruleResults, diagnostics, lossless, hubToSpoke, spokeToHub };
-}
-
-/** §4.10: fields a platform (Crossplane) overwrites; rules and declarations there are mistakes. */
-function platformDiagnostics(
-  source: SchemaSource,
-  hub: SchemaNode | undefined,
-  spoke: SchemaNode | undefined,
-  ruleResults: RuleResult[],
-): Diagnostic[] {
-  const injected = source.injected;
-  if (injected === undefined || injected.roots.length === 0) return [];
-  const severity = injected.uncertain ? "warning" : "error";
-  const suffix = injected.uncertain ? ` (uncertain: ${injected.reason})` : "";
-  const out: Diagnostic[] = [];
-  for (const root of injected.roots) {
-    const segs = splitPath(root);
-    const sides = [
-      resolveSchema(hub, segs) !== undefined ? "hub" : "",
-      resolveSchema(spoke, segs) !== undefined ? "spoke" : "",
-    ].filter((s) => s !== "");
-    if (sides.length > 0) {
-      out.push({
-        class: "AuthoredFieldShadowedByPlatform",
-        severity,
-        message: `${root} is declared by the ${
-          sides.join(" and ")
-        } schema but ${injected.platform} overwrites it at runtime; rename the authored field${suffix}`,
-        ruleIndex: -1,
-        path: root,
-      });
-    }
-  }
-  const under = (path: string, root: string) => path === root || path.startsWith(root + ".");
-  for (const rr of ruleResults) {
-    for (const [side, paths] of [["hub", rr.hubPaths], ["spoke", rr.spokePaths]] as const) {
-      for (const path of paths) {
-        const root = injected.roots.find((r) => under(path, r));
-        if (root === undefined) continue;
-        out.push({
-          class: "RuleTargetsInjectedPath",
-          severity,
-          message:
-            `rule[${rr.index}] ${rr.strategy}: ${side} path ${path} lies under ${root}, which ${injected.platform} manages; passthrough already carries it unchanged${suffix}`,
-          ruleIndex: rr.index,
-          path,
-        });
-      }
-    }
-  }
-  return sortDiagnostics(out);
-}
-
-function sortDiagnostics(ds: Diagnostic[]): Diagnostic[] {
-  return ds.sort((a, b) =>
-    a.ruleIndex - b.ruleIndex || (a.path < b.path ? -1 : a.path > b.path ? 1 : 0)
-  );
-}
-
-type Provability = "always" | "unprovable" | "conditional" | "never";
-const PROVABILITY_RANK: Record<Provability, number> = {
-  always: 3,
-  unprovable: 2,
-  conditional: 1,
-  never: 0,
-};
-
-/** §4.11: can the rules produce every unconditionally required destination field? */
-function requiredFieldDiagnostics(
-  hub: SchemaNode | undefined,
-  spoke: SchemaNode | undefined,
-  rules: readonly EngineRule[],
-  ruleResults: RuleResult[],
-): Diagnostic[] {
-  const out: Diagnostic[] = [];
-  const directions = [
-    {
-      label: "hub→spoke",
-      src: hub,
-      dst: spoke,
-      dstPaths: (r: RuleResult) => r.spokePaths,
-      srcPaths: (r: RuleResult) => r.hubPaths,
-    },
-    {
-      label: "spoke→hub",
-      src: spoke,
-      dst: hub,
-      dstPaths: (r: RuleResult) => r.hubPaths,
-      srcPaths: (r: RuleResult) => r.spokePaths,
-    },
-  ];
-  for (const dir of directions) {
-    const written = new Set<string>();
-    for (const rr of ruleResults) for (const p of dir.dstPaths(rr)) written.add(p);
-    const writtenList = [...written];
-    const srcRequired = new Set(flatten(dir.src).filter((l) => l.required).map((l) => l.path));
-    const ancestorExists = (segs: string[]): boolean => {
-      const path = segs.join(".");
-      return isRequiredAt(dir.dst, segs) || written.has(path) ||
-        writtenList.some((w) => w.startsWith(path + "."));
-    };
-    const leaves = flatten(dir.dst).filter((l) => l.required).sort((a, b) =>
-      a.path < b.path ? -1 : a.path > b.path ? 1 : 0
-    );
-    for (const leaf of leaves) {
-      const segs = splitPath(leaf.path);
-      let inScope = true;
-      for (let i = 1; i < segs.length && inScope; i++) inScope = ancestorExists(segs.slice(0, i));
-      if (!inScope) continue;
-      if (leaf.node.default !== undefined) continue;
-      const writers = ruleResults.filter((rr) => dir.dstPaths(rr).includes(leaf.path));
-      const hint = "check empirically with `convctl test --validate-output` or `--fuzz`";
-      if (writers.length === 0) {
-        if (srcRequired.has(leaf.path)) continue;
-        const wholesale = segs.slice(1).some((_, i) => written.has(segs.slice(0, i + 1).join(".")));
-        out.push({
-          class: wholesale ? "RequiredFieldUnprovable" : "RequiredFieldUnsatisfiable",
-          severity: wholesale ? "warning" : "error",
-          message: wholesale
-            ? `${dir.label}: required field ${leaf.path} is only produced if a rule writing its parent wholesale includes it; ${hint}`
-            : `${dir.label}: required field ${leaf.path} is written by no rule and is not a required field of the source; converted objects would be invalid`,
-          ruleIndex: -1,
-          path: leaf.path,
-        });
-        continue;
-      }
-      let best: { verdict: Provability; index: number } = { verdict: "never", index: -1 };
-      for (const rr of writers) {
-        const rule = rules[rr.index];
-        let verdict: Provability;
-        if (rule.when !== undefined) verdict = "conditional";
-        else if (["CEL", "JSONPatch", "ScalarToFields"].includes(rule.strategy)) {
-          verdict = "unprovable";
-        } else if (rule.strategy === "Constant" || rule.strategy === "DefaultValue") {
-          verdict = "always";
-        } else {
-          verdict = dir.srcPaths(rr).every((p) => srcRequired.has(p)) ? "always" : "conditional";
-        }
-        if (PROVABILITY_RANK[verdict] > PROVABILITY_RANK[best.verdict]) {
-          best = { verdict, index: rr.index };
-        }
-      }
-      if (best.verdict === "unprovable") {
-        out.push({
-          class: "RequiredFieldUnprovable",
-          severity: "warning",
-          message: `${dir.label}: required field ${leaf.path} is written by rule[${best.index}] (${
-            rules[best.index].strategy
-          }), whose output cannot be verified statically; ${hint}`,
-          ruleIndex: best.index,
-          path: leaf.path,
-        });
-      } else if (best.verdict === "conditional") {
-        out.push({
-          class: "RequiredFieldConditional",
-          severity: "error",
-          message: `${dir.label}: required field ${leaf.path} is written by rule[${best.index}] (${
-            rules[best.index].strategy
-          }) only for some inputs (a when gate or an optional source field); ${hint}`,
-          ruleIndex: best.index,
-          path: leaf.path,
-        });
-      }
-    }
-  }
-  return sortDiagnostics(out);
 }

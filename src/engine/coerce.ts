@@ -1,5 +1,5 @@
 /**
- * The scalar coercion table (engine.md §6.16), shared by TypeCoerce, ListJoin/ListSplit and the
+ * The scalar coercion table, shared by TypeCoerce, ListJoin/ListSplit and the
  * ScalarToFields/FieldsToScalar captures.
  */
 import { formatPlainNumber, parseGoBool, parseGoFloat, roundHalfAwayFromZero } from "./go.ts";

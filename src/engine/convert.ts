@@ -1,12 +1,13 @@
 /**
- * The runtime (engine.md §5.3–§5.6): link plan data into closures once, convert one object per
+ * The runtime: link plan data into closures once, convert one object per
  * direction, route between any two versions through the hub, and stamp `apiVersion` as the
  * webhook and CLI do.
  */
+import { isJsonObject } from "../lib/json.ts";
 import { allOpLinkers } from "./strategies/mod.ts";
 import type { LinkOptions, OpFn } from "./strategy.ts";
 import type { AnalysisResult, Direction, JsonObject, OpData, PlanData } from "./types.ts";
-import { ConversionError, deepCopy, isMap, setKey } from "./value.ts";
+import { ConversionError, deepCopy, setKey } from "./value.ts";
 
 const LINKERS = allOpLinkers();
 
@@ -51,7 +52,7 @@ export function runOps(ops: readonly OpFn[], input: JsonObject, output: JsonObje
   return output;
 }
 
-/** Converts one object in one direction of a plan (§5.3). The input is never mutated. */
+/** Converts one object in one direction of a plan. The input is never mutated. */
 export function convertWithPlan(
   plan: LinkedPlan,
   direction: Direction,
@@ -60,7 +61,7 @@ export function convertWithPlan(
   const output: JsonObject = {};
   if (Object.hasOwn(input, "kind")) output.kind = input.kind;
   const metadata = input.metadata;
-  output.metadata = isMap(metadata) ? deepCopy(metadata) : {};
+  output.metadata = isJsonObject(metadata) ? deepCopy(metadata) : {};
   try {
     return runOps(plan[direction], input, output);
   } catch (e) {
@@ -73,7 +74,7 @@ export function convertWithPlan(
   }
 }
 
-/** Routes objects between versions through the hub (§5.5). */
+/** Routes objects between versions through the hub. */
 export class Router {
   readonly plans: ReadonlyMap<string, LinkedPlan>;
   constructor(readonly hubVersion: string, plans: Iterable<LinkedPlan>) {
@@ -133,7 +134,7 @@ export function versionOf(apiVersion: string): string {
 }
 
 /**
- * Converts `obj` to `desiredAPIVersion` as the webhook does (§5.6): route by version, then set
+ * Converts `obj` to `desiredAPIVersion` as the webhook does: route by version, then set
  * `apiVersion` and guarantee a `metadata` map. Returns a new top-level object.
  */
 export function convertObject(
@@ -150,6 +151,8 @@ export function convertObject(
   for (const key in routed) {
     if (key !== "apiVersion" && Object.hasOwn(routed, key)) setKey(out, key, routed[key]);
   }
-  if (!isMap(out.metadata)) out.metadata = isMap(obj.metadata) ? deepCopy(obj.metadata) : {};
+  if (!isJsonObject(out.metadata)) {
+    out.metadata = isJsonObject(obj.metadata) ? deepCopy(obj.metadata) : {};
+  }
   return out;
 }

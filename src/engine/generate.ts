@@ -24,56 +24,21 @@
  * Same seed and options ⇒ same value, on every platform (the PRNG is mulberry32, 32-bit integer
  * arithmetic only).
  */
+import { isJsonObject } from "../lib/json.ts";
 import type { JsonObject, JsonValue, SchemaNode } from "./types.ts";
 import { setKey } from "./value.ts";
+import { createRng, type Rng } from "./generate_rng.ts";
+import {
+  chars,
+  dnsLabel,
+  integer,
+  intOrStringString,
+  number,
+  PLAIN,
+  string,
+} from "./generate_scalars.ts";
 
-/** A small deterministic PRNG. */
-export interface Rng {
-  /** Uniform in [0, 1). */
-  next(): number;
-  /** Uniform integer in [min, max] (both inclusive; min ≤ max, both safe integers). */
-  int(min: number, max: number): number;
-  /** True with probability `p`. */
-  chance(p: number): boolean;
-  /** One element of a non-empty list. */
-  pick<T>(items: readonly T[]): T;
-}
-
-/** FNV-1a of a string, for string seeds. */
-function hashSeed(seed: string): number {
-  let h = 0x811c9dc5;
-  for (let i = 0; i < seed.length; i++) {
-    h ^= seed.charCodeAt(i);
-    h = Math.imul(h, 0x01000193);
-  }
-  return h >>> 0;
-}
-
-/** mulberry32 seeded with `seed` (a number is taken modulo 2^32; a string is hashed). */
-export function createRng(seed: number | string): Rng {
-  let state = typeof seed === "string" ? hashSeed(seed) : (Math.trunc(seed) >>> 0);
-  const next = (): number => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-  return {
-    next,
-    int(min, max) {
-      if (max <= min) return min;
-      const span = max - min + 1;
-      // Two draws give 53 random bits, enough for any safe-integer span.
-      const r = span <= 0x100000000 ? next() : (Math.floor(next() * 0x200000) + next()) / 0x200000;
-      return Math.min(max, min + Math.floor(r * span));
-    },
-    chance: (p) => next() < p,
-    pick<T>(items: readonly T[]): T {
-      return items[Math.floor(next() * items.length)];
-    },
-  };
-}
+export { createRng, type Rng };
 
 export interface GenerateOptions {
   /** Seed used when no `rng` is given (default 1). */
@@ -144,7 +109,7 @@ export function generateObject(
   options: GenerateOptions = {},
 ): JsonObject {
   const v = generateValue(schema, options);
-  return isObject(v) ? v : {};
+  return isJsonObject(v) ? v : {};
 }
 
 export interface ResourceOptions extends GenerateOptions {
@@ -172,7 +137,7 @@ export function generateResource(
   if (ctx.rng.chance(0.5)) metadata.labels = labels(ctx);
   if (ctx.rng.chance(0.5)) metadata.annotations = annotations(ctx);
   out.metadata = metadata;
-  if (isObject(body)) {
+  if (isJsonObject(body)) {
     for (const key of Object.keys(body)) {
       if (key !== "apiVersion" && key !== "kind" && key !== "metadata") {
         setKey(out, key, body[key]);
@@ -180,10 +145,6 @@ export function generateResource(
     }
   }
   return out;
-}
-
-function isObject(v: JsonValue | undefined): v is JsonObject {
-  return typeof v === "object" && v !== null && !Array.isArray(v);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -275,22 +236,21 @@ function mergeNodes(a: SchemaNode, b: SchemaNode): SchemaNode {
       case "required":
         out.required = [...new Set([...(a.required ?? []), ...(value as string[])])];
         break;
+      // Bounds of both nodes hold: the larger minimum, the smaller maximum.
       case "minimum":
       case "minLength":
       case "minItems":
       case "minProperties":
-        out[key] = typeof a[key] === "number"
-          ? Math.max(a[key] as number, value as number)
-          : value as number;
-        break;
       case "maximum":
       case "maxLength":
       case "maxItems":
-      case "maxProperties":
+      case "maxProperties": {
+        const tighter = key.startsWith("min") ? Math.max : Math.min;
         out[key] = typeof a[key] === "number"
-          ? Math.min(a[key] as number, value as number)
+          ? tighter(a[key] as number, value as number)
           : value as number;
         break;
+      }
       default:
         if (out[key] === undefined) out[key] = value;
         else if (key === "enum") out.enum = value as JsonValue[];
@@ -317,15 +277,15 @@ function object(
     path.pop();
   }
   const additional = node.additionalProperties;
-  const isMap = additional !== undefined && additional !== false;
-  if (isMap || preserveUnknown) {
+  const isJsonObject = additional !== undefined && additional !== false;
+  if (isJsonObject || preserveUnknown) {
     const declared = Object.keys(out).length;
     const min = Math.max(
       0,
       (typeof node.minProperties === "number" ? node.minProperties : 0) -
         declared,
     );
-    let max = preserveUnknown && !isMap ? Math.min(2, ctx.maxEntries) : ctx.maxEntries;
+    let max = preserveUnknown && !isJsonObject ? Math.min(2, ctx.maxEntries) : ctx.maxEntries;
     if (typeof node.maxProperties === "number") max = Math.min(max, node.maxProperties - declared);
     const n = ctx.rng.int(min, Math.max(min, max));
     path.push("{}");
@@ -371,7 +331,8 @@ function uniquenessKey(node: SchemaNode): ((v: JsonValue) => string) | undefined
   const listType = node["x-kubernetes-list-type"];
   const mapKeys = node["x-kubernetes-list-map-keys"];
   if (listType === "map" && Array.isArray(mapKeys)) {
-    return (v) => JSON.stringify(mapKeys.map((k) => (isObject(v) ? v[String(k)] ?? null : null)));
+    return (v) =>
+      JSON.stringify(mapKeys.map((k) => (isJsonObject(v) ? v[String(k)] ?? null : null)));
   }
   if (node.uniqueItems === true || listType === "set") return canonicalJSON;
   return undefined;
@@ -383,170 +344,6 @@ function canonicalJSON(v: JsonValue): string {
   return "{" + Object.keys(v).sort().map((k) => JSON.stringify(k) + ":" + canonicalJSON(v[k]))
     .join(",") +
     "}";
-}
-
-// ---------------------------------------------------------------------------------------------
-// Scalars
-
-interface Bounds {
-  min: number;
-  max: number;
-}
-
-/** The allowed range; `step(v)` is the distance to the next value above `v` (exclusive bounds). */
-function bounds(node: SchemaNode, lo: number, hi: number, step: (v: number) => number): Bounds {
-  let min = lo;
-  let max = hi;
-  if (typeof node.minimum === "number") {
-    const m = node.minimum;
-    min = Math.max(min, node.exclusiveMinimum === true ? m + step(m) : m);
-  }
-  if (typeof node.maximum === "number") {
-    const m = node.maximum;
-    max = Math.min(max, node.exclusiveMaximum === true ? m - step(m) : m);
-  }
-  return { min, max };
-}
-
-/** A sub-range of [min, max] around small values, so generated numbers stay readable. */
-function smallRange(min: number, max: number): Bounds {
-  const lo = Math.max(min, Math.min(max, -100));
-  const hi = Math.min(max, Math.max(min, 1000));
-  return lo < hi || min >= max ? { min: lo, max: hi } : { min: lo, max: Math.min(max, lo + 1000) };
-}
-
-const NUMBER_STEP = (v: number) => Math.max(Math.abs(v) * Number.EPSILON, Number.MIN_VALUE);
-
-const INT_EDGES = [0, -1, 1, 2147483647, -2147483648, Number.MAX_SAFE_INTEGER, 1e15, 4096];
-
-function integer(node: SchemaNode, ctx: Ctx): number {
-  const wide = node.format === "int32" ? 2147483647 : Number.MAX_SAFE_INTEGER;
-  const b = bounds(node, -wide - (wide === 2147483647 ? 1 : 0), wide, () => 1);
-  const min = Math.ceil(b.min);
-  const max = Math.floor(b.max);
-  const multipleOf = typeof node.multipleOf === "number" && node.multipleOf > 0
-    ? node.multipleOf
-    : undefined;
-  if (multipleOf !== undefined) {
-    const lo = Math.ceil(min / multipleOf);
-    const hi = Math.floor(max / multipleOf);
-    const k = ctx.rng.int(Math.max(lo, Math.min(hi, -50)), Math.min(hi, Math.max(lo, 50)));
-    return k * multipleOf + 0;
-  }
-  if (ctx.edge && ctx.rng.chance(0.15)) {
-    const edges = [...INT_EDGES, min, max].filter((v) => v >= min && v <= max);
-    if (edges.length > 0) return ctx.rng.pick(edges);
-  }
-  const small = smallRange(min, max);
-  return ctx.rng.int(small.min, small.max) + 0;
-}
-
-const NUMBER_EDGES = [0, 0.5, -2.5, 1e21, 1e-7, 123456.789, 2.5e-5, Number.MAX_SAFE_INTEGER, 1e300];
-
-function number(node: SchemaNode, ctx: Ctx): number {
-  const b = bounds(node, -1e308, 1e308, NUMBER_STEP);
-  if (typeof node.multipleOf === "number" && node.multipleOf > 0) {
-    return integer({ ...node, type: "integer", multipleOf: node.multipleOf }, ctx);
-  }
-  if (ctx.edge && ctx.rng.chance(0.15)) {
-    const edges = [...NUMBER_EDGES, b.min, b.max].filter((v) =>
-      v >= b.min && v <= b.max && Math.abs(v) < 1e308
-    );
-    if (edges.length > 0) return ctx.rng.pick(edges);
-  }
-  // Eighths are exact in binary, so generated values survive any decimal round trip.
-  const { min: lo, max: hi } = smallRange(b.min, b.max);
-  const v = lo + ctx.rng.int(0, Math.floor((hi - lo) * 8)) / 8;
-  return Math.min(hi, Math.max(lo, v)) + 0;
-}
-
-const PLAIN = "abcdefghijklmnopqrstuvwxyz0123456789";
-const PLAIN_CHARS = [...PLAIN];
-/** One code point each: escapes Go and JSON treat specially, non-ASCII, a surrogate pair. */
-const SPICY = [..."AZ-_. /:<>&\"'\\\n\t\u2028é中😀", "\u0001"];
-const HEX = "0123456789abcdef";
-
-/** `n` characters of an ASCII alphabet. */
-function chars(ctx: Ctx, alphabet: string, n: number): string {
-  let s = "";
-  for (let i = 0; i < n; i++) s += alphabet[ctx.rng.int(0, alphabet.length - 1)];
-  return s;
-}
-
-function string(node: SchemaNode, ctx: Ctx): string {
-  const formatted = formatString(node.format, ctx);
-  if (formatted !== undefined) return formatted;
-  const minLength = typeof node.minLength === "number" ? node.minLength : 0;
-  const maxLength = typeof node.maxLength === "number" ? node.maxLength : minLength + 12;
-  const n = () => ctx.rng.int(minLength, Math.max(minLength, Math.min(maxLength, minLength + 12)));
-  if (typeof node.pattern === "string") return patterned(node.pattern, ctx, n);
-  if (ctx.edge && ctx.rng.chance(0.2)) {
-    const len = n();
-    const out: string[] = [];
-    for (let i = 0; i < len; i++) {
-      out.push(ctx.rng.pick(ctx.rng.chance(0.5) ? SPICY : PLAIN_CHARS));
-    }
-    return out.join("");
-  }
-  return chars(ctx, PLAIN, n());
-}
-
-const PATTERN_ALPHABETS = [
-  PLAIN,
-  "abcdefghijklmnopqrstuvwxyz",
-  "0123456789",
-  "ABCDEFGHIJKLMNOPQRSTUVWXYZ",
-  "abcdef0123456789-.",
-];
-
-/** Best effort: candidates from a few alphabets, checked against the pattern. */
-function patterned(pattern: string, ctx: Ctx, length: () => number): string {
-  let re = ctx.patterns.get(pattern);
-  if (re === undefined) {
-    try {
-      re = new RegExp(pattern, "u");
-    } catch {
-      re = null;
-    }
-    ctx.patterns.set(pattern, re);
-  }
-  let last = "";
-  for (let i = 0; i < 40; i++) {
-    last = chars(ctx, PATTERN_ALPHABETS[i % PATTERN_ALPHABETS.length], length());
-    if (re === null || re.test(last)) return last;
-  }
-  return last;
-}
-
-function formatString(format: unknown, ctx: Ctx): string | undefined {
-  const rng = ctx.rng;
-  const pad = (v: number, w: number) => String(v).padStart(w, "0");
-  switch (format) {
-    case "date-time":
-      return new Date(rng.int(0, 4102444800) * 1000).toISOString().replace(".000Z", "Z");
-    case "date":
-      return `${rng.int(1970, 2099)}-${pad(rng.int(1, 12), 2)}-${pad(rng.int(1, 28), 2)}`;
-    case "uuid":
-      return [8, 4, 4, 4, 12].map((w) => chars(ctx, HEX, w)).join("-");
-    case "byte":
-      return btoa(chars(ctx, PLAIN, rng.int(0, 12)));
-    case "ipv4":
-      return [0, 0, 0, 0].map(() => rng.int(0, 255)).join(".");
-    case "hostname":
-      return `${dnsLabel(rng)}.${dnsLabel(rng)}`;
-    case "email":
-      return `${dnsLabel(rng)}@example.com`;
-  }
-  return undefined;
-}
-
-function intOrStringString(node: SchemaNode, ctx: Ctx): string {
-  if (typeof node.pattern === "string") return patterned(node.pattern, ctx, () => 3);
-  return ctx.rng.pick([
-    `${ctx.rng.int(0, 100)}%`,
-    String(ctx.rng.int(0, 65535)),
-    dnsLabel(ctx.rng),
-  ]);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -587,16 +384,6 @@ function arbitrary(ctx: Ctx, depth: number): JsonValue {
     default:
       return string({}, ctx);
   }
-}
-
-const DNS_CHARS = PLAIN + "-";
-
-function dnsLabel(rng: Rng): string {
-  const letters = "abcdefghijklmnopqrstuvwxyz";
-  let s = letters[rng.int(0, letters.length - 1)];
-  const n = rng.int(0, 10);
-  for (let i = 0; i < n; i++) s += DNS_CHARS[rng.int(0, DNS_CHARS.length - 1)];
-  return s.endsWith("-") ? s + "0" : s;
 }
 
 /** Valid label keys (optionally prefixed) and values. */

@@ -1,12 +1,13 @@
 /**
- * Behaviours inherited from Go and Kubernetes libraries (engine.md §7) that a naive TypeScript
+ * Behaviours inherited from Go and Kubernetes libraries that a naive TypeScript
  * port gets wrong: number formatting, Go `encoding/json` output, label validation.
  */
 import type { JsonValue } from "./types.ts";
 
 /**
- * §7.1: whole values below 1e15 as integer digits; everything else as the shortest round-trip
- * digits in plain positional notation, never with an exponent.
+ * Number → string (docs/design/engine.md#number-formatting): whole values below 1e15 as integer
+ * digits; everything else as the shortest round-trip digits in plain positional notation, never
+ * with an exponent.
  */
 export function formatPlainNumber(v: number): string {
   if (Number.isInteger(v) && Math.abs(v) < 1e15) return v === 0 ? "0" : String(v);
@@ -70,7 +71,7 @@ export function compareBytes(a: string, b: string): number {
   }
 }
 
-/** §7.4: Go `encoding/json` output — compact, sorted keys, HTML-safe escapes. */
+/** Go `encoding/json` output — compact, sorted keys, HTML-safe escapes. */
 export function goJSON(v: JsonValue): string {
   if (v === null) return "null";
   switch (typeof v) {
@@ -90,7 +91,7 @@ export function goJSON(v: JsonValue): string {
 const LABEL_NAME = /^[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$/;
 const DNS1123_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
 
-/** §7.10: a qualified name (label key); returns a reason when invalid. */
+/** A qualified name (label key); returns a reason when invalid. */
 export function qualifiedNameError(key: string): string | undefined {
   const parts = key.split("/");
   if (parts.length > 2) return `label key ${JSON.stringify(key)} has more than one "/"`;
@@ -109,7 +110,7 @@ export function qualifiedNameError(key: string): string | undefined {
   return undefined;
 }
 
-/** §7.10: a label value; returns a reason when invalid. */
+/** A label value; returns a reason when invalid. */
 export function labelValueError(value: string): string | undefined {
   if (value === "") return undefined;
   if (value.length > 63 || !LABEL_NAME.test(value)) {
@@ -125,7 +126,7 @@ const GO_HEX_FLOAT = /^([+-]?)0[xX]([0-9a-fA-F]*)\.?([0-9a-fA-F]*)[pP]([+-]?\d+)
 const GO_SPECIAL_FLOAT = /^[+-]?(?:inf|infinity|nan)$/i;
 
 /**
- * §7.2: Go `strconv.ParseFloat` after trimming Unicode whitespace. Returns undefined when the text
+ * Go `strconv.ParseFloat` after trimming Unicode whitespace. Returns undefined when the text
  * is not a number, and a non-finite number for inf/nan/out-of-range (callers reject those).
  */
 export function parseGoFloat(text: string): number | undefined {
@@ -149,7 +150,7 @@ export function parseGoFloat(text: string): number | undefined {
 const GO_TRUE: ReadonlySet<string> = new Set(["1", "t", "T", "TRUE", "true", "True"]);
 const GO_FALSE: ReadonlySet<string> = new Set(["0", "f", "F", "FALSE", "false", "False"]);
 
-/** §7.2: Go `strconv.ParseBool` after trimming; undefined when not a boolean. */
+/** Go `strconv.ParseBool` after trimming; undefined when not a boolean. */
 export function parseGoBool(text: string): boolean | undefined {
   const s = text.trim();
   if (GO_TRUE.has(s)) return true;
@@ -157,7 +158,7 @@ export function parseGoBool(text: string): boolean | undefined {
   return undefined;
 }
 
-/** §7.3: Go `math.Round` — half away from zero (JS Math.round is wrong for negatives). */
+/** Go `math.Round` — half away from zero (JS Math.round is wrong for negatives). */
 export function roundHalfAwayFromZero(x: number): number {
   if (!Number.isFinite(x)) return x;
   const t = Math.trunc(x);

@@ -1,5 +1,5 @@
 /**
- * The subset of Go `text/template` used by join templates (engine.md §7.6): literal text, field
+ * The subset of Go `text/template` used by join templates: literal text, field
  * references `{{.name}}`, trim markers `{{- ` / ` -}}` and comments `{{/* … *\/}}`, executed
  * against a map with "missing key is an error". Everything else Go's language has (pipelines,
  * functions, `if`/`range`/`with`, variables, literals, field chains) is rejected at parse time:

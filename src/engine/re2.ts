@@ -1,5 +1,5 @@
 /**
- * Go `regexp` (RE2) patterns for ScalarToFields / FieldsToScalar (engine.md §7.5), on re2js, a port
+ * Go `regexp` (RE2) patterns for ScalarToFields / FieldsToScalar, on re2js, a port
  * of RE2/J: the same syntax as Go (`(?P<n>…)` and `(?<n>…)`, `\pL`, `[[:alpha:]]`, `\Q…\E`, inline
  * flags, `\A`, `\z`), the same character classes (`\s` is `[\t\n\f\r ]`, `.` excludes only `\n`,
  * `\d`/`\w`/`\b` are ASCII), no lookaround or backreferences, and matching in time linear in the

@@ -1,8 +1,9 @@
 /**
- * Schema model (engine.md §3): node classification, flattening into leaves, path resolution and
+ * Schema model: node classification, flattening into leaves, path resolution and
  * the "known tree" the passthrough op walks.
  */
 import type { SchemaNode } from "./types.ts";
+import { setKey } from "./value.ts";
 
 export type NodeKind = "object" | "array" | "string" | "integer" | "number" | "boolean" | "unknown";
 export type Construct = "" | "$ref" | "oneOf" | "anyOf" | "allOf";
@@ -40,7 +41,7 @@ export function constructOf(node: SchemaNode): Construct {
   return "";
 }
 
-/** §3.2, checks in table order. */
+/** Node classification, checks in the order of docs/design/engine.md#node-classification. */
 export function classify(node: SchemaNode): NodeInfo {
   const construct = constructOf(node);
   const info = classifyShape(node);
@@ -87,7 +88,7 @@ export function itemSchema(node: SchemaNode): SchemaNode | undefined {
   return items;
 }
 
-/** §3.3: depth-first flattening into non-overlapping leaves. */
+/** Depth-first flattening into non-overlapping leaves. */
 export function flatten(root: SchemaNode | undefined, prefix = ""): Leaf[] {
   const leaves: Leaf[] = [];
   if (root === undefined) return leaves;
@@ -118,8 +119,8 @@ export function splitPath(path: string): string[] {
 }
 
 /**
- * §3.4: walk `properties` only. Returns undefined when a segment is missing or a node on the way
- * has no properties. The empty path resolves to the root.
+ * Path resolution walks `properties` only. Returns undefined when a segment is missing or a node
+ * on the way has no properties. The empty path resolves to the root.
  */
 export function resolveSchema(
   root: SchemaNode | undefined,
@@ -143,8 +144,9 @@ export function isRequiredAt(root: SchemaNode | undefined, segments: readonly st
 }
 
 /**
- * The known-field tree of §5.7: a structured object has one child per declared property; every
- * other node is a terminal (`null`). Constructs that are also structured keep their children.
+ * The known-field tree of passthrough: a structured object has one child per declared property;
+ * every other node is a terminal (`null`). Constructs that are also structured keep their
+ * children.
  */
 export type KnownTree = { [key: string]: KnownTree | null };
 
@@ -152,7 +154,7 @@ export function knownTree(node: SchemaNode | undefined): KnownTree {
   const tree: KnownTree = {};
   if (node === undefined) return tree;
   for (const [name, child] of Object.entries(node.properties ?? {})) {
-    defineKey(tree, name, knownChild(child));
+    setKey(tree, name, knownChild(child));
   }
   return tree;
 }
@@ -166,20 +168,20 @@ function knownChild(node: SchemaNode): KnownTree | null {
 /** Merges two known trees: terminal on either side wins. */
 export function mergeKnownTrees(a: KnownTree, b: KnownTree): KnownTree {
   const out: KnownTree = {};
-  for (const [k, v] of Object.entries(a)) defineKey(out, k, v);
+  for (const [k, v] of Object.entries(a)) setKey(out, k, v);
   for (const [k, v] of Object.entries(b)) {
     if (!Object.hasOwn(out, k)) {
-      defineKey(out, k, v);
+      setKey(out, k, v);
       continue;
     }
     const mine = out[k];
-    defineKey(out, k, mine === null || v === null ? null : mergeKnownTrees(mine, v));
+    setKey(out, k, mine === null || v === null ? null : mergeKnownTrees(mine, v));
   }
   return out;
 }
 
 /**
- * The tree the `carry` op walks (§4.6 identity copies + §5.7 passthrough in one pass): a declared
+ * The tree the `carry` op walks: a declared
  * structured object is a subtree; `"copy"` copies the input's value as is (an auto-covered leaf);
  * `"skip"` leaves the key to the rules (claimed, uncovered or terminal). Keys absent from the tree
  * are undeclared: dropped at the root, copied below it.
@@ -190,7 +192,7 @@ export function carryTree(known: KnownTree, identityPaths: readonly string[][]):
   const convert = (k: KnownTree): CarryTree => {
     const out: CarryTree = {};
     for (const [key, child] of Object.entries(k)) {
-      defineKey(out, key, child === null ? "skip" : convert(child));
+      setKey(out, key, child === null ? "skip" : convert(child));
     }
     return out;
   };
@@ -202,21 +204,7 @@ export function carryTree(known: KnownTree, identityPaths: readonly string[][]):
       if (typeof next !== "object") break; // unreachable: an identity leaf's ancestors are structured
       node = next;
     }
-    defineKey(node, segments[segments.length - 1], "copy");
+    setKey(node, segments[segments.length - 1], "copy");
   }
   return tree;
-}
-
-/** Sets an own property even for the key `__proto__`. */
-function defineKey<T>(obj: Record<string, T>, key: string, value: T): void {
-  if (key === "__proto__") {
-    Object.defineProperty(obj, key, {
-      value,
-      enumerable: true,
-      writable: true,
-      configurable: true,
-    });
-  } else {
-    obj[key] = value;
-  }
 }

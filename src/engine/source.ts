@@ -1,6 +1,6 @@
 /**
  * Schema sources: turn a CRD or a Crossplane XRD manifest into the engine's `SchemaSource`
- * (engine.md §3.1), including the XRD scope rules and Crossplane's injected paths (§4.10).
+ * , including the XRD scope rules and Crossplane's injected paths.
  */
 import type {
   InjectedPathSet,
@@ -35,13 +35,17 @@ function versionsOf(spec: JsonObject, storageField: "storage" | "referenceable")
 
 /** A CRD (`apiextensions.k8s.io/v1`) manifest. */
 export function schemaSourceFromCRD(crd: JsonObject): SchemaSource {
-  const spec = obj(crd.spec);
+  return { kind: "CRD", ...commonSource(crd, "storage") };
+}
+
+/** What a CRD and an XRD manifest say alike; `hubFlag` is the version field marking storage. */
+function commonSource(manifest: JsonObject, hubFlag: "storage" | "referenceable") {
+  const spec = obj(manifest.spec);
   return {
-    kind: "CRD",
-    name: str(obj(crd.metadata).name),
+    name: str(obj(manifest.metadata).name),
     group: str(spec.group),
     targetKind: str(obj(spec.names).kind),
-    versions: versionsOf(spec, "storage"),
+    versions: versionsOf(spec, hubFlag),
   };
 }
 
@@ -54,7 +58,7 @@ export interface ScopeResolution {
   reason: string;
 }
 
-/** `ResolveScope` (§4.10): the only reader of `spec.scope`. */
+/** `ResolveScope`: the only reader of `spec.scope`. */
 export function resolveXRDScope(xrd: JsonObject): ScopeResolution {
   const spec = obj(xrd.spec);
   if (spec.claimNames !== undefined || spec.connectionSecretKeys !== undefined) {
@@ -110,7 +114,7 @@ const LEGACY_ROOTS = [
 ];
 const CLAIM_ROOTS = ["spec.compositeDeletePolicy", "spec.resourceRef"];
 
-/** Crossplane's injected path set for an XRD (§4.10 table). */
+/** Crossplane's injected path set for an XRD. */
 export function injectedPathsForXRD(xrd: JsonObject): InjectedPathSet {
   const { scope, reason } = resolveXRDScope(xrd);
   const offersClaims = obj(xrd.spec).claimNames !== undefined;
@@ -136,13 +140,9 @@ export function injectedPathsForXRD(xrd: JsonObject): InjectedPathSet {
 
 /** A Crossplane CompositeResourceDefinition manifest. */
 export function schemaSourceFromXRD(xrd: JsonObject): SchemaSource {
-  const spec = obj(xrd.spec);
   return {
     kind: "XRD",
-    name: str(obj(xrd.metadata).name),
-    group: str(spec.group),
-    targetKind: str(obj(spec.names).kind),
-    versions: versionsOf(spec, "referenceable"),
+    ...commonSource(xrd, "referenceable"),
     injected: injectedPathsForXRD(xrd),
   };
 }
@@ -153,7 +153,7 @@ export interface GeneratedCRD {
   namespaced: boolean;
 }
 
-/** `GeneratedCRDNames` (§4.10): the CRDs Crossplane renders from an XRD, composite first. */
+/** `GeneratedCRDNames`: the CRDs Crossplane renders from an XRD, composite first. */
 export function generatedCRDNames(xrd: JsonObject): GeneratedCRD[] {
   const spec = obj(xrd.spec);
   const group = str(spec.group);

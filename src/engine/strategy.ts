@@ -1,9 +1,9 @@
 /**
  * The strategy contract. A strategy is one definition object: how to read its params block
- * (translation, §2.3 stage 3), its structural checks (stage 2), how to compile it against a
- * scope's schemas (claims, diagnostics, verdict, one op per direction), and the linkers that turn
- * its op data into closures. Adding a strategy = one file in strategies/ + one line in
- * strategies/mod.ts.
+ * (translation), its structural checks (docs/design/engine.md#validation-stages), how to compile
+ * it against a scope's schemas (claims, diagnostics, verdict, one op per direction), and the
+ * linkers that turn its op data into closures. Adding a strategy = one file in strategies/ + one
+ * line in strategies/mod.ts; an inverse pair is one `mirror()` call (mirror.ts).
  */
 import type {
   DiagnosticClass,
@@ -74,7 +74,7 @@ export interface NestedScope {
 
 /** What compiling one rule yields (the context collects claims and diagnostics). */
 export interface RuleOutcome {
-  /** Declared paths, as reported in ruleResults (§4.8). */
+  /** Declared paths, as reported in ruleResults. */
   hubPaths: string[];
   spokePaths: string[];
   lossless: Lossless;
@@ -94,10 +94,12 @@ export interface EngineRule {
 
 export interface StrategyDefinition<P = unknown> {
   name: StrategyName;
+  /** The other strategy of an inverse pair built by `mirror()` (src/engine/mirror.ts). */
+  inverse?: StrategyName;
   /** Decodes the params block; throws TranslationError with a message naming the field. */
   translate(block: ParamReader): P;
   /**
-   * Structural checks of §2.3 stage 2 particular to this strategy (config only, no schema).
+   * Structural checks particular to this strategy (config only, no schema).
    * Returns a message, or undefined when fine.
    */
   structural?(raw: JsonObject): string | undefined;
@@ -162,7 +164,7 @@ export class ParamReader {
     return v;
   }
 
-  /** An enum value; the empty string or absence yields the default (§2.3 stage 3). */
+  /** An enum value; the empty string or absence yields the default. */
   choice<T extends string>(field: string, allowed: readonly T[], dflt: T): T {
     const v = this.optString(field, "");
     if (v === "") return dflt;

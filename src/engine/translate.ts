@@ -1,22 +1,18 @@
 /**
- * Config → engine rules: the structural checks (engine.md §2.3 stage 2, no schema needed) and the
+ * Config → engine rules: the structural checks and the
  * translation of each rule's params block (stage 3).
  */
+import { isJsonObject } from "../lib/json.ts";
 import { qualifiedNameError } from "./go.ts";
 import { type EngineRule, ParamReader, TranslationError } from "./strategy.ts";
 import { strategyByName } from "./strategies/mod.ts";
 import {
   type ConversionConfigSpec,
-  type JsonObject,
   type JsonValue,
   PARAMS_KEYS,
   paramsKeyOf,
   type StrategyName,
 } from "./types.ts";
-
-function isObject(v: unknown): v is JsonObject {
-  return typeof v === "object" && v !== null && !Array.isArray(v);
-}
 
 /**
  * Stage 2. Returns the first failure as a message naming the offending path, or undefined.
@@ -52,7 +48,7 @@ function rulesStructuralError(rules: unknown, where: string, depth: number): str
   for (let i = 0; i < rules.length; i++) {
     const rule: unknown = rules[i];
     const at = `${where}[${i}]`;
-    if (!isObject(rule)) return `${at}: expected a rule object`;
+    if (!isJsonObject(rule)) return `${at}: expected a rule object`;
     const blocks = PARAMS_KEYS.filter((k) => Object.hasOwn(rule, k) && rule[k] !== null);
     if (blocks.length !== 1) {
       return `${at}: exactly one params block is required (found ${
@@ -61,7 +57,7 @@ function rulesStructuralError(rules: unknown, where: string, depth: number): str
     }
     const when = rule.when;
     if (when !== undefined && when !== null) {
-      if (!isObject(when) || typeof when.path !== "string" || when.path.trim() === "") {
+      if (!isJsonObject(when) || typeof when.path !== "string" || when.path.trim() === "") {
         return `${at}.when.path: must be a non-blank path`;
       }
     }
@@ -69,20 +65,22 @@ function rulesStructuralError(rules: unknown, where: string, depth: number): str
       return `${at}: strategy CEL is always lossy and requires acknowledgeLossy: true`;
     }
     const fromLabel = rule.fromLabel;
-    if (isObject(fromLabel) && fromLabel.serialization === "JSON") {
+    if (isJsonObject(fromLabel) && fromLabel.serialization === "JSON") {
       return `${at}.fromLabel.serialization: JSON is not allowed for labels (use String)`;
     }
     for (const key of ["toLabel", "fromLabel"]) {
       const block = rule[key];
-      if (isObject(block) && typeof block.key === "string") {
+      if (isJsonObject(block) && typeof block.key === "string") {
         const reason = qualifiedNameError(block.key);
         if (reason !== undefined) return `${at}.${key}.key: ${reason}`;
       }
     }
     const forEach = rule.forEach;
-    if (isObject(forEach)) {
+    if (isJsonObject(forEach)) {
       if (depth + 1 >= 2 && Array.isArray(forEach.rules)) {
-        const nestedForEach = forEach.rules.findIndex((r) => isObject(r) && isObject(r.forEach));
+        const nestedForEach = forEach.rules.findIndex((r) =>
+          isJsonObject(r) && isJsonObject(r.forEach)
+        );
         if (nestedForEach >= 0) {
           return `${at}.forEach.rules[${nestedForEach}]: ForEach nesting depth exceeds the supported maximum of 2`;
         }
@@ -102,7 +100,7 @@ export function translateRules(rules: unknown, where: string): EngineRule[] {
 }
 
 function translateRule(rule: unknown, at: string): EngineRule {
-  if (!isObject(rule)) throw new TranslationError(`${at}: expected a rule object`);
+  if (!isJsonObject(rule)) throw new TranslationError(`${at}: expected a rule object`);
   const name = rule.strategy;
   if (typeof name !== "string") throw new TranslationError(`${at}.strategy: required`);
   const def = strategyByName(name);
@@ -111,7 +109,7 @@ function translateRule(rule: unknown, at: string): EngineRule {
   }
   const key = paramsKeyOf(name as StrategyName);
   const block = rule[key];
-  if (!isObject(block)) {
+  if (!isJsonObject(block)) {
     throw new TranslationError(`${at}: strategy ${name} requires a ${key} params block`);
   }
   let params: unknown;
@@ -123,7 +121,7 @@ function translateRule(rule: unknown, at: string): EngineRule {
   }
   let when: EngineRule["when"];
   if (rule.when !== undefined && rule.when !== null) {
-    if (!isObject(rule.when) || typeof rule.when.path !== "string") {
+    if (!isJsonObject(rule.when) || typeof rule.when.path !== "string") {
       throw new TranslationError(`${at}.when: expected {path, equals}`);
     }
     when = { path: rule.when.path, equals: (rule.when.equals ?? null) as JsonValue };

@@ -4,7 +4,7 @@
  * compiled in a Worker can be posted back and linked on the main thread.
  */
 
-import type { JsonObject, JsonValue } from "../lib/json.ts";
+import type { JsonValue } from "../lib/json.ts";
 export type { JsonObject, JsonPrimitive, JsonValue } from "../lib/json.ts";
 
 /** The 29 strategy names of the reference, in its order. */
@@ -62,7 +62,7 @@ export interface WhenPredicate {
 /**
  * One rule as written in a config (`spec.spokes[].rules[]`): the strategy name plus exactly one
  * params block keyed by `paramsKeyOf(strategy)`. Params blocks stay loosely typed here; each
- * strategy validates its own block during translation (§2.3 stage 3).
+ * strategy validates its own block during translation.
  */
 export interface ConversionRuleSpec {
   strategy: string;
@@ -118,7 +118,7 @@ export interface VersionSchema {
   schema?: SchemaNode;
 }
 
-/** Paths a platform overwrites at runtime (Crossplane machinery, engine.md §4.10). */
+/** Paths a platform overwrites at runtime (Crossplane machinery, docs/design/engine.md#platform-injected-fields). */
 export interface InjectedPathSet {
   platform: string;
   roots: string[];
@@ -225,7 +225,7 @@ export interface OpData {
   [param: string]: unknown;
 }
 
-/** The compiled, executable result for one hub↔spoke pair (engine.md §5.1). */
+/** The compiled, executable result for one hub↔spoke pair. */
 export interface PlanData {
   hubVersion: string;
   spokeVersion: string;

@@ -1,5 +1,5 @@
 /**
- * Kubernetes quantities (engine.md §7.7) and Go durations (§7.8): parsing with exact integer
+ * Kubernetes quantities and Go durations: parsing with exact integer
  * arithmetic and canonical formatting, as `resource.Quantity` and `time.Duration` do.
  */
 

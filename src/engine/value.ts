@@ -1,8 +1,9 @@
 /**
- * Runtime value helpers (engine.md §3.5, §5.4): map-only path get/set/delete, deep copy and the
+ * Runtime value helpers: map-only path get/set/delete, deep copy and the
  * engine's equality. These run on the conversion hot path: no allocation beyond what the result
  * needs, no exceptions except real conversion errors.
  */
+import { isJsonObject } from "../lib/json.ts";
 import type { JsonObject, JsonValue } from "./types.ts";
 
 /** A conversion failed for one object; the whole object (and review) fails. */
@@ -14,15 +15,11 @@ export class ConversionError extends Error {
 export const ABSENT: unique symbol = Symbol("absent");
 export type Maybe = JsonValue | typeof ABSENT;
 
-export function isMap(v: unknown): v is JsonObject {
-  return typeof v === "object" && v !== null && !Array.isArray(v);
-}
-
 /** Walks maps; absent when a segment is missing or an intermediate value is not a map. */
 export function getPath(obj: JsonValue, segments: readonly string[]): Maybe {
   let cur: JsonValue = obj;
   for (let i = 0; i < segments.length; i++) {
-    if (!isMap(cur)) return ABSENT;
+    if (!isJsonObject(cur)) return ABSENT;
     const key = segments[i];
     if (!Object.hasOwn(cur, key)) return ABSENT;
     cur = cur[key];
@@ -31,7 +28,7 @@ export function getPath(obj: JsonValue, segments: readonly string[]): Maybe {
 }
 
 /** Own-property write that is safe for the key `__proto__`. */
-export function setKey(obj: JsonObject, key: string, value: JsonValue): void {
+export function setKey<T = JsonValue>(obj: Record<string, T>, key: string, value: T): void {
   if (key === "__proto__") {
     Object.defineProperty(obj, key, {
       value,
@@ -61,7 +58,7 @@ export function setPath(obj: JsonObject, segments: readonly string[], value: Jso
       continue;
     }
     const next = cur[key];
-    if (!isMap(next)) {
+    if (!isJsonObject(next)) {
       throw new ConversionError(
         `cannot write ${segments.join(".")}: ${segments.slice(0, i + 1).join(".")} is not a map`,
       );
@@ -77,10 +74,10 @@ export function deletePath(obj: JsonObject, segments: readonly string[]): void {
   if (n === 0) return;
   let cur: JsonValue = obj;
   for (let i = 0; i < n - 1; i++) {
-    if (!isMap(cur) || !Object.hasOwn(cur, segments[i])) return;
+    if (!isJsonObject(cur) || !Object.hasOwn(cur, segments[i])) return;
     cur = cur[segments[i]];
   }
-  if (isMap(cur) && Object.hasOwn(cur, segments[n - 1])) delete cur[segments[n - 1]];
+  if (isJsonObject(cur) && Object.hasOwn(cur, segments[n - 1])) delete cur[segments[n - 1]];
 }
 
 /** Delete, then remove each ancestor (never the root) that became an empty map. */
@@ -89,7 +86,7 @@ export function deleteAndPrune(obj: JsonObject, segments: readonly string[]): vo
   for (let depth = segments.length - 1; depth >= 1; depth--) {
     const parentSegs = segments.slice(0, depth);
     const v = getPath(obj, parentSegs);
-    if (isMap(v) && Object.keys(v).length === 0) deletePath(obj, parentSegs);
+    if (isJsonObject(v) && Object.keys(v).length === 0) deletePath(obj, parentSegs);
     else return;
   }
 }

@@ -7,6 +7,10 @@ import {
   type AnalysisResult,
   analyze,
   type ConversionRuleSpec,
+  convertWithPlan,
+  type Direction,
+  type JsonObject,
+  linkPlan,
   type SchemaNode,
   type SpokeReport,
 } from "../../src/engine/mod.ts";
@@ -45,3 +49,14 @@ export function spoke(result: AnalysisResult): SpokeReport {
 
 /** The classes of a report's errors, sorted. */
 export const classes = (r: SpokeReport) => r.errors.map((d) => d.class).sort();
+
+/** Converts `obj` in `direction` with the one spoke's plan, which must exist. */
+export function convertOne(
+  result: AnalysisResult,
+  direction: Direction,
+  obj: JsonObject,
+): JsonObject {
+  const report = spoke(result);
+  assert.ok(report.plan, `no plan: ${JSON.stringify(report.errors)}`);
+  return convertWithPlan(linkPlan(report.plan), direction, obj);
+}

@@ -1,25 +1,12 @@
 /**
- * ToAnnotation / ToLabel / FromAnnotation / FromLabel conformance (engine.md §6.8, §6.9, §7.4,
- * §7.10; §9 scenarios 14–20).
+ * ToAnnotation / ToLabel / FromAnnotation / FromLabel conformance: stashing, restoring, Go JSON
+ * output and label rules.
  */
 import assert from "node:assert/strict";
 import { structuralError } from "../../src/engine/mod.ts";
-import {
-  analyzePair,
-  assertConversionError,
-  configFor,
-  describe,
-  h2s,
-  int,
-  obj,
-  pairPlan,
-  resource,
-  root,
-  s2h,
-  single,
-  SPOKE,
-  str,
-} from "./_helpers.ts";
+import { assertConversionError, describe, resource, single } from "./_checks.ts";
+import { analyzePair, configFor, h2s, pairPlan, s2h } from "./_helpers.ts";
+import { int, obj, root, SPOKE, str } from "./_schemas.ts";
 
 const KEY = "demo.example.com/description";
 const toAnnotation = (params: Record<string, unknown>) => ({
@@ -27,7 +14,7 @@ const toAnnotation = (params: Record<string, unknown>) => ({
   toAnnotation: { hubPath: "spec.description", key: KEY, ...params },
 });
 
-Deno.test("§9.14 ToAnnotation JSON: Go escapes <>&; restore removes only that key", () => {
+Deno.test("ToAnnotation JSON: Go escapes <>&; restore removes only that key", () => {
   const plan = pairPlan(root({ description: str(), size: int() }), root({ size: int() }), [
     toAnnotation({ restoreOnReverse: true }),
   ]);
@@ -46,7 +33,7 @@ Deno.test("§9.14 ToAnnotation JSON: Go escapes <>&; restore removes only that k
   assert.deepEqual(s2h(plan, spoke), hub);
 });
 
-Deno.test("§9.15 ToAnnotation JSON of an object: sorted keys, compact", () => {
+Deno.test("ToAnnotation JSON of an object: sorted keys, compact", () => {
   const plan = pairPlan(root({ description: obj({ note: str(), level: int() }) }), root({}), [
     toAnnotation({ restoreOnReverse: true }),
   ]);
@@ -55,7 +42,7 @@ Deno.test("§9.15 ToAnnotation JSON of an object: sorted keys, compact", () => {
   assert.equal(Object.hasOwn(out, "spec"), false);
 });
 
-Deno.test("§9.16 ToAnnotation without restore: spoke→hub strips the key; the hub field is absent", () => {
+Deno.test("ToAnnotation without restore: spoke→hub strips the key; the hub field is absent", () => {
   const { report } = analyzePair(root({ description: str() }), root({}), [toAnnotation({})]);
   assert.match(single(report.errors, "unacknowledged-lossy").message, /spoke→hub/);
   const plan = pairPlan(root({ description: str() }), root({}), [
@@ -95,7 +82,7 @@ const toLabel = (params: Record<string, unknown>) => ({
   toLabel: { hubPath: "spec.tier", key: LABEL, restoreOnReverse: true, ...params },
 });
 
-Deno.test('§9.17 ToLabel String: tier gold; JSON integer 3 → label "3" restored as number 3', () => {
+Deno.test('ToLabel String: tier gold; JSON integer 3 → label "3" restored as number 3', () => {
   const plan = pairPlan(root({ tier: str() }), root({}), [toLabel({ serialization: "String" })]);
   const spoke = h2s(plan, resource({ spec: { tier: "gold" } }));
   assert.deepEqual(spoke, resource({}, { name: "g", labels: { tier: "gold" } }));
@@ -109,7 +96,7 @@ Deno.test('§9.17 ToLabel String: tier gold; JSON integer 3 → label "3" restor
   assert.equal(typeof (back.spec as { tier: unknown }).tier, "number");
 });
 
-Deno.test("§9.18 ToLabel: an invalid label value is a runtime error", () => {
+Deno.test("ToLabel: an invalid label value is a runtime error", () => {
   const plan = pairPlan(root({ tier: str() }), root({}), [toLabel({ serialization: "String" })]);
   assertConversionError(
     () => h2s(plan, resource({ spec: { tier: "not valid!" } })),
@@ -117,7 +104,7 @@ Deno.test("§9.18 ToLabel: an invalid label value is a runtime error", () => {
     "label value",
     '"not valid!"',
   );
-  // Default JSON serialization of a string always fails (quotes are not allowed, §8 quirk 13).
+  // Default JSON serialization of a string always fails (quotes are not allowed in a label value).
   const json = pairPlan(root({ tier: str() }), root({}), [toLabel({})]);
   assertConversionError(() => h2s(json, resource({ spec: { tier: "gold" } })), "label value");
 });
@@ -132,7 +119,7 @@ Deno.test("ToLabel: an invalid key is invalid-parameter at compile time and a st
 
 const NOTE = "demo.example.com/operator-note";
 
-Deno.test("§9.19 FromAnnotation: JSON annotation → spoke field; key removed, empty map pruned", () => {
+Deno.test("FromAnnotation: JSON annotation → spoke field; key removed, empty map pruned", () => {
   const plan = pairPlan(root({}), root({ operatorNote: str() }), [{
     strategy: "FromAnnotation",
     fromAnnotation: { spokePath: "spec.operatorNote", key: NOTE, stashOnReverse: true },
@@ -168,7 +155,7 @@ Deno.test("FromAnnotation without stash: spoke→hub drops the field and strips 
   );
 });
 
-Deno.test("§9.20 FromLabel: label → spoke field, other labels kept; JSON is rejected", () => {
+Deno.test("FromLabel: label → spoke field, other labels kept; JSON is rejected", () => {
   const rule = {
     strategy: "FromLabel",
     fromLabel: { spokePath: "spec.operatorTier", key: "operator-tier", stashOnReverse: true },

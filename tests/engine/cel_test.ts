@@ -1,6 +1,6 @@
 /**
- * CEL (engine.md §6.27, §7.9; scenario 49, quirk 9): the standard environment, double/int
- * semantics, result writing in both forms, compile diagnostics and the per-evaluation cost bound.
+ * CEL: the standard environment, double/int semantics, result writing in both forms, compile
+ * diagnostics and the per-evaluation cost bound.
  */
 import assert from "node:assert/strict";
 import { CEL_COST_LIMIT, CelCompileError, CelProgram } from "../../src/engine/cel_env.ts";
@@ -9,15 +9,13 @@ import {
   type ConversionConfigSpec,
   ConversionError,
   type ConversionRuleSpec,
-  convertWithPlan,
   type Direction,
   type JsonObject,
   type JsonValue,
-  linkPlan,
   type SchemaNode,
   structuralError,
 } from "../../src/engine/mod.ts";
-import { analyzeRules, classes, spoke } from "./_spec_rules.ts";
+import { analyzeRules, classes, convertOne, spoke } from "./_spec_rules.ts";
 
 const int = { type: "integer" };
 const num = { type: "number" };
@@ -31,11 +29,9 @@ function config(rules: ConversionRuleSpec[]): ConversionConfigSpec {
   };
 }
 
+/** The converted object's spec (`{}` when the output has none). */
 function convert(result: AnalysisResult, direction: Direction, spec: JsonObject): JsonObject {
-  const report = spoke(result);
-  assert.ok(report.plan, `no plan: ${JSON.stringify(report.errors)}`);
-  const out = convertWithPlan(linkPlan(report.plan), direction, { spec });
-  return (out.spec ?? {}) as JsonObject;
+  return (convertOne(result, direction, { spec }).spec ?? {}) as JsonObject;
 }
 
 const celRule = (params: JsonObject, acknowledgeLossy = true): ConversionRuleSpec => ({
@@ -56,7 +52,7 @@ const PACKED = {
 const packedAnalysis = (params: JsonObject = PACKED) =>
   analyzeRules({ packed: int }, { bitHigh: int, bitLow: int }, [celRule(params)]);
 
-Deno.test("CEL: scenario 49 — 1025 ↔ {bitHigh: 4, bitLow: 1} via dotted result keys", () => {
+Deno.test("CEL: 1025 ↔ {bitHigh: 4, bitLow: 1} via dotted result keys", () => {
   const a = packedAnalysis();
   const r = spoke(a);
   assert.deepEqual(r.errors, []);
@@ -69,7 +65,7 @@ Deno.test("CEL: scenario 49 — 1025 ↔ {bitHigh: 4, bitLow: 1} via dotted resu
   assert.deepEqual(convert(a, "spokeToHub", s), { packed: 1025 });
 });
 
-Deno.test("CEL: scenario 49 — evaluation is unconditional: a missing input field is an error", () => {
+Deno.test("CEL: evaluation is unconditional: a missing input field is an error", () => {
   assert.throws(
     () => convert(packedAnalysis(), "hubToSpoke", {}),
     (e: unknown) =>
@@ -78,7 +74,7 @@ Deno.test("CEL: scenario 49 — evaluation is unconditional: a missing input fie
   );
 });
 
-Deno.test("CEL: scenario 49 — a missing acknowledgement is a structural error", () => {
+Deno.test("CEL: a missing acknowledgement is a structural error", () => {
   const rule = celRule(PACKED, false);
   assert.match(structuralError(config([rule])) ?? "", /CEL.*acknowledgeLossy/);
   // Analysis on its own reports both directions lossy and unacknowledged.
@@ -86,7 +82,7 @@ Deno.test("CEL: scenario 49 — a missing acknowledgement is a structural error"
   assert.deepEqual(classes(r), ["unacknowledged-lossy", "unacknowledged-lossy"]);
 });
 
-Deno.test("CEL: quirk 9 — the nested result form works as well as the dotted one", () => {
+Deno.test("CEL: the nested result form works as well as the dotted one", () => {
   const a = packedAnalysis({
     ...PACKED,
     hubToSpoke:

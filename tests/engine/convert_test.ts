@@ -1,4 +1,4 @@
-/** The runtime (engine.md §5.3–§5.6): convert, link, route, stamp apiVersion. */
+/** The runtime: convert, link, route, stamp apiVersion. */
 import assert from "node:assert/strict";
 import {
   convertObject,
@@ -9,20 +9,9 @@ import {
   type PlanData,
   versionOf,
 } from "../../src/engine/mod.ts";
-import {
-  analyzePair,
-  apiVersion,
-  assertConversionError,
-  deepFreeze,
-  HUB,
-  int,
-  KIND,
-  pairPlan,
-  resource,
-  root,
-  SPOKE,
-  str,
-} from "./_helpers.ts";
+import { assertConversionError, deepFreeze, resource } from "./_checks.ts";
+import { analyzePair, pairPlan } from "./_helpers.ts";
+import { apiVersion, HUB, int, KIND, root, SPOKE, str } from "./_schemas.ts";
 
 const rename = {
   strategy: "FieldRename",
@@ -35,7 +24,7 @@ function router() {
   return createRouter(analyzePair(hub, spoke, [rename]).result);
 }
 
-Deno.test("§5.3 convert: kind only if present, metadata deep-copied or {}", () => {
+Deno.test("convert: kind only if present, metadata deep-copied or {}", () => {
   const plan = pairPlan(hub, spoke, [rename]);
   assert.deepEqual(convertWithPlan(plan, "hubToSpoke", {}), { metadata: {} });
   assert.deepEqual(convertWithPlan(plan, "hubToSpoke", { kind: 7 as never }), {
@@ -53,7 +42,7 @@ Deno.test("§5.3 convert: kind only if present, metadata deep-copied or {}", () 
   assert.notEqual((out.metadata as JsonObject).annotations, meta.annotations);
 });
 
-Deno.test("§5.3 errors name the direction and the versions; no partial output", () => {
+Deno.test("errors name the direction and the versions; no partial output", () => {
   const plan = pairPlan(
     hub,
     spoke,
@@ -100,14 +89,14 @@ Deno.test("createRouter(hubVersion, plans) links plan data directly", () => {
   );
 });
 
-Deno.test("§5.6 versionOf: the text after the last slash", () => {
+Deno.test("versionOf: the text after the last slash", () => {
   assert.equal(versionOf("demo.example.com/v1"), "v1");
   assert.equal(versionOf("v1"), "v1");
   assert.equal(versionOf("a/b/c"), "c");
   assert.equal(versionOf(""), "");
 });
 
-Deno.test("§5.6 convertObject: routes by version, stamps the desired apiVersion first", () => {
+Deno.test("convertObject: routes by version, stamps the desired apiVersion first", () => {
   const input = deepFreeze({
     apiVersion: apiVersion(HUB),
     ...resource({ spec: { storageGB: "9" } }),
@@ -122,7 +111,7 @@ Deno.test("§5.6 convertObject: routes by version, stamps the desired apiVersion
   assert.deepEqual(back, input);
 });
 
-Deno.test("§5.6 convertObject within one version: a new top-level object, the desired apiVersion, a metadata map", () => {
+Deno.test("convertObject within one version: a new top-level object, the desired apiVersion, a metadata map", () => {
   const input = deepFreeze({ apiVersion: "old.example.com/v1", kind: KIND, spec: { anything: 1 } });
   const out = convertObject(router(), input, "new.example.com/v1");
   assert.notEqual(out, input);

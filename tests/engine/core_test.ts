@@ -1,35 +1,19 @@
 /**
- * Core conformance (engine.md §4, §5): `when`, passthrough, metadata/kind, routing, coverage,
- * policy Warn, claims, hub/spoke versions (§9 scenarios 50–57).
+ * Core conformance: `when`, passthrough, metadata/kind, routing, coverage, policy Warn, claims,
+ * hub/spoke versions.
  */
 import assert from "node:assert/strict";
 import { analyze, convertObject, createRouter, structuralError } from "../../src/engine/mod.ts";
 import {
-  analyzePair,
-  apiVersion,
-  arr,
   assertConversionError,
-  configFor,
-  crdSource,
   describe,
   errorsOf,
-  free,
-  h2s,
-  HUB,
-  int,
-  KIND,
-  map,
-  obj,
-  pairPlan,
-  pairSource,
   resource,
-  root,
-  s2h,
   single,
-  SPOKE,
-  str,
   warningsOf,
-} from "./_helpers.ts";
+} from "./_checks.ts";
+import { analyzePair, configFor, crdSource, h2s, pairPlan, pairSource, s2h } from "./_helpers.ts";
+import { apiVersion, arr, free, HUB, int, KIND, map, obj, root, SPOKE, str } from "./_schemas.ts";
 
 const rename = (hubPath: string, spokePath: string, extra = {}) => ({
   strategy: "FieldRename",
@@ -37,12 +21,12 @@ const rename = (hubPath: string, spokePath: string, extra = {}) => ({
   ...extra,
 });
 
-// --- §9.50 when ---------------------------------------------------------------------------------
+// --- when ---------------------------------------------------------------------------------
 
 const whenHub = root({ mode: str(), tuning: int(), n: int() });
 const whenSpoke = root({ mode: str(), tuningLevel: int(), n: int() });
 
-Deno.test("§9.50 when: the rule applies only when mode == advanced; otherwise the field is dropped", () => {
+Deno.test("when: the rule applies only when mode == advanced; otherwise the field is dropped", () => {
   const rules = [
     rename("spec.tuning", "spec.tuningLevel", { when: { path: "spec.mode", equals: "advanced" } }),
   ];
@@ -98,7 +82,7 @@ Deno.test("when equality: numbers by value, no string/number coercion, null equa
   assert.deepEqual(h2s(plan, resource({ spec: { tuning: 1 } })), resource({}));
 });
 
-Deno.test("§9.50 when.path missing on one side: path-not-found (and no partial-coverage)", () => {
+Deno.test("when.path missing on one side: path-not-found (and no partial-coverage)", () => {
   const { report } = analyzePair(
     root({ mode: str(), tuning: int() }),
     root({ tuningLevel: int() }),
@@ -121,9 +105,9 @@ Deno.test("when.path blank: structural error", () => {
   assert.match(structuralError(configFor({ [SPOKE]: rules })) ?? "", /rules\[0\]\.when\.path/);
 });
 
-// --- §9.51 passthrough --------------------------------------------------------------------------
+// --- passthrough --------------------------------------------------------------------------
 
-Deno.test("§9.51 passthrough: undeclared nested keys survive both ways; undeclared top-level keys are dropped", () => {
+Deno.test("passthrough: undeclared nested keys survive both ways; undeclared top-level keys are dropped", () => {
   const schema = root({ size: int() }, { status: { phase: str() } });
   const plan = pairPlan(schema, schema, []);
   const input = resource({
@@ -134,7 +118,7 @@ Deno.test("§9.51 passthrough: undeclared nested keys survive both ways; undecla
   const { extraTop: _, ...expected } = input;
   assert.deepEqual(h2s(plan, input), expected);
   assert.deepEqual(s2h(plan, input), expected);
-  // A whole undeclared status is an undeclared top-level key (§8 quirk 12).
+  // A whole undeclared status is an undeclared top-level key.
   const noStatus = pairPlan(root({ size: int() }), root({ size: int() }), []);
   assert.deepEqual(h2s(noStatus, input), resource({ spec: input.spec }));
 });
@@ -153,9 +137,9 @@ Deno.test("passthrough: known terminals are skipped, known structured nodes walk
   );
 });
 
-// --- §9.52 metadata / kind / apiVersion ---------------------------------------------------------
+// --- metadata / kind / apiVersion ---------------------------------------------------------
 
-Deno.test("§9.52 kind copied, metadata always a map (null → {}), no apiVersion from the engine", () => {
+Deno.test("kind copied, metadata always a map (null → {}), no apiVersion from the engine", () => {
   const plan = pairPlan(root({ a: str() }), root({ a: str() }), []);
   assert.deepEqual(h2s(plan, { kind: KIND, metadata: null, spec: { a: "x" } }), {
     kind: KIND,
@@ -173,7 +157,7 @@ Deno.test("§9.52 kind copied, metadata always a map (null → {}), no apiVersio
   assert.notEqual(out.metadata, meta, "metadata is a deep copy");
 });
 
-Deno.test("§9.52 a schema declaring apiVersion makes it an identity leaf; convertObject stamps the desired one", () => {
+Deno.test("a schema declaring apiVersion makes it an identity leaf; convertObject stamps the desired one", () => {
   const schema = root({ a: str() }, { extra: { apiVersion: str(), kind: str() } });
   const result = analyze(pairSource(schema, schema), configFor({ [SPOKE]: [] }));
   const plan = pairPlan(schema, schema, []);
@@ -184,7 +168,7 @@ Deno.test("§9.52 a schema declaring apiVersion makes it an identity leaf; conve
   assert.deepEqual(out, { apiVersion: apiVersion(SPOKE), kind: KIND, metadata: { name: "g" } });
 });
 
-// --- §9.53 routing ------------------------------------------------------------------------------
+// --- routing ------------------------------------------------------------------------------
 
 function threeVersions() {
   const v1 = root({ storageSize: str() });
@@ -209,7 +193,7 @@ function threeVersions() {
   return { result, router: createRouter(result) };
 }
 
-Deno.test("§9.53 routing: spoke→spoke equals spoke→hub→spoke", () => {
+Deno.test("routing: spoke→spoke equals spoke→hub→spoke", () => {
   const { router } = threeVersions();
   const v1 = resource({ spec: { storageSize: "10" } });
   const direct = router.route(v1, "v1", "v3");
@@ -223,7 +207,7 @@ Deno.test("§9.53 routing: spoke→spoke equals spoke→hub→spoke", () => {
   });
 });
 
-Deno.test("§9.53 routing: same version returns the input itself; unknown versions have no plan", () => {
+Deno.test("routing: same version returns the input itself; unknown versions have no plan", () => {
   const { router } = threeVersions();
   const v1 = resource({ spec: { storageSize: "10" } });
   assert.equal(router.route(v1, "v1", "v1"), v1);
@@ -236,9 +220,9 @@ Deno.test("§9.53 routing: same version returns the input itself; unknown versio
   );
 });
 
-// --- §9.54 coverage -----------------------------------------------------------------------------
+// --- coverage -----------------------------------------------------------------------------
 
-Deno.test("§9.54 coverage: a hub-only field is uncovered on the hub side", () => {
+Deno.test("coverage: a hub-only field is uncovered on the hub side", () => {
   const { report } = analyzePair(root({ a: str(), hubOnly: int() }), root({ a: str() }), []);
   const d = single(report.errors, "uncovered-field");
   assert.equal(d.side, "hub");
@@ -248,14 +232,14 @@ Deno.test("§9.54 coverage: a hub-only field is uncovered on the hub side", () =
   assert.equal(report.plan, undefined);
 });
 
-Deno.test("§9.54 coverage: the same path with different scalar types is uncovered on both sides", () => {
+Deno.test("coverage: the same path with different scalar types is uncovered on both sides", () => {
   const { report } = analyzePair(root({ size: str() }), root({ size: int() }), []);
   assert.deepEqual(report.uncoveredHub, ["spec.size"]);
   assert.deepEqual(report.uncoveredSpoke, ["spec.size"]);
   assert.deepEqual(report.lossless, { hubToSpoke: false, spokeToHub: false });
 });
 
-Deno.test("§9.54 coverage: a oneOf property is uncovered, naming oneOf", () => {
+Deno.test("coverage: a oneOf property is uncovered, naming oneOf", () => {
   const choice = {
     type: "object",
     properties: { a: str(), b: str() },
@@ -272,7 +256,7 @@ Deno.test("§9.54 coverage: a oneOf property is uncovered, naming oneOf", () => 
   });
 });
 
-Deno.test("coverage: identical arrays with different item schemas are auto-covered (§8 quirk 1)", () => {
+Deno.test("coverage: identical arrays with different item schemas are auto-covered", () => {
   const { report } = analyzePair(
     root({ items: arr(obj({ a: str() })), e: str({ enum: ["x"] }) }),
     root({ items: arr(obj({ b: int() })), e: str({ enum: ["y"] }) }),
@@ -281,9 +265,9 @@ Deno.test("coverage: identical arrays with different item schemas are auto-cover
   assert.deepEqual(report.errors, [], describe(report.errors));
 });
 
-// --- §9.55 policy Warn --------------------------------------------------------------------------
+// --- policy Warn --------------------------------------------------------------------------
 
-Deno.test("§9.55 policy Warn: uncovered fields are warnings, a plan exists, the fields are dropped", () => {
+Deno.test("policy Warn: uncovered fields are warnings, a plan exists, the fields are dropped", () => {
   const extra = {
     unmappedFieldPolicy: "Warn" as const,
     unmappedFieldReason: "hubOnly is internal",
@@ -299,7 +283,11 @@ Deno.test("§9.55 policy Warn: uncovered fields are warnings, a plan exists, the
     ["uncovered-field", "warning", "hub", "spec.hubOnly"],
     ["uncovered-field", "warning", "spoke", "spec.spokeOnly"],
   ]);
-  assert.deepEqual(report.lossless, { hubToSpoke: true, spokeToHub: true }, "§8 quirk 3");
+  assert.deepEqual(
+    report.lossless,
+    { hubToSpoke: true, spokeToHub: true },
+    "the verdict ignores warned fields",
+  );
   assert.deepEqual([report.uncoveredHub, report.uncoveredSpoke], [["spec.hubOnly"], [
     "spec.spokeOnly",
   ]]);
@@ -320,7 +308,7 @@ Deno.test("§9.55 policy Warn: uncovered fields are warnings, a plan exists, the
   );
 });
 
-Deno.test("§9.55 policy Warn without unmappedFieldReason: structural error", () => {
+Deno.test("policy Warn without unmappedFieldReason: structural error", () => {
   for (const reason of [undefined, "", "   "]) {
     const err = structuralError(
       configFor({ [SPOKE]: [] }, { unmappedFieldPolicy: "Warn", unmappedFieldReason: reason }),
@@ -335,9 +323,9 @@ Deno.test("§9.55 policy Warn without unmappedFieldReason: structural error", ()
   );
 });
 
-// --- §9.56 claims -------------------------------------------------------------------------------
+// --- claims -------------------------------------------------------------------------------
 
-Deno.test("§9.56 duplicate claim: two rules with the same hub path", () => {
+Deno.test("duplicate claim: two rules with the same hub path", () => {
   const { report } = analyzePair(root({ a: str() }), root({ b: str(), c: str() }), [
     rename("spec.a", "spec.b"),
     rename("spec.a", "spec.c"),
@@ -366,9 +354,9 @@ Deno.test("claims: a subtree claim collides with a rule on a leaf inside it; a p
   assert.deepEqual(errorsOf(plain, "duplicate-claim"), []);
 });
 
-// --- §9.57 versions -----------------------------------------------------------------------------
+// --- versions -----------------------------------------------------------------------------
 
-Deno.test("§9.57 hub not storage / not found: hard analysis error, no spoke analysed", () => {
+Deno.test("hub not storage / not found: hard analysis error, no spoke analysed", () => {
   const schema = root({ a: str() });
   const notStorage = analyze(
     crdSource([{ name: "v2", schema }, { name: "v1", schema, storage: true }]),
@@ -386,7 +374,7 @@ Deno.test("§9.57 hub not storage / not found: hard analysis error, no spoke ana
   assert.match(single(missing.hardErrors, "hub-version").message, /"v2" not found/);
 });
 
-Deno.test("§9.57 a spoke that is not served (or missing) gets one error and no plan; the hub need not be served", () => {
+Deno.test("a spoke that is not served (or missing) gets one error and no plan; the hub need not be served", () => {
   const schema = root({ a: str() });
   const result = analyze(
     crdSource([

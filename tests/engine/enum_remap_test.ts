@@ -1,26 +1,15 @@
-/** EnumRemap conformance (engine.md §6.10; §9 scenarios 21–22). */
+/** EnumRemap conformance. */
 import assert from "node:assert/strict";
-import {
-  analyzePair,
-  assertConversionError,
-  bool,
-  describe,
-  h2s,
-  int,
-  pairPlan,
-  resource,
-  root,
-  s2h,
-  single,
-  str,
-} from "./_helpers.ts";
+import { assertConversionError, describe, resource, single } from "./_checks.ts";
+import { analyzePair, h2s, pairPlan, s2h } from "./_helpers.ts";
+import { bool, int, root, str } from "./_schemas.ts";
 
 const remap = (path: string, mapping: unknown[], extra: Record<string, unknown> = {}) => ({
   strategy: "EnumRemap",
   enumRemap: { path, mapping, ...extra },
 });
 
-Deno.test("§9.21 EnumRemap: strings, integers, boolean↔string; unmapped errors; Drop omits", () => {
+Deno.test("EnumRemap: strings, integers, boolean↔string; unmapped errors; Drop omits", () => {
   const plan = pairPlan(
     root({ size: str(), code: int(), enabled: bool() }),
     root({ size: str(), code: int(), enabled: str() }),
@@ -99,7 +88,7 @@ Deno.test("EnumRemap: path must resolve on both sides; schema enums are not comp
   assert.deepEqual(ok.lossless, { hubToSpoke: true, spokeToHub: true });
 });
 
-Deno.test("§9.22 EnumRemap non-injective, no ack: non-injective-enum warning + unacknowledged-lossy spoke→hub", () => {
+Deno.test("EnumRemap non-injective, no ack: non-injective-enum warning + unacknowledged-lossy spoke→hub", () => {
   const { report } = analyzePair(root({ size: str() }), root({ size: str() }), [
     remap("spec.size", [
       { hub: "Small", spoke: "S" },

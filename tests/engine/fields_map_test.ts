@@ -1,23 +1,9 @@
-/** FieldsToMap / MapToFields conformance (engine.md §6.6, §6.7; §9 scenarios 12–13). */
+/** FieldsToMap / MapToFields conformance. */
 import assert from "node:assert/strict";
 import { analyze, createRouter } from "../../src/engine/mod.ts";
-import {
-  analyzePair,
-  assertConversionError,
-  configFor,
-  crdSource,
-  describe,
-  h2s,
-  HUB,
-  map,
-  obj,
-  pairPlan,
-  resource,
-  root,
-  s2h,
-  single,
-  str,
-} from "./_helpers.ts";
+import { assertConversionError, describe, resource, single } from "./_checks.ts";
+import { analyzePair, configFor, crdSource, h2s, pairPlan, s2h } from "./_helpers.ts";
+import { HUB, map, obj, root, str } from "./_schemas.ts";
 
 const fieldsToMap = (extra: Record<string, unknown> = {}) => ({
   strategy: "FieldsToMap",
@@ -31,7 +17,7 @@ const fieldsToMap = (extra: Record<string, unknown> = {}) => ({
 const hubLimits = root({ cpuLimit: str(), memoryLimit: str() });
 const spokeLimits = root({ limits: map(str()) });
 
-Deno.test("§9.12 FieldsToMap: {cpuLimit: 4} → limits {cpu: 4}; an unknown key is a runtime error", () => {
+Deno.test("FieldsToMap: {cpuLimit: 4} → limits {cpu: 4}; an unknown key is a runtime error", () => {
   const plan = pairPlan(hubLimits, spokeLimits, [fieldsToMap()]);
   assert.deepEqual(
     h2s(plan, resource({ spec: { cpuLimit: "4" } })),
@@ -77,7 +63,7 @@ Deno.test("FieldsToMap verdicts: Error is lossless, Drop is lossy spoke→hub", 
   assert.match(single(drop.errors, "unacknowledged-lossy").message, /spoke→hub/);
 });
 
-Deno.test("§9.13 MapToFields with Drop keeps env and team; the Error-policy spoke fails", () => {
+Deno.test("MapToFields with Drop keeps env and team; the Error-policy spoke fails", () => {
   const hub = root({ tags: map(str()) });
   const spoke = root({ env: str(), team: str() });
   const rule = (policy: string) => ({

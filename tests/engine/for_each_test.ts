@@ -1,25 +1,9 @@
-/** ForEach conformance (engine.md §4.7, §6.15; §9 scenarios 27–31). */
+/** ForEach conformance. */
 import assert from "node:assert/strict";
 import { type ConversionRuleSpec, structuralError } from "../../src/engine/mod.ts";
-import {
-  analyzePair,
-  arr,
-  assertConversionError,
-  configFor,
-  describe,
-  errorsOf,
-  h2s,
-  int,
-  map,
-  obj,
-  pairPlan,
-  resource,
-  root,
-  s2h,
-  single,
-  SPOKE,
-  str,
-} from "./_helpers.ts";
+import { assertConversionError, describe, errorsOf, resource, single } from "./_checks.ts";
+import { analyzePair, configFor, h2s, pairPlan, s2h } from "./_helpers.ts";
+import { arr, int, map, obj, root, SPOKE, str } from "./_schemas.ts";
 
 const rename = (hubPath: string, spokePath: string): ConversionRuleSpec => ({
   strategy: "FieldRename",
@@ -51,7 +35,7 @@ const volumesRules = [
   ]),
 ];
 
-Deno.test("§9.27 ForEach: element renames and enum remap; undeclared element keys dropped; [] ↔ []", () => {
+Deno.test("ForEach: element renames and enum remap; undeclared element keys dropped; [] ↔ []", () => {
   const plan = pairPlan(hubVolumes, spokeDisks, volumesRules);
   const hub = resource({
     spec: {
@@ -135,7 +119,7 @@ const nestedSpoke = root({
   ),
 });
 
-Deno.test("§9.28 ForEach two levels: renames inside volumes[].disks[]", () => {
+Deno.test("ForEach two levels: renames inside volumes[].disks[]", () => {
   const plan = pairPlan(nestedHub, nestedSpoke, [
     forEach("spec.volumes", "spec.volumes", [
       forEach("disks", "disks", [rename("sizeGB", "size")]),
@@ -154,7 +138,7 @@ Deno.test("§9.28 ForEach two levels: renames inside volumes[].disks[]", () => {
   assert.deepEqual(s2h(plan, spoke), hub);
 });
 
-Deno.test("§9.28 ForEach third level: foreach-depth at analysis and structurally", () => {
+Deno.test("ForEach third level: foreach-depth at analysis and structurally", () => {
   const rules = [
     forEach("spec.volumes", "spec.volumes", [
       forEach("disks", "disks", [forEach("tags", "tags", [])]),
@@ -174,7 +158,7 @@ Deno.test("§9.28 ForEach third level: foreach-depth at analysis and structurall
   assert.equal(structuralError(configFor({ [SPOKE]: [twoLevels] })), undefined);
 });
 
-Deno.test("§9.29 ForEach length check: both items paths present with different lengths fails", () => {
+Deno.test("ForEach length check: both items paths present with different lengths fails", () => {
   const plan = pairPlan(hubVolumes, spokeDisks, volumesRules);
   assertConversionError(
     () =>
@@ -200,7 +184,7 @@ Deno.test("§9.29 ForEach length check: both items paths present with different 
   );
 });
 
-Deno.test("§9.30 ForEach over a non-array path: foreach-shape", () => {
+Deno.test("ForEach over a non-array path: foreach-shape", () => {
   const { report } = analyzePair(
     root({ volumes: map(str()) }),
     root({ disks: arr(obj({ name: str() })) }),
@@ -217,7 +201,7 @@ Deno.test("§9.30 ForEach over a non-array path: foreach-shape", () => {
   assert.match(single(noItems.errors, "foreach-shape").message, /spokeItemsPath spec\.disks/);
 });
 
-Deno.test("§9.31 ForEach: an acknowledged lossy nested rule still needs ack on the ForEach", () => {
+Deno.test("ForEach: an acknowledged lossy nested rule still needs ack on the ForEach", () => {
   const nested = {
     strategy: "DefaultValue",
     defaultValue: { path: "protocol", existsOn: "Spoke", default: "TCP" },

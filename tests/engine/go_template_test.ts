@@ -1,6 +1,6 @@
 /**
- * Join templates (engine.md §7.6): the supported Go text/template subset, fail-closed parsing and
- * Go `%v` value rendering.
+ * Join templates: the supported Go text/template subset, fail-closed parsing and Go `%v` value
+ * rendering.
  */
 import assert from "node:assert/strict";
 import {

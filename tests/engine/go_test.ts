@@ -1,4 +1,4 @@
-/** Go-compatible formatting (engine.md §7.1, §7.4, §7.10). */
+/** Go-compatible formatting. */
 import assert from "node:assert/strict";
 import {
   compareBytes,

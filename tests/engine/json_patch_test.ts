@@ -1,29 +1,23 @@
 /**
- * JSONPatch (engine.md §6.14, §3.4; scenario 26, quirk 8): strict RFC 6902 semantics of the
- * reference (evanphx/json-patch), claims, verdicts and the copy-back of destination paths.
+ * JSONPatch: strict RFC 6902 semantics of the reference (evanphx/json-patch), claims, verdicts
+ * and the copy-back of destination paths.
  */
 import assert from "node:assert/strict";
 import {
-  type AnalysisResult,
   ConversionError,
   type ConversionRuleSpec,
   convertWithPlan,
-  type Direction,
   type JsonObject,
   type JsonValue,
   linkPlan,
 } from "../../src/engine/mod.ts";
-import { analyzeRules, classes, spoke } from "./_spec_rules.ts";
+import { analyzeRules, classes, convertOne, spoke } from "./_spec_rules.ts";
 import { pointerSegments } from "../../src/engine/strategies/json_patch.ts";
 
 const bool = { type: "boolean" };
 const str = { type: "string" };
 
-function convert(result: AnalysisResult, direction: Direction, obj: JsonObject): JsonObject {
-  const report = spoke(result);
-  assert.ok(report.plan, `no plan: ${JSON.stringify(report.errors)}`);
-  return convertWithPlan(linkPlan(report.plan), direction, obj);
-}
+const convert = convertOne;
 
 const patchRule = (
   hubToSpoke: JsonValue[],
@@ -34,7 +28,7 @@ const patchRule = (
   jsonPatch: { hubToSpoke, spokeToHub, ...extra },
 });
 
-// Scenario 26.
+// JSONPatch move, both ways.
 const MOVE_RULE: ConversionRuleSpec = {
   strategy: "JSONPatch",
   jsonPatch: {
@@ -47,7 +41,7 @@ const MOVE_RULE: ConversionRuleSpec = {
 const moveAnalysis = () =>
   analyzeRules({ legacyFlag: bool, name: str }, { legacyFlagV2: bool, name: str }, [MOVE_RULE]);
 
-Deno.test("JSONPatch: scenario 26 — move both ways", () => {
+Deno.test("JSONPatch: move both ways", () => {
   const a = moveAnalysis();
   const r = spoke(a);
   assert.deepEqual(r.errors, []);
@@ -60,7 +54,7 @@ Deno.test("JSONPatch: scenario 26 — move both ways", () => {
   assert.deepEqual(convert(a, "spokeToHub", s), { ...h, metadata: {} });
 });
 
-Deno.test("JSONPatch: scenario 26 / quirk 8 — moving an absent field fails the conversion", () => {
+Deno.test("JSONPatch: moving an absent field fails the conversion", () => {
   assert.throws(
     () => convert(moveAnalysis(), "hubToSpoke", { spec: { name: "x" } }),
     (e: unknown) =>
@@ -70,7 +64,7 @@ Deno.test("JSONPatch: scenario 26 / quirk 8 — moving an absent field fails the
   );
 });
 
-Deno.test("JSONPatch: scenario 26 — without override or acknowledgement, two unacknowledged-lossy", () => {
+Deno.test("JSONPatch: without override or acknowledgement, two unacknowledged-lossy", () => {
   const { acknowledgeLossy: _, ...unacked } = MOVE_RULE;
   const r = spoke(
     analyzeRules({ legacyFlag: bool }, { legacyFlagV2: bool }, [unacked]),
@@ -214,7 +208,7 @@ Deno.test("JSONPatch: inherited names are never found on an object's prototype",
   assert.throws(() => convert(b, "hubToSpoke", { spec: { x: "v" } }), /does not exist/);
 });
 
-Deno.test("JSONPatch: pointers decode ~1 to / and ~0 to ~ (§3.4)", () => {
+Deno.test("JSONPatch: pointers decode ~1 to / and ~0 to ~", () => {
   assert.deepEqual(pointerSegments(""), []);
   assert.deepEqual(pointerSegments("/spec/a~1b"), ["spec", "a/b"]);
   assert.deepEqual(pointerSegments("/spec/t~0"), ["spec", "t~"]);

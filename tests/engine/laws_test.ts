@@ -6,7 +6,8 @@
  *     declared verdict, a plan, and the same report every time;
  * (b) every declared-lossless direction round-trips on generated objects of its source version
  *     (source → target → source, compared with the engine's equality after dropping empty
- *     structured maps, which §5.7 does not preserve, and the case's declared vanishing paths);
+ *     structured maps, which conversion does not preserve, and the case's declared vanishing
+ *     paths);
  * (c) with `acknowledgeLossy` removed, each lossy direction of each rule is exactly one
  *     *unacknowledged-lossy* error and nothing else fails;
  * (d) inputs are never mutated (deep-frozen, and compared with a JSON snapshot) and outputs share
@@ -17,6 +18,7 @@
  *
  * Conversions go through `convertObject` (router + apiVersion stamping), as the webhook does.
  */
+import { isJsonObject } from "../../src/lib/json.ts";
 import assert from "node:assert/strict";
 import {
   analyze,
@@ -33,20 +35,15 @@ import {
   structuralError,
 } from "../../src/engine/mod.ts";
 import { createRng, generateResource } from "../../src/engine/generate.ts";
+import { inversePairs } from "../../src/engine/strategies/mod.ts";
 import { isStructured, itemSchema } from "../../src/engine/schema.ts";
-import { ABSENT, deepCopy, deletePath, getPath, isMap, setKey } from "../../src/engine/value.ts";
-import {
-  apiVersion,
-  configFor,
-  deepFreeze,
-  describe,
-  HUB,
-  KIND,
-  pairSource,
-  SPOKE,
-} from "./_helpers.ts";
+import { ABSENT, deepCopy, deletePath, getPath, setKey } from "../../src/engine/value.ts";
+import { deepFreeze, describe } from "./_checks.ts";
+import { configFor, pairSource } from "./_helpers.ts";
+import { apiVersion, HUB, KIND, SPOKE } from "./_schemas.ts";
 import "./laws/cases/mod.ts";
 import { type LawCase, lawCases, type Vanishing } from "./laws/registry.ts";
+import { mirroredCase, PAIRS } from "./laws/mirror.ts";
 
 const INPUTS_PER_DIRECTION = 200;
 const DIRECTIONS: readonly Direction[] = ["hubToSpoke", "spokeToHub"];
@@ -69,20 +66,20 @@ function strategiesIn(rules: readonly ConversionRuleSpec[]): string[] {
   });
 }
 
-/** Drops maps that became empty at structured schema positions (§5.7: they are not kept). */
+/** Drops maps that became empty at structured schema positions. */
 function pruneEmpty(v: JsonValue, node: SchemaNode | undefined): JsonValue {
   if (node === undefined) return v;
   if (Array.isArray(v)) {
     const items = itemSchema(node);
     return v.map((e) => pruneEmpty(e, items));
   }
-  if (!isMap(v) || !isStructured(node)) return v;
+  if (!isJsonObject(v) || !isStructured(node)) return v;
   const props = node.properties ?? {};
   const out: JsonObject = {};
   for (const key of Object.keys(v)) {
     const child = Object.hasOwn(props, key) ? props[key] : undefined;
     const pruned = pruneEmpty(v[key], child);
-    const emptyStructured = child !== undefined && isStructured(child) && isMap(pruned) &&
+    const emptyStructured = child !== undefined && isStructured(child) && isJsonObject(pruned) &&
       Object.keys(pruned).length === 0;
     if (!emptyStructured) setKey(out, key, pruned);
   }
@@ -90,7 +87,7 @@ function pruneEmpty(v: JsonValue, node: SchemaNode | undefined): JsonValue {
 }
 
 function isEmptyContainer(v: JsonValue): boolean {
-  return (Array.isArray(v) && v.length === 0) || (isMap(v) && Object.keys(v).length === 0);
+  return (Array.isArray(v) && v.length === 0) || (isJsonObject(v) && Object.keys(v).length === 0);
 }
 
 /** The original and the round-tripped object, made comparable (see the module doc). */
@@ -128,7 +125,13 @@ function assertNoSharing(input: JsonObject, output: JsonObject, where: string): 
 
 const show = (v: unknown) => JSON.stringify(v, null, 1).slice(0, 4000);
 
-for (const c of lawCases()) {
+/** The registered cases, and each plain-pair case mirrored (the other strategy of its pair). */
+const CASES: readonly LawCase[] = [
+  ...lawCases(),
+  ...lawCases().flatMap((c) => c.noMirror === undefined ? mirroredCase(c) ?? [] : []),
+];
+
+for (const c of CASES) {
   const title = `law [${c.family}] ${c.name}`;
 
   Deno.test(`${title} › (a) acknowledged: no errors, declared verdict, stable report`, () => {
@@ -252,7 +255,7 @@ for (const c of lawCases()) {
 }
 
 Deno.test("laws: every implemented strategy has at least one law case", () => {
-  const covered = new Set(lawCases().map((c) => c.strategy));
+  const covered = new Set(CASES.map((c) => c.strategy));
   const missing = implementedStrategies().filter((s) => !covered.has(s));
   assert.deepEqual(missing, [], `strategies without a law case: ${missing.join(", ")}`);
 });
@@ -301,3 +304,64 @@ Deno.test("laws: round-trip comparison prunes only empty structured maps", () =>
   const [e, f] = comparable({ spec: { z: [1] } }, {}, schema, [{ path: "spec.z", reason: "t" }]);
   assert.equal(jsonEqual(e, f), false, "a non-empty vanishing value is a loss");
 });
+
+// --- inverse pairs ------------------------------------------------------------------------------
+
+Deno.test("laws: every inverse pair comes from mirror() and both directions have law cases", () => {
+  assert.deepEqual(
+    inversePairs().map((p) => p.join("/")).sort(),
+    PAIRS.map((p) => p.join("/")).sort(),
+  );
+  const covered = new Set(CASES.map((c) => c.strategy));
+  for (const name of PAIRS.flat()) assert.ok(covered.has(name as never), `${name} has no law case`);
+});
+
+const SWAP_INPUTS = 50;
+for (const c of lawCases()) {
+  const m = mirroredCase(c);
+  if (m === undefined) continue;
+  const inverse = m.strategy;
+  Deno.test(`law [${c.family}] ${c.name} › mirrored as ${inverse}: swapped verdict, same output`, () => {
+    const original = analyzeCase(c).result;
+    const mirrored = analyzeCase(m).result;
+    // The required-field check judges strategies by name (ScalarToFields is unprovable, its
+    // mirror is judged by its source fields), so only it may reject a mirrored case.
+    const errors = mirrored.spokes[0].errors;
+    assert.ok(errors.every((d) => d.class.startsWith("RequiredField")), describe(errors));
+    const [r, mr] = [original.spokes[0].ruleResults[0], mirrored.spokes[0].ruleResults[0]];
+    assert.deepEqual(
+      [mr.hubPaths, mr.spokePaths, mr.lossless],
+      [r.spokePaths, r.hubPaths, {
+        hubToSpoke: r.lossless.spokeToHub,
+        spokeToHub: r.lossless.hubToSpoke,
+      }],
+    );
+    if (errors.length > 0) return; // no plan to compare outputs with
+    const router = createRouter(original);
+    const mirrorRouter = createRouter(mirrored);
+    for (const dir of DIRECTIONS) {
+      const [from, to, schema] = dir === "hubToSpoke" ? [HUB, SPOKE, c.hub] : [SPOKE, HUB, c.spoke];
+      for (let i = 0; i < SWAP_INPUTS; i++) {
+        const seed = `${c.name}/mirror/${dir}/${i}`;
+        const input = generateResource(schema, {
+          ...c.generate,
+          rng: createRng(seed),
+          apiVersion: apiVersion(from),
+          kind: KIND,
+        });
+        // In the mirrored case the same object is of the other version.
+        const swapped = { ...input, apiVersion: apiVersion(to) };
+        const run = (rt: typeof router, obj: JsonObject, v: string) => {
+          try {
+            const { apiVersion: _, ...out } = convertObject(rt, obj, apiVersion(v));
+            return out;
+          } catch (e) {
+            if (e instanceof ConversionError) return "conversion error";
+            throw e;
+          }
+        };
+        assert.deepEqual(run(mirrorRouter, swapped, from), run(router, input, to), `seed ${seed}`);
+      }
+    }
+  });
+}

@@ -1,6 +1,6 @@
 /**
- * Plans are data (design.md "A plan is data"): structured-cloneable, JSON-like, never mutated by
- * linking, and a clone linked elsewhere converts exactly like the original.
+ * Plans are data (docs/design/engine.md#plan-shape): structured-cloneable, JSON-like, never
+ * mutated by linking, and a clone linked elsewhere converts exactly like the original.
  */
 import assert from "node:assert/strict";
 import {
@@ -9,64 +9,55 @@ import {
   type JsonObject,
   linkPlan,
   type PlanData,
+  type SchemaNode,
 } from "../../src/engine/mod.ts";
 import { generateResource } from "../../src/engine/generate.ts";
-import {
-  analyzePair,
-  apiVersion,
-  arr,
-  bool,
-  deepFreeze,
-  describe,
-  HUB,
-  int,
-  KIND,
-  map,
-  obj,
-  root,
-  SPOKE,
-  str,
-} from "./_helpers.ts";
+import { deepFreeze, describe } from "./_checks.ts";
+import { analyzePair } from "./_helpers.ts";
+import { apiVersion, arr, bool, HUB, int, KIND, map, obj, root, SPOKE, str } from "./_schemas.ts";
 
 const ack = { acknowledgeLossy: true };
 
 /** One pair of schemas and a rule list using every core strategy (and `when`). */
+/** The kitchen sink's hub and spoke `spec` properties. */
+const hubFields = (): Record<string, SchemaNode> => ({
+  storageGB: str(),
+  replicaCount: int(),
+  network: obj({ cidr: str() }),
+  zones: arr(obj({ name: str() }), { maxItems: 1 }),
+  primary: obj({ name: str() }),
+  cpu: str(),
+  tags: obj({ env: str() }),
+  description: str(),
+  tier: str({ enum: ["gold", "silver"] }),
+  size: str({ enum: ["Small", "Large"] }),
+  apiLevel: int(),
+  telemetry: bool(),
+  volumes: arr(obj({ name: str(), sizeGB: int() })),
+  mode: str(),
+  gated: int(),
+});
+const spokeFields = (): Record<string, SchemaNode> => ({
+  storageSize: str(),
+  replicas: obj({ count: int() }),
+  networkCIDR: str(),
+  zone: obj({ name: str() }),
+  regions: arr(obj({ name: str() }), { maxItems: 1 }),
+  limits: map(),
+  env: str(),
+  size: str({ enum: ["S", "L"] }),
+  zoneName: str(),
+  operatorNote: str(),
+  operatorTier: str(),
+  debug: bool(),
+  volumes: arr(obj({ name: str(), size: int() })),
+  mode: str(),
+  gatedLevel: int(),
+});
+
 function kitchenSink(): PlanData {
-  const item = obj({ name: str(), sizeGB: int() });
-  const hub = root({
-    storageGB: str(),
-    replicaCount: int(),
-    network: obj({ cidr: str() }),
-    zones: arr(obj({ name: str() }), { maxItems: 1 }),
-    primary: obj({ name: str() }),
-    cpu: str(),
-    tags: obj({ env: str() }),
-    description: str(),
-    tier: str({ enum: ["gold", "silver"] }),
-    size: str({ enum: ["Small", "Large"] }),
-    apiLevel: int(),
-    telemetry: bool(),
-    volumes: arr(item),
-    mode: str(),
-    gated: int(),
-  }, { status: { phase: str() } });
-  const spoke = root({
-    storageSize: str(),
-    replicas: obj({ count: int() }),
-    networkCIDR: str(),
-    zone: obj({ name: str() }),
-    regions: arr(obj({ name: str() }), { maxItems: 1 }),
-    limits: map(),
-    env: str(),
-    size: str({ enum: ["S", "L"] }),
-    zoneName: str(),
-    operatorNote: str(),
-    operatorTier: str(),
-    debug: bool(),
-    volumes: arr(obj({ name: str(), size: int() })),
-    mode: str(),
-    gatedLevel: int(),
-  }, { status: { state: str() } });
+  const hub = root(hubFields(), { status: { phase: str() } });
+  const spoke = root(spokeFields(), { status: { state: str() } });
   const { report } = analyzePair(hub, spoke, [
     {
       strategy: "FieldRename",
@@ -252,36 +243,15 @@ Deno.test("a plan survives postMessage (the Worker hand-off) and still links", a
 
 /** Objects of the source side of `direction`, generated from the kitchen-sink schemas' shapes. */
 function sample(direction: Direction, seed: number): JsonObject {
-  const hubShape = root({
-    storageGB: str(),
-    replicaCount: int(),
-    network: obj({ cidr: str() }),
-    zones: arr(obj({ name: str() }), { maxItems: 1 }),
-    primary: obj({ name: str() }),
-    cpu: str(),
-    tags: obj({ env: str() }),
-    description: str(),
-    tier: str({ enum: ["gold", "silver"] }),
-    size: str({ enum: ["Small", "Large"] }),
-    volumes: arr(obj({ name: str(), sizeGB: int() })),
-    mode: str({ enum: ["on", "off"] }),
-    gated: int(),
-  }, { status: { phase: str() } });
-  const spokeShape = root({
-    storageSize: str(),
-    replicas: obj({ count: int() }),
-    networkCIDR: str(),
-    zone: obj({ name: str() }),
-    regions: arr(obj({ name: str() }), { maxItems: 1 }),
-    env: str(),
-    size: str({ enum: ["S", "L"] }),
-    operatorNote: str(),
-    operatorTier: str({ enum: ["gold", "silver"] }),
-    debug: bool(),
-    volumes: arr(obj({ name: str(), size: int() })),
-    mode: str({ enum: ["on", "off"] }),
-    gatedLevel: int(),
-  }, { status: { state: str() } });
+  // The shapes generated from: no fields the rules do not read back, enums where a rule maps values.
+  const { apiLevel: _apiLevel, telemetry: _telemetry, ...hub } = hubFields();
+  const { limits: _limits, zoneName: _zoneName, ...spoke } = spokeFields();
+  const mode = str({ enum: ["on", "off"] });
+  const hubShape = root({ ...hub, mode }, { status: { phase: str() } });
+  const spokeShape = root(
+    { ...spoke, operatorTier: str({ enum: ["gold", "silver"] }), mode },
+    { status: { state: str() } },
+  );
   const hubSide = direction === "hubToSpoke";
   return generateResource(hubSide ? hubShape : spokeShape, {
     seed,

@@ -1,4 +1,4 @@
-/** Crossplane platform paths and XRD scope (engine.md §4.10; §9 scenarios 58–59). */
+/** Crossplane platform paths and XRD scope. */
 import assert from "node:assert/strict";
 import {
   analyze,
@@ -11,18 +11,9 @@ import {
   type SchemaNode,
   schemaSourceFromXRD,
 } from "../../src/engine/mod.ts";
-import {
-  configFor,
-  crdSource,
-  describe,
-  GROUP,
-  HUB,
-  obj,
-  root,
-  single,
-  SPOKE,
-  str,
-} from "./_helpers.ts";
+import { describe, single } from "./_checks.ts";
+import { configFor, crdSource } from "./_helpers.ts";
+import { GROUP, HUB, obj, root, SPOKE, str } from "./_schemas.ts";
 
 interface XRDOptions {
   apiVersion?: string;
@@ -74,7 +65,7 @@ function analyzeXRD(o: XRDOptions, rules: ConversionRuleSpec[] = []) {
 
 const ref = obj({ name: str() });
 
-Deno.test("§9.58 Namespaced XRD: an authored spec.crossplane is AuthoredFieldShadowedByPlatform (error)", () => {
+Deno.test("Namespaced XRD: an authored spec.crossplane is AuthoredFieldShadowedByPlatform (error)", () => {
   const report = analyzeXRD({
     scope: "Namespaced",
     spoke: root({ crossplane: obj({ x: str() }) }),
@@ -102,7 +93,7 @@ const ontoCompositionRef: ConversionRuleSpec[] = [
   },
 ];
 
-Deno.test("§9.58 LegacyCluster XRD: a FieldRename onto spec.compositionRef is RuleTargetsInjectedPath (error)", () => {
+Deno.test("LegacyCluster XRD: a FieldRename onto spec.compositionRef is RuleTargetsInjectedPath (error)", () => {
   const report = analyzeXRD(
     { scope: "LegacyCluster", hub: root({ ref }), spoke: root({ compositionRef: ref }) },
     ontoCompositionRef,
@@ -123,7 +114,7 @@ Deno.test("§9.58 LegacyCluster XRD: a FieldRename onto spec.compositionRef is R
   assert.deepEqual(modern.errors, [], describe(modern.errors));
 });
 
-Deno.test("§9.58 indeterminate scope: both diagnostics become warnings carrying the reason", () => {
+Deno.test("indeterminate scope: both diagnostics become warnings carrying the reason", () => {
   const report = analyzeXRD(
     { apiVersion: "example.org/v9", hub: root({ ref }), spoke: root({ compositionRef: ref }) },
     ontoCompositionRef,
@@ -141,7 +132,7 @@ Deno.test("§9.58 indeterminate scope: both diagnostics become warnings carrying
   assert.ok(report.plan !== undefined);
 });
 
-Deno.test("§9.59 scope resolution", () => {
+Deno.test("scope resolution", () => {
   const legacy = resolveXRDScope(
     xrd({ scope: "Namespaced", claimNames: { kind: "Gadget", plural: "gadgets" } }),
   );
@@ -166,7 +157,7 @@ Deno.test("§9.59 scope resolution", () => {
   assert.equal(resolveXRDScope(xrd({ scope: "Galactic" })).scope, "Indeterminate");
 });
 
-Deno.test("§9.59 injected roots by scope", () => {
+Deno.test("injected roots by scope", () => {
   assert.deepEqual(injectedPathsForXRD(xrd({ scope: "Namespaced" })).roots, [
     "spec.crossplane",
     "status.conditions",
@@ -183,7 +174,7 @@ Deno.test("§9.59 injected roots by scope", () => {
   assert.deepEqual(unknown.roots, [...unknown.roots].sort());
 });
 
-Deno.test("§9.59 GeneratedCRDNames: composite then claim", () => {
+Deno.test("GeneratedCRDNames: composite then claim", () => {
   assert.deepEqual(generatedCRDNames(xrd({ claimNames: { kind: "Gadget", plural: "gadgets" } })), [
     { name: `xgadgets.${GROUP}`, role: "composite", namespaced: false },
     { name: `gadgets.${GROUP}`, role: "claim", namespaced: true },

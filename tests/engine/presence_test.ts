@@ -1,20 +1,10 @@
-/** DefaultValue / Constant / Delete conformance (engine.md §6.11–§6.13; §9 scenarios 23–25). */
+/** DefaultValue / Constant / Delete conformance. */
 import assert from "node:assert/strict";
-import {
-  analyzePair,
-  bool,
-  describe,
-  h2s,
-  int,
-  pairPlan,
-  resource,
-  root,
-  s2h,
-  single,
-  str,
-} from "./_helpers.ts";
+import { describe, resource, single } from "./_checks.ts";
+import { analyzePair, h2s, pairPlan, s2h } from "./_helpers.ts";
+import { bool, int, root, str } from "./_schemas.ts";
 
-Deno.test("§9.23 DefaultValue existsOn Spoke: always written towards the spoke; dropped back", () => {
+Deno.test("DefaultValue existsOn Spoke: always written towards the spoke; dropped back", () => {
   const rule = {
     strategy: "DefaultValue",
     defaultValue: { path: "spec.maxPods", existsOn: "Spoke", default: 4 },
@@ -50,7 +40,7 @@ Deno.test("DefaultValue: an object default is deep-copied per conversion", () =>
   assert.deepEqual(h2s(plan, resource({})).spec, { cfg: { a: [1] } });
 });
 
-Deno.test("§9.24 Constant existsOn Hub value 2: always apiLevel 2 on the hub; dropped towards the spoke", () => {
+Deno.test("Constant existsOn Hub value 2: always apiLevel 2 on the hub; dropped towards the spoke", () => {
   const rule = {
     strategy: "Constant",
     constant: { path: "spec.apiLevel", existsOn: "Hub", value: 2 },
@@ -70,7 +60,7 @@ Deno.test("§9.24 Constant existsOn Hub value 2: always apiLevel 2 on the hub; d
   assert.match(single(report.errors, "unacknowledged-lossy").message, /hub→spoke/);
 });
 
-Deno.test("§9.25 Delete existsOn Spoke: debugMode dropped; without ack unacknowledged-lossy", () => {
+Deno.test("Delete existsOn Spoke: debugMode dropped; without ack unacknowledged-lossy", () => {
   const rule = { strategy: "Delete", delete: { path: "spec.debugMode", existsOn: "Spoke" } };
   const plan = pairPlan(root({}), root({ debugMode: bool() }), [{
     ...rule,

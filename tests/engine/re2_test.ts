@@ -1,6 +1,4 @@
-/**
- * RE2 patterns (engine.md §7.5): Go syntax and semantics, not JavaScript's.
- */
+/** RE2 patterns: Go syntax and semantics, not JavaScript's. */
 import assert from "node:assert/strict";
 import { Re2Pattern, Re2SyntaxError } from "../../src/engine/re2.ts";
 

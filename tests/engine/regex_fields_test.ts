@@ -1,28 +1,21 @@
-/**
- * ScalarToFields / FieldsToScalar (engine.md §6.17, §6.18; scenarios 35–38, 61).
- */
+/** ScalarToFields / FieldsToScalar conformance. */
 import assert from "node:assert/strict";
 import {
   type AnalysisResult,
   ConversionError,
   type ConversionRuleSpec,
-  convertWithPlan,
   type Direction,
   type JsonObject,
-  linkPlan,
 } from "../../src/engine/mod.ts";
-import { analyzeRules, classes, spoke } from "./_spec_rules.ts";
+import { analyzeRules, classes, convertOne, spoke } from "./_spec_rules.ts";
 
 const str = { type: "string" };
 const int = { type: "integer" };
 const num = { type: "number" };
 const bool = { type: "boolean" };
 
-function convert(result: AnalysisResult, direction: Direction, spec: JsonObject): JsonObject {
-  const report = spoke(result);
-  assert.ok(report.plan, `no plan: ${JSON.stringify(report.errors)}`);
-  return convertWithPlan(linkPlan(report.plan), direction, { kind: "Gadget", spec });
-}
+const convert = (result: AnalysisResult, direction: Direction, spec: JsonObject) =>
+  convertOne(result, direction, { kind: "Gadget", spec });
 
 /** Spec of the output (undefined when the output has no spec). */
 const specOf = (out: JsonObject) => out.spec as JsonObject | undefined;
@@ -42,7 +35,7 @@ const SIZE_RULE: ConversionRuleSpec = {
 const SIZE_SPOKE = { size: { type: "object", properties: { value: int, unit: str } } };
 const sizeAnalysis = () => analyzeRules({ size: str }, SIZE_SPOKE, [SIZE_RULE]);
 
-Deno.test("ScalarToFields: scenario 35 — split with integer coercion, and back", () => {
+Deno.test("ScalarToFields: split with integer coercion, and back", () => {
   const a = sizeAnalysis();
   assert.deepEqual(spoke(a).errors, []);
   assert.deepEqual(specOf(convert(a, "hubToSpoke", { size: "50Gi" })), {
@@ -53,7 +46,7 @@ Deno.test("ScalarToFields: scenario 35 — split with integer coercion, and back
   });
 });
 
-Deno.test("ScalarToFields: scenario 35 — no match is a conversion error", () => {
+Deno.test("ScalarToFields: no match is a conversion error", () => {
   assert.throws(
     () => convert(sizeAnalysis(), "hubToSpoke", { size: "fifty" }),
     (e: unknown) =>
@@ -79,7 +72,7 @@ Deno.test("ScalarToFields: a catastrophic-backtracking pattern cannot stall a co
   );
 });
 
-Deno.test("ScalarToFields: scenario 36 — Go %v join, missing key, nothing present", () => {
+Deno.test("ScalarToFields: Go %v join, missing key, nothing present", () => {
   const a = sizeAnalysis();
   assert.deepEqual(specOf(convert(a, "spokeToHub", { size: { value: 2000000, unit: "Mi" } })), {
     size: "2e+06Mi",
@@ -167,7 +160,7 @@ Deno.test("ScalarToFields: verdict, unverifiable warning and acknowledgement", (
   assert.deepEqual(overridden.lossless, { hubToSpoke: true, spokeToHub: true });
 });
 
-Deno.test("ScalarToFields: scenario 37 — lookahead and a missing group are invalid-parameter", () => {
+Deno.test("ScalarToFields: lookahead and a missing group are invalid-parameter", () => {
   const withPattern = (pattern: string, fields = { value: "spec.size.value" }) =>
     spoke(analyzeRules({ size: str }, { size: { type: "object", properties: { value: int } } }, [{
       ...SIZE_RULE,
@@ -222,7 +215,7 @@ Deno.test("ScalarToFields: claims and duplicate field paths", () => {
   assert.deepEqual(classes(dup), ["duplicate-claim"]);
 });
 
-Deno.test("ScalarToFields: scenario 61 — spokePaths are reported sorted, every time", () => {
+Deno.test("ScalarToFields: spokePaths are reported sorted, every time", () => {
   const rule: ConversionRuleSpec = {
     strategy: "ScalarToFields",
     scalarToFields: {
@@ -241,7 +234,7 @@ Deno.test("ScalarToFields: scenario 61 — spokePaths are reported sorted, every
   }
 });
 
-// Scenario 38: the mirror strategy.
+// FieldsToScalar: the mirror strategy.
 const CONTACT_RULE: ConversionRuleSpec = {
   strategy: "FieldsToScalar",
   fieldsToScalar: {
@@ -255,7 +248,7 @@ const CONTACT_RULE: ConversionRuleSpec = {
 const contactAnalysis = () =>
   analyzeRules({ contactName: str, contactEmail: str }, { contact: str }, [CONTACT_RULE]);
 
-Deno.test("FieldsToScalar: scenario 38 — join hub fields, split back", () => {
+Deno.test("FieldsToScalar: join hub fields, split back", () => {
   const a = contactAnalysis();
   const r = spoke(a);
   assert.deepEqual(r.errors, []);

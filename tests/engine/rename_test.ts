@@ -1,27 +1,15 @@
-/** FieldRename conformance (engine.md §6.1; §9 scenarios 1–5). */
+/** FieldRename conformance. */
 import assert from "node:assert/strict";
-import {
-  analyzePair,
-  bool,
-  describe,
-  errorsOf,
-  h2s,
-  int,
-  obj,
-  pairPlan,
-  resource,
-  root,
-  s2h,
-  single,
-  str,
-} from "./_helpers.ts";
+import { describe, errorsOf, resource, single } from "./_checks.ts";
+import { analyzePair, h2s, pairPlan, s2h } from "./_helpers.ts";
+import { bool, int, obj, root, str } from "./_schemas.ts";
 
 const rename = (hubPath: string, spokePath: string) => ({
   strategy: "FieldRename",
   fieldRename: { hubPath, spokePath },
 });
 
-Deno.test("§9.1 FieldRename: storageGB ↔ storageSize, and back to the original", () => {
+Deno.test("FieldRename: storageGB ↔ storageSize, and back to the original", () => {
   const plan = pairPlan(root({ storageGB: str() }), root({ storageSize: str() }), [
     rename("spec.storageGB", "spec.storageSize"),
   ]);
@@ -31,7 +19,7 @@ Deno.test("§9.1 FieldRename: storageGB ↔ storageSize, and back to the origina
   assert.deepEqual(s2h(plan, spoke), hub);
 });
 
-Deno.test("§9.2 FieldRename on status: phase → state", () => {
+Deno.test("FieldRename on status: phase → state", () => {
   const plan = pairPlan(
     root({}, { status: { phase: str() } }),
     root({}, { status: { state: str() } }),
@@ -47,7 +35,7 @@ Deno.test("§9.2 FieldRename on status: phase → state", () => {
   );
 });
 
-Deno.test("§9.3 FieldRename: a stale undeclared-on-hub copy of the spoke field is not passed through", () => {
+Deno.test("FieldRename: a stale undeclared-on-hub copy of the spoke field is not passed through", () => {
   const plan = pairPlan(root({ storageGB: str() }), root({ storageSize: str() }), [
     rename("spec.storageGB", "spec.storageSize"),
   ]);
@@ -57,7 +45,7 @@ Deno.test("§9.3 FieldRename: a stale undeclared-on-hub copy of the spoke field 
   assert.deepEqual(h2s(plan, resource({ spec: { storageSize: "99" } })), resource({}));
 });
 
-Deno.test("§9.4 FieldRename string ↔ integer: type-mismatch naming both kinds", () => {
+Deno.test("FieldRename string ↔ integer: type-mismatch naming both kinds", () => {
   const { report } = analyzePair(root({ storageGB: str() }), root({ storageSize: int() }), [
     rename("spec.storageGB", "spec.storageSize"),
   ]);
@@ -86,7 +74,7 @@ Deno.test("FieldRename: paths that do not resolve are path-not-found on their si
   assert.match(errorsOf(report, "path-not-found")[1].message, /spokePath .*spoke schema/);
 });
 
-Deno.test("§9.5 FieldRename of a structured object: its inner leaves are uncovered", () => {
+Deno.test("FieldRename of a structured object: its inner leaves are uncovered", () => {
   const network = obj({ cidr: str(), ipv6: bool() });
   const { report } = analyzePair(root({ network }), root({ net: network }), [
     rename("spec.network", "spec.net"),

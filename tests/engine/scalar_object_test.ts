@@ -1,20 +1,8 @@
-/** ScalarToObject / ObjectToScalar conformance (engine.md §6.2, §6.3; §9 scenarios 6–8). */
+/** ScalarToObject / ObjectToScalar conformance. */
 import assert from "node:assert/strict";
-import {
-  analyzePair,
-  bool,
-  describe,
-  h2s,
-  int,
-  map,
-  obj,
-  pairPlan,
-  resource,
-  root,
-  s2h,
-  single,
-  str,
-} from "./_helpers.ts";
+import { describe, resource, single } from "./_checks.ts";
+import { analyzePair, h2s, pairPlan, s2h } from "./_helpers.ts";
+import { bool, int, map, obj, root, str } from "./_schemas.ts";
 
 const replicas = obj({ count: int(), mode: str() });
 const s2o = (extra: Record<string, unknown> = {}) => ({
@@ -28,7 +16,7 @@ const s2o = (extra: Record<string, unknown> = {}) => ({
   ...extra,
 });
 
-Deno.test("§9.6 ScalarToObject with defaultsForOtherKeys: wrap with defaults, unwrap the key", () => {
+Deno.test("ScalarToObject with defaultsForOtherKeys: wrap with defaults, unwrap the key", () => {
   const plan = pairPlan(root({ replicaCount: int() }), root({ replicas }), [
     s2o({ acknowledgeLossy: true }),
   ]);
@@ -42,7 +30,7 @@ Deno.test("§9.6 ScalarToObject with defaultsForOtherKeys: wrap with defaults, u
   );
 });
 
-Deno.test("§9.7 ScalarToObject: another declared spoke property without ack is unacknowledged-lossy spoke→hub", () => {
+Deno.test("ScalarToObject: another declared spoke property without ack is unacknowledged-lossy spoke→hub", () => {
   const { report } = analyzePair(root({ replicaCount: int() }), root({ replicas }), [s2o()]);
   const d = single(report.errors, "unacknowledged-lossy");
   assert.match(d.message, /spoke→hub/);
@@ -74,12 +62,12 @@ Deno.test("ScalarToObject unwrap: only a map holding the key unwraps, never an e
     assert.deepEqual(s2h(plan, resource({ spec: { o: o as never } })), resource({}), String(o));
   }
   assert.deepEqual(s2h(plan, resource({ spec: { o: { count: null } } })).spec, { n: null });
-  // Undeclared keys inside the (declared) spoke object are nested passthrough (§5.7).
+  // Undeclared keys inside the (declared) spoke object are nested passthrough.
   assert.deepEqual(s2h(plan, resource({ spec: { o: { other: 1 } } })).spec, { o: { other: 1 } });
 });
 
 Deno.test("ScalarToObject into a free-form map: no declared properties, so declared lossless", () => {
-  // engine.md §6.2: a free-form spoke map has no declared properties; the verdict ignores the
+  // A free-form spoke map has no declared properties; the verdict ignores the
   // keys such a map may hold at runtime (they are dropped by spoke→hub).
   const { report } = analyzePair(root({ n: int() }), root({ o: map(int()) }), [{
     strategy: "ScalarToObject",
@@ -89,7 +77,7 @@ Deno.test("ScalarToObject into a free-form map: no declared properties, so decla
   assert.deepEqual(report.lossless, { hubToSpoke: true, spokeToHub: true });
 });
 
-Deno.test("§9.8 ObjectToScalar: a hub object without the key writes nothing, no error", () => {
+Deno.test("ObjectToScalar: a hub object without the key writes nothing, no error", () => {
   const network = obj({ cidr: str(), ipv6: bool() });
   const { report } = analyzePair(root({ network }), root({ networkCIDR: str() }), [{
     strategy: "ObjectToScalar",

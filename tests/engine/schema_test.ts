@@ -1,4 +1,4 @@
-/** Schema model (engine.md §3.2 classification, §3.3 flattening, §3.4 resolution, §5.7 known tree). */
+/** Schema model: classification, flattening, path resolution and the known-field trees. */
 import assert from "node:assert/strict";
 import { classify, flatten, type SchemaNode } from "../../src/engine/mod.ts";
 import {
@@ -15,7 +15,7 @@ const info = (node: SchemaNode) => {
   return [i.kind, i.opaque, i.construct];
 };
 
-Deno.test("§3.2 classification table, in order", () => {
+Deno.test("classification table, in order", () => {
   const rows: [SchemaNode, unknown[]][] = [
     [{ type: "object", "x-kubernetes-preserve-unknown-fields": true }, ["object", true, ""]],
     [
@@ -47,7 +47,7 @@ Deno.test("§3.2 classification table, in order", () => {
   for (const [node, expected] of rows) assert.deepEqual(info(node), expected, JSON.stringify(node));
 });
 
-Deno.test("§3.2 constructs: $ref > oneOf > anyOf > allOf, opaque even with properties", () => {
+Deno.test("constructs: $ref > oneOf > anyOf > allOf, opaque even with properties", () => {
   const props = { type: "object", properties: { a: { type: "string" } } };
   assert.deepEqual(info({ ...props, oneOf: [{ required: ["a"] }] }), ["object", true, "oneOf"]);
   assert.deepEqual(info({ $ref: "#/x", oneOf: [{}] }), ["unknown", true, "$ref"]);
@@ -97,7 +97,7 @@ const schema: SchemaNode = {
   },
 };
 
-Deno.test("§3.3 flatten: leaves, required flags, constructs, no overlap", () => {
+Deno.test("flatten: leaves, required flags, constructs, no overlap", () => {
   const leaves = flatten(schema);
   assert.deepEqual(
     leaves.map((l) => [l.path, l.kind, l.opaque, l.construct, l.required]),
@@ -125,7 +125,7 @@ Deno.test("§3.3 flatten: leaves, required flags, constructs, no overlap", () =>
   );
 });
 
-Deno.test("§3.3 flatten with a prefix (subtree claims)", () => {
+Deno.test("flatten with a prefix (subtree claims)", () => {
   const net = schema.properties!.spec.properties!.net;
   assert.deepEqual(flatten(net, "spec.net").map((l) => l.path), ["spec.net.cidr", "spec.net.ipv6"]);
   assert.deepEqual(flatten({ type: "string" }, "spec.name").map((l) => l.path), ["spec.name"]);
@@ -135,7 +135,7 @@ Deno.test("§3.3 flatten with a prefix (subtree claims)", () => {
   );
 });
 
-Deno.test("§3.4 resolution walks properties only", () => {
+Deno.test("resolution walks properties only", () => {
   const r = (p: string) => resolveSchema(schema, splitPath(p));
   assert.equal(r("spec.net.cidr")?.type, "string");
   assert.equal(r(""), schema);
@@ -170,7 +170,7 @@ Deno.test("isRequiredAt and itemSchema", () => {
   assert.equal(itemSchema({ type: "object" }), undefined);
 });
 
-Deno.test("§5.7 known trees: structured nodes have children, everything else is terminal; merge keeps terminals", () => {
+Deno.test("known trees: structured nodes have children, everything else is terminal; merge keeps terminals", () => {
   const tree = knownTree(schema);
   assert.deepEqual(tree, {
     metadata: null,

@@ -1,18 +1,8 @@
-/** SingletonArrayToObject / ObjectToSingletonArray conformance (§6.4, §6.5; §9 scenarios 9–11). */
+/** SingletonArrayToObject / ObjectToSingletonArray conformance. */
 import assert from "node:assert/strict";
-import {
-  analyzePair,
-  arr,
-  describe,
-  h2s,
-  obj,
-  pairPlan,
-  resource,
-  root,
-  s2h,
-  single,
-  str,
-} from "./_helpers.ts";
+import { describe, resource, single } from "./_checks.ts";
+import { analyzePair, h2s, pairPlan, s2h } from "./_helpers.ts";
+import { arr, obj, root, str } from "./_schemas.ts";
 
 const zone = obj({ name: str() });
 const s2o = (ack = false) => ({
@@ -21,7 +11,7 @@ const s2o = (ack = false) => ({
   acknowledgeLossy: ack,
 });
 
-Deno.test("§9.9 SingletonArrayToObject (maxItems 1): [{name: a}] ↔ {name: a}; [] writes nothing", () => {
+Deno.test("SingletonArrayToObject (maxItems 1): [{name: a}] ↔ {name: a}; [] writes nothing", () => {
   const plan = pairPlan(root({ zones: arr(zone, { maxItems: 1 }) }), root({ zone }), [s2o()]);
   assert.deepEqual(
     h2s(plan, resource({ spec: { zones: [{ name: "a" }] } })),
@@ -49,7 +39,7 @@ Deno.test("SingletonArrayToObject: a non-array hub value writes nothing; null wr
   assert.deepEqual(s2h(plan, resource({ spec: { zone: null } })).spec, { zones: [null] });
 });
 
-Deno.test("§9.10 SingletonArrayToObject without maxItems, no ack: unacknowledged-lossy hub→spoke", () => {
+Deno.test("SingletonArrayToObject without maxItems, no ack: unacknowledged-lossy hub→spoke", () => {
   const { report } = analyzePair(root({ zones: arr(zone, { maxItems: 2 }) }), root({ zone }), [
     s2o(),
   ]);
@@ -60,7 +50,7 @@ Deno.test("§9.10 SingletonArrayToObject without maxItems, no ack: unacknowledge
   assert.match(single(plain.errors, "unacknowledged-lossy").message, /hub→spoke/);
 });
 
-Deno.test("§9.11 ObjectToSingletonArray: two spoke elements → the first becomes the hub object", () => {
+Deno.test("ObjectToSingletonArray: two spoke elements → the first becomes the hub object", () => {
   const rule = {
     strategy: "ObjectToSingletonArray",
     objectToSingletonArray: { hubPath: "spec.primaryRegion", spokePath: "spec.regions" },

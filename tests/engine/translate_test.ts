@@ -1,4 +1,4 @@
-/** Config → engine rules: structural checks (engine.md §2.3 stage 2) and translation (stage 3). */
+/** Config → engine rules: structural checks and translation. */
 import assert from "node:assert/strict";
 import {
   type ConversionConfigSpec,
@@ -7,7 +7,8 @@ import {
   translateRules,
   TranslationError,
 } from "../../src/engine/mod.ts";
-import { configFor, HUB, SPOKE } from "./_helpers.ts";
+import { configFor } from "./_helpers.ts";
+import { HUB, SPOKE } from "./_schemas.ts";
 
 const ok: ConversionRuleSpec = {
   strategy: "FieldRename",

@@ -1,4 +1,4 @@
-/** Runtime path helpers (engine.md §3.5) and the engine's equality (§4.5). */
+/** Runtime path helpers and the engine's equality. */
 import assert from "node:assert/strict";
 import type { JsonObject } from "../../src/engine/mod.ts";
 import {

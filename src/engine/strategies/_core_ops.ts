@@ -1,7 +1,8 @@
 /**
  * Ops shared by every plan: identity copy (auto-coverage, FieldRename), the `when` gate and the
- * passthrough of undeclared nested keys (engine.md §4.5, §4.6, §5.7).
+ * passthrough of undeclared nested keys.
  */
+import { isJsonObject } from "../../lib/json.ts";
 import type { CarryTree } from "../schema.ts";
 import type { OpLinker } from "../strategy.ts";
 import type { JsonObject, JsonValue } from "../types.ts";
@@ -10,7 +11,6 @@ import {
   ConversionError,
   deepCopy,
   getPath,
-  isMap,
   jsonEqual,
   setKey,
   setPath,
@@ -41,7 +41,7 @@ export const linkWhen: OpLinker = (op, link) => {
 /**
  * Walks the input along the carry tree: `"copy"` leaves and undeclared keys below the root are
  * deep-copied to the same path; declared objects are descended when the input holds a map there.
- * Output maps are created only when something is written under them (§5.7 "empty containers").
+ * Output maps are created only when something is written under them.
  */
 export const linkCarry: OpLinker = (op, _link, options) => {
   const tree = linkTree(op.tree as CarryTree);
@@ -110,7 +110,7 @@ function carryLevel(
       if (!root) put(key, copy(v));
     } else if (node === "copy") {
       put(key, copy(v));
-    } else if (isMap(v)) {
+    } else if (isJsonObject(v)) {
       const child = carryChild(v, node, existing, key, copy);
       if (child !== undefined) put(key, child);
     }
@@ -130,7 +130,7 @@ function carryChild(
   copy: (v: JsonValue) => JsonValue,
 ): JsonObject | undefined {
   const existing = parent !== undefined && Object.hasOwn(parent, key) ? parent[key] : undefined;
-  if (existing !== undefined && !isMap(existing)) {
+  if (existing !== undefined && !isJsonObject(existing)) {
     throw new ConversionError(
       `cannot write under ${key}: it is a ${typeName(existing)}, not a map`,
     );

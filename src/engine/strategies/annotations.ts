@@ -1,25 +1,13 @@
 /**
- * ToAnnotation / ToLabel / FromAnnotation / FromLabel (engine.md §6.8, §6.9): a field that
- * exists on one side only is stashed in the other side's metadata and restored on the way back.
+ * ToAnnotation / ToLabel / FromAnnotation / FromLabel: a field that exists on one side only is
+ * stashed in the other side's metadata and restored on the way back.
  */
+import { isJsonObject } from "../../lib/json.ts";
 import { goJSON, labelValueError, qualifiedNameError } from "../go.ts";
-import type {
-  OpLinker,
-  ParamReader,
-  RuleContext,
-  RuleOutcome,
-  StrategyDefinition,
-} from "../strategy.ts";
-import type { JsonObject, JsonValue } from "../types.ts";
-import {
-  ABSENT,
-  ConversionError,
-  deletePath,
-  getPath,
-  isMap,
-  setPath,
-  typeName,
-} from "../value.ts";
+import { mirror } from "../mirror.ts";
+import type { OpLinker, RuleContext } from "../strategy.ts";
+import type { JsonObject, JsonValue, StrategyName } from "../types.ts";
+import { ABSENT, ConversionError, deletePath, getPath, setPath, typeName } from "../value.ts";
 
 type Serialization = "JSON" | "String";
 type MetadataMap = "annotations" | "labels";
@@ -32,94 +20,66 @@ interface StashParams {
   reverse: boolean;
 }
 
-function reader(pathField: string, reverseField: string, dflt: Serialization) {
-  return (p: ParamReader): StashParams => ({
-    path: p.path(pathField),
-    key: p.path("key"),
-    // FromLabel's JSON is kept here so compile can name it (invalid-parameter).
-    serialization: p.choice("serialization", ["JSON", "String"] as const, dflt),
-    reverse: p.optBool(reverseField),
-  });
-}
-
 function checkLabelKey(map: MetadataMap, key: string, ctx: RuleContext): void {
   if (map !== "labels") return;
   const reason = qualifiedNameError(key);
   if (reason !== undefined) ctx.error("invalid-parameter", reason);
 }
 
-function toMetadata(
-  name: "ToAnnotation" | "ToLabel",
-  map: MetadataMap,
-): StrategyDefinition<StashParams> {
-  return {
-    name,
-    translate: reader("hubPath", "restoreOnReverse", "JSON"),
-    compile(p, ctx): RuleOutcome {
-      const hub = ctx.resolveHub(p.path, "hubPath");
+/**
+ * One pair per metadata map: A is the field's side, B the side whose metadata holds it (To*: the
+ * field is on the hub; From*: on the spoke). Not a plain swap of hub and spoke: the leg towards
+ * the spoke always runs (stash for To*, restore for From*), the leg towards the hub only with
+ * restoreOnReverse / stashOnReverse, and strips the key otherwise.
+ */
+function stashPair(names: readonly [StrategyName, StrategyName], map: MetadataMap) {
+  return mirror<StashParams>({
+    names,
+    translate: (p, o) => ({
+      path: p.path(`${o.a}Path`),
+      key: p.path("key"),
+      // FromLabel's JSON is kept here so compile can name it (invalid-parameter).
+      serialization: p.choice(
+        "serialization",
+        ["JSON", "String"] as const,
+        map === "labels" && o.a === "spoke" ? "String" : "JSON",
+      ),
+      reverse: p.optBool(o.a === "hub" ? "restoreOnReverse" : "stashOnReverse"),
+    }),
+    compile(p, { a }, ctx) {
+      const field = a.resolve(p.path, `${a.side}Path`);
       checkLabelKey(map, p.key, ctx);
-      ctx.claimHub(hub, true);
-      const meta = { map, key: p.key, serialization: p.serialization };
-      return {
-        hubPaths: [p.path],
-        spokePaths: [],
-        lossless: { hubToSpoke: true, spokeToHub: p.reverse },
-        hubToSpoke: { op: "stash", from: hub.segments, ...meta },
-        spokeToHub: p.reverse
-          ? { op: "restore", to: hub.segments, ...meta }
-          : { op: "strip", ...meta },
-      };
-    },
-    ops: { stash: linkStash, restore: linkRestore, strip: linkStrip },
-  };
-}
-
-function fromMetadata(
-  name: "FromAnnotation" | "FromLabel",
-  map: MetadataMap,
-): StrategyDefinition<StashParams> {
-  return {
-    name,
-    translate: reader("spokePath", "stashOnReverse", map === "labels" ? "String" : "JSON"),
-    compile(p, ctx): RuleOutcome {
-      const spoke = ctx.resolveSpoke(p.path, "spokePath");
-      checkLabelKey(map, p.key, ctx);
-      if (map === "labels" && p.serialization === "JSON") {
+      if (map === "labels" && a.side === "spoke" && p.serialization === "JSON") {
         ctx.error(
           "invalid-parameter",
           "fromLabel.serialization JSON is not allowed (label values are plain strings)",
         );
       }
-      ctx.claimSpoke(spoke, true);
+      a.claim(field, true);
       const meta = { map, key: p.key, serialization: p.serialization };
+      const stash = a.side === "hub" || p.reverse;
+      const restore = a.side === "spoke" || p.reverse;
       return {
-        hubPaths: [],
-        spokePaths: [p.path],
-        lossless: { hubToSpoke: true, spokeToHub: p.reverse },
-        hubToSpoke: { op: "restore", to: spoke.segments, ...meta },
-        spokeToHub: p.reverse
-          ? { op: "stash", from: spoke.segments, ...meta }
-          : { op: "strip", ...meta },
+        aPaths: [p.path],
+        bPaths: [],
+        lossless: { aToB: stash, bToA: restore },
+        aToB: stash ? { op: "stash", from: field.segments, ...meta } : { op: "strip", ...meta },
+        bToA: restore ? { op: "restore", to: field.segments, ...meta } : { op: "strip", ...meta },
       };
     },
-    ops: {},
-  };
+    ops: { stash: linkStash, restore: linkRestore, strip: linkStrip },
+  });
 }
-
-export const toAnnotation = toMetadata("ToAnnotation", "annotations");
-export const toLabel = toMetadata("ToLabel", "labels");
-export const fromAnnotation = fromMetadata("FromAnnotation", "annotations");
-export const fromLabel = fromMetadata("FromLabel", "labels");
 
 /**
  * Removes a metadata key and prunes an emptied map, but never `metadata` itself: the reference
  * also drops an emptied `metadata`, after which its webhook re-inserts the *original* metadata,
- * stash included (engine.md §8 quirk 15). Keeping `metadata: {}` avoids that leak.
+ * stash included (docs/design/engine.md#empty-metadata). Keeping `metadata: {}` avoids that leak.
  */
 function removeMetadataKey(output: JsonObject, map: MetadataMap, key: string): void {
   deletePath(output, ["metadata", map, key]);
   const m = getPath(output, ["metadata", map]);
-  if (isMap(m) && Object.keys(m).length === 0) deletePath(output, ["metadata", map]);
+  if (isJsonObject(m) && Object.keys(m).length === 0) deletePath(output, ["metadata", map]);
 }
 
 function linkStash(...[op]: Parameters<OpLinker>) {
@@ -188,3 +148,9 @@ function linkStrip(...[op]: Parameters<OpLinker>) {
   const key = op.key as string;
   return (_input: JsonObject, output: JsonObject) => removeMetadataKey(output, map, key);
 }
+
+export const [toAnnotation, fromAnnotation] = stashPair(
+  ["ToAnnotation", "FromAnnotation"],
+  "annotations",
+);
+export const [toLabel, fromLabel] = stashPair(["ToLabel", "FromLabel"], "labels");

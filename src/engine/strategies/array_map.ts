@@ -1,94 +1,34 @@
 /**
- * ArrayToMapByKey / MapToArrayByKey (engine.md §6.19, §6.20): an array of objects keyed by a field
- * on one side is a map on the other. Map → array sorts keys byte-wise: the original order cannot
- * be recovered, which is the declared loss of that direction.
+ * ArrayToMapByKey / MapToArrayByKey: an array of objects keyed by a field on one side is a map on
+ * the other. Map → array sorts keys byte-wise: the original order cannot be recovered, which is
+ * the declared loss of that direction. One inverse pair: A is the array side, B the map side.
  */
+import { isJsonObject } from "../../lib/json.ts";
 import { compareBytes } from "../go.ts";
-import type { OpLinker, StrategyDefinition } from "../strategy.ts";
+import { bindPathPair, mirror, readPathPair } from "../mirror.ts";
 import type { JsonObject, JsonValue } from "../types.ts";
-import {
-  ABSENT,
-  ConversionError,
-  deepCopy,
-  getPath,
-  isMap,
-  setKey,
-  setPath,
-  typeName,
-} from "../value.ts";
+import { ConversionError, deepCopy, setKey } from "../value.ts";
+import { valueLinker, wrongType } from "./_link.ts";
 
 interface KeyedParams {
-  hubPath: string;
-  spokePath: string;
+  /** The array's path (A) and the map's (B). */
+  aPath: string;
+  bPath: string;
   keyField: string;
 }
 
-function keyed(name: "ArrayToMapByKey" | "MapToArrayByKey"): StrategyDefinition<KeyedParams> {
-  const hubIsArray = name === "ArrayToMapByKey";
-  return {
-    name,
-    translate: (p) => ({
-      hubPath: p.path("hubPath"),
-      spokePath: p.path("spokePath"),
-      keyField: p.path("keyField"),
-    }),
-    compile(p, ctx) {
-      const hub = ctx.resolveHub(p.hubPath, "hubPath");
-      const spoke = ctx.resolveSpoke(p.spokePath, "spokePath");
-      ctx.claimHub(hub);
-      ctx.claimSpoke(spoke);
-      const toMap = (from: string[], to: string[]) => ({
-        op: "arrayToMap",
-        from,
-        to,
-        keyField: p.keyField,
-      });
-      const toArray = (from: string[], to: string[]) => ({
-        op: "mapToArray",
-        from,
-        to,
-        keyField: p.keyField,
-      });
-      return {
-        hubPaths: [p.hubPath],
-        spokePaths: [p.spokePath],
-        lossless: { hubToSpoke: hubIsArray, spokeToHub: !hubIsArray },
-        hubToSpoke: hubIsArray
-          ? toMap(hub.segments, spoke.segments)
-          : toArray(hub.segments, spoke.segments),
-        spokeToHub: hubIsArray
-          ? toArray(spoke.segments, hub.segments)
-          : toMap(spoke.segments, hub.segments),
-      };
-    },
-    ops: { arrayToMap: linkArrayToMap, mapToArray: linkMapToArray },
-  };
-}
-
-export const arrayToMapByKey = keyed("ArrayToMapByKey");
-export const mapToArrayByKey = keyed("MapToArrayByKey");
-
-function linkArrayToMap(...[op]: Parameters<OpLinker>) {
-  const from = op.from as string[];
-  const to = op.to as string[];
+const linkArrayToMap = valueLinker((op, what) => {
   const keyField = op.keyField as string;
-  const what = from.join(".");
-  return (input: JsonObject, output: JsonObject) => {
-    const v = getPath(input, from);
-    if (v === ABSENT) return;
-    if (!Array.isArray(v)) throw new ConversionError(`${what} is a ${typeName(v)}, not an array`);
+  return (v) => {
+    if (!Array.isArray(v)) throw wrongType(what, v, "an array");
     const map: JsonObject = {};
     v.forEach((element, i) => {
-      if (!isMap(element)) {
-        throw new ConversionError(`${what}[${i}] is a ${typeName(element)}, not a map`);
-      }
+      if (!isJsonObject(element)) throw wrongType(`${what}[${i}]`, element, "a map");
       if (!Object.hasOwn(element, keyField)) {
         throw new ConversionError(`${what}[${i}] has no ${keyField}`);
       }
       const key = element[keyField];
-      if (typeof key !== "string") {
-        throw new ConversionError(`${what}[${i}].${keyField} is a ${typeName(key)}, not a string`);
-      }
+      if (typeof key !== "string") throw wrongType(`${what}[${i}].${keyField}`, key, "a string");
       if (Object.hasOwn(map, key)) {
         throw new ConversionError(`${what}: duplicate ${keyField} ${JSON.stringify(key)}`);
       }
@@ -98,29 +38,37 @@ function linkArrayToMap(...[op]: Parameters<OpLinker>) {
       }
       setKey(map, key, entry);
     });
-    setPath(output, to, map);
+    return map;
   };
-}
+});
 
-function linkMapToArray(...[op]: Parameters<OpLinker>) {
-  const from = op.from as string[];
-  const to = op.to as string[];
+const linkMapToArray = valueLinker((op, what) => {
   const keyField = op.keyField as string;
-  const what = from.join(".");
-  return (input: JsonObject, output: JsonObject) => {
-    const v = getPath(input, from);
-    if (v === ABSENT) return;
-    if (!isMap(v)) throw new ConversionError(`${what} is a ${typeName(v)}, not a map`);
-    const out: JsonValue[] = Object.keys(v).sort(compareBytes).map((key) => {
+  return (v) => {
+    if (!isJsonObject(v)) throw wrongType(what, v, "a map");
+    return Object.keys(v).sort(compareBytes).map((key): JsonValue => {
       const value = v[key];
-      if (!isMap(value)) {
-        throw new ConversionError(`${what}.${key} is a ${typeName(value)}, not a map`);
-      }
+      if (!isJsonObject(value)) throw wrongType(`${what}.${key}`, value, "a map");
       const element: JsonObject = {};
       setKey(element, keyField, key);
       for (const k of Object.keys(value)) setKey(element, k, deepCopy(value[k]));
       return element;
     });
-    setPath(output, to, out);
   };
-}
+});
+
+export const [arrayToMapByKey, mapToArrayByKey] = mirror<KeyedParams>({
+  names: ["ArrayToMapByKey", "MapToArrayByKey"],
+  translate: (p, o) => ({ ...readPathPair(p, o), keyField: p.path("keyField") }),
+  compile(p, sides) {
+    const [array, map] = bindPathPair(sides, p);
+    return {
+      aPaths: [p.aPath],
+      bPaths: [p.bPath],
+      lossless: { aToB: true, bToA: false },
+      aToB: { op: "arrayToMap", from: array.segments, to: map.segments, keyField: p.keyField },
+      bToA: { op: "mapToArray", from: map.segments, to: array.segments, keyField: p.keyField },
+    };
+  },
+  ops: { arrayToMap: linkArrayToMap, mapToArray: linkMapToArray },
+});

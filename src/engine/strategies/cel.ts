@@ -1,5 +1,5 @@
 /**
- * CEL (engine.md §6.27, §7.9): one expression per direction computes a map of destination values
+ * CEL: one expression per direction computes a map of destination values
  * from the whole input object. Always lossy in both directions (nothing can be proved about an
  * arbitrary expression), so `acknowledgeLossy: true` is mandatory (also enforced structurally).
  * The environment, the checker and the per-evaluation cost bound live in cel_env.ts.

@@ -1,10 +1,10 @@
 /**
- * EnumRemap (engine.md §6.10): values of one field are translated through a table in each
+ * EnumRemap: values of one field are translated through a table in each
  * direction. Keys are canonical: strings by content, numbers by value, never across types.
  */
 import { formatPlainNumber, goJSON } from "../go.ts";
 import type { OpLinker, StrategyDefinition } from "../strategy.ts";
-import type { JsonObject, JsonValue, UnknownKeyPolicy } from "../types.ts";
+import type { JsonObject, JsonValue, OpData, UnknownKeyPolicy } from "../types.ts";
 import { ABSENT, ConversionError, deepCopy, getPath, setPath } from "../value.ts";
 
 interface EnumRemapParams {
@@ -16,7 +16,7 @@ interface EnumRemapParams {
 
 const POLICIES = ["Error", "Drop"] as const;
 
-/** Canonical lookup key of a JSON value (engine.md §6.10). */
+/** Canonical lookup key of a JSON value. */
 export function enumKey(v: JsonValue): string {
   if (v === null) return "null";
   switch (typeof v) {
@@ -72,24 +72,22 @@ export const enumRemap: StrategyDefinition<EnumRemapParams> = {
         hubToSpoke: p.onUnmappedHubValue === "Error",
         spokeToHub: p.onUnmappedSpokeValue === "Error" && injective,
       },
-      hubToSpoke: {
-        op: "remap",
-        path: hub.segments,
-        table: [...toSpoke],
-        strict: p.onUnmappedHubValue === "Error",
-        side: "hub",
-      },
-      spokeToHub: {
-        op: "remap",
-        path: spoke.segments,
-        table: [...toHub],
-        strict: p.onUnmappedSpokeValue === "Error",
-        side: "spoke",
-      },
+      hubToSpoke: remapOp("hub", hub.segments, toSpoke, p.onUnmappedHubValue),
+      spokeToHub: remapOp("spoke", spoke.segments, toHub, p.onUnmappedSpokeValue),
     };
   },
   ops: { remap: linkRemap },
 };
+
+/** The op of one direction: values read on `side` are looked up in `table`. */
+function remapOp(
+  side: "hub" | "spoke",
+  path: string[],
+  table: Map<string, JsonValue>,
+  policy: string,
+): OpData {
+  return { op: "remap", path, table: [...table], strict: policy === "Error", side };
+}
 
 function linkRemap(...[op]: Parameters<OpLinker>) {
   const path = op.path as string[];

@@ -1,21 +1,16 @@
 /**
- * FieldsToMap / MapToFields (engine.md §6.6, §6.7): several fields on one side are the entries of
- * one map on the other. Keys are the fields' last segments unless `keyNames` renames them.
+ * FieldsToMap / MapToFields: several fields on one side are the entries of one map on the other.
+ * Keys are the fields' last segments unless `keyNames` renames them. One inverse pair: A is the
+ * fields side, B the map side.
  */
-import type { OpLinker, Resolved, RuleContext, StrategyDefinition } from "../strategy.ts";
+import { isJsonObject } from "../../lib/json.ts";
+import { hubFirst, mirror, sideParam, type Sides } from "../mirror.ts";
+import type { OpLinker, Resolved, RuleContext } from "../strategy.ts";
 import type { JsonObject, UnknownKeyPolicy } from "../types.ts";
-import {
-  ABSENT,
-  ConversionError,
-  deepCopy,
-  getPath,
-  isMap,
-  setKey,
-  setPath,
-  typeName,
-} from "../value.ts";
+import { ABSENT, ConversionError, deepCopy, getPath, setKey, setPath, typeName } from "../value.ts";
 
 interface FieldsMapParams {
+  /** The fields (A) and the map (B). */
   fieldPaths: string[];
   mapPath: string;
   keyNames: Record<string, string>;
@@ -35,17 +30,14 @@ function keyFor(path: string, keyNames: Record<string, string>): string {
   return path.slice(path.lastIndexOf(".") + 1);
 }
 
-/** Resolves the fields and the map; a repeated map key would silently merge two fields. */
+/** Resolves the fields (A) and the map (B); a repeated map key would silently merge two fields. */
 function resolveFields(
   p: FieldsMapParams,
+  sides: Sides,
   ctx: RuleContext,
-  fieldsOn: "hub" | "spoke",
 ): { fields: FieldSpec[]; resolvedFields: Resolved[]; map: Resolved } {
-  const resolveField = fieldsOn === "hub" ? ctx.resolveHub : ctx.resolveSpoke;
-  const resolveMap = fieldsOn === "hub" ? ctx.resolveSpoke : ctx.resolveHub;
-  const param = fieldsOn === "hub" ? "hubPaths" : "spokePaths";
-  const resolvedFields = p.fieldPaths.map((f) => resolveField(f, param));
-  const map = resolveMap(p.mapPath, fieldsOn === "hub" ? "spokeMapPath" : "hubMapPath");
+  const resolvedFields = p.fieldPaths.map((f) => sides.a.resolve(f, `${sides.a.side}Paths`));
+  const map = sides.b.resolve(p.mapPath, `${sides.b.side}MapPath`);
   const seen = new Map<string, string>();
   const fields = resolvedFields.map((r) => {
     const key = keyFor(r.path, p.keyNames);
@@ -62,52 +54,6 @@ function resolveFields(
   });
   return { fields, resolvedFields, map };
 }
-
-export const fieldsToMap: StrategyDefinition<FieldsMapParams> = {
-  name: "FieldsToMap",
-  translate: (p) => ({
-    fieldPaths: p.stringList("hubPaths"),
-    mapPath: p.path("spokeMapPath"),
-    keyNames: p.stringMap("keyNames"),
-    onUnknownKey: p.choice("onUnknownSpokeKey", POLICIES, "Error"),
-  }),
-  compile(p, ctx) {
-    const { fields, resolvedFields, map } = resolveFields(p, ctx, "hub");
-    for (const r of resolvedFields) ctx.claimHub(r);
-    ctx.claimSpoke(map, true);
-    return {
-      hubPaths: [...p.fieldPaths],
-      spokePaths: [p.mapPath],
-      lossless: { hubToSpoke: true, spokeToHub: p.onUnknownKey === "Error" },
-      hubToSpoke: { op: "collapse", fields, to: map.segments },
-      spokeToHub: { op: "expand", from: map.segments, fields, onUnknownKey: p.onUnknownKey },
-    };
-  },
-  ops: { collapse: linkCollapse, expand: linkExpand },
-};
-
-export const mapToFields: StrategyDefinition<FieldsMapParams> = {
-  name: "MapToFields",
-  translate: (p) => ({
-    fieldPaths: p.stringList("spokePaths"),
-    mapPath: p.path("hubMapPath"),
-    keyNames: p.stringMap("keyNames"),
-    onUnknownKey: p.choice("onUnknownHubKey", POLICIES, "Error"),
-  }),
-  compile(p, ctx) {
-    const { fields, resolvedFields, map } = resolveFields(p, ctx, "spoke");
-    ctx.claimHub(map, true);
-    for (const r of resolvedFields) ctx.claimSpoke(r);
-    return {
-      hubPaths: [p.mapPath],
-      spokePaths: [...p.fieldPaths],
-      lossless: { hubToSpoke: p.onUnknownKey === "Error", spokeToHub: true },
-      hubToSpoke: { op: "expand", from: map.segments, fields, onUnknownKey: p.onUnknownKey },
-      spokeToHub: { op: "collapse", fields, to: map.segments },
-    };
-  },
-  ops: {},
-};
 
 /** Present fields (nulls included) become map entries; nothing present writes no map. */
 function linkCollapse(...[op]: Parameters<OpLinker>) {
@@ -134,7 +80,9 @@ function linkExpand(...[op]: Parameters<OpLinker>) {
   return (input: JsonObject, output: JsonObject) => {
     const v = getPath(input, from);
     if (v === ABSENT) return;
-    if (!isMap(v)) throw new ConversionError(`${from.join(".")} is a ${typeName(v)}, not a map`);
+    if (!isJsonObject(v)) {
+      throw new ConversionError(`${from.join(".")} is a ${typeName(v)}, not a map`);
+    }
     for (const f of fields) {
       if (Object.hasOwn(v, f.key)) setPath(output, f.path, deepCopy(v[f.key]));
     }
@@ -149,3 +97,29 @@ function linkExpand(...[op]: Parameters<OpLinker>) {
     }
   };
 }
+
+export const [fieldsToMap, mapToFields] = mirror<FieldsMapParams>({
+  names: ["FieldsToMap", "MapToFields"],
+  translate: (p, o) => ({
+    fieldPaths: p.stringList(`${o.a}Paths`),
+    mapPath: p.path(`${o.b}MapPath`),
+    keyNames: p.stringMap("keyNames"),
+    onUnknownKey: p.choice(sideParam(o.b, "onUnknown", "Key"), POLICIES, "Error"),
+  }),
+  compile(p, sides, ctx) {
+    const { fields, resolvedFields, map } = resolveFields(p, sides, ctx);
+    hubFirst(
+      sides,
+      () => resolvedFields.forEach((r) => sides.a.claim(r)),
+      () => sides.b.claim(map, true),
+    );
+    return {
+      aPaths: [...p.fieldPaths],
+      bPaths: [p.mapPath],
+      lossless: { aToB: true, bToA: p.onUnknownKey === "Error" },
+      aToB: { op: "collapse", fields, to: map.segments },
+      bToA: { op: "expand", from: map.segments, fields, onUnknownKey: p.onUnknownKey },
+    };
+  },
+  ops: { collapse: linkCollapse, expand: linkExpand },
+});

@@ -1,12 +1,13 @@
 /**
- * ForEach (engine.md §6.15, §4.7): applies a nested rule list to every element of an array; the
+ * ForEach: applies a nested rule list to every element of an array; the
  * nested list is its own scope over the two item schemas. Nesting is limited to two levels.
  */
+import { isJsonObject } from "../../lib/json.ts";
 import { MAX_FOREACH_DEPTH } from "../limits.ts";
 import { classify, itemSchema } from "../schema.ts";
 import type { EngineRule, OpFn, OpLinker, StrategyDefinition } from "../strategy.ts";
 import type { JsonObject, JsonValue, OpData } from "../types.ts";
-import { ABSENT, ConversionError, getPath, isMap, setPath, typeName } from "../value.ts";
+import { ABSENT, ConversionError, getPath, setPath, typeName } from "../value.ts";
 
 interface ForEachParams {
   hubItemsPath: string;
@@ -90,7 +91,7 @@ function linkForEach(...[op, link]: Parameters<OpLinker>): OpFn {
     const result: JsonValue[] = new Array(source.length);
     for (let i = 0; i < source.length; i++) {
       const element = source[i];
-      if (!isMap(element)) {
+      if (!isJsonObject(element)) {
         throw new ConversionError(
           `forEach: ${where(from)}[${i}] is a ${typeName(element)}, not a map`,
         );

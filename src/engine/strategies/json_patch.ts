@@ -1,5 +1,5 @@
 /**
- * JSONPatch (engine.md §6.14): an RFC 6902 patch per direction, applied to a copy of the whole
+ * JSONPatch: an RFC 6902 patch per direction, applied to a copy of the whole
  * pristine input; each destination `path` is then copied from the patched document into the
  * output (or deleted there when the patch removed it). Application goes through fast-json-patch
  * with validation on, plus an own-property check of every source and parent first, so the
@@ -9,6 +9,7 @@
  */
 // The package is CommonJS whose exports are assigned dynamically: only the default import works.
 import jsonpatch, { type Operation } from "fast-json-patch";
+import { isJsonObject } from "../../lib/json.ts";
 import type { OpLinker, Resolved, StrategyDefinition } from "../strategy.ts";
 import type { JsonObject, JsonValue } from "../types.ts";
 import {
@@ -17,7 +18,6 @@ import {
   deepCopy,
   deletePath,
   getPath,
-  isMap,
   jsonEqual,
   setPath,
   typeName,
@@ -47,20 +47,20 @@ const RFC6902_OPS: ReadonlySet<string> = new Set([
   "test",
 ]);
 
-/** §3.4: strip one leading `/`, split on `/`, decode `~1` then `~0`; "" is the empty path. */
+/** A JSON Pointer: strip one leading `/`, split on `/`, decode `~1` then `~0`; "" is the empty path. */
 export function pointerSegments(pointer: string): string[] {
   if (pointer === "") return [];
   const body = pointer.startsWith("/") ? pointer.slice(1) : pointer;
   return body.split("/").map((s) => s.replaceAll("~1", "/").replaceAll("~0", "~"));
 }
 
-/** Decodes one list; returns the ops or the first problem (a decode failure, §6.14). */
+/** Decodes one list; returns the ops or the first problem (a decode failure is invalid-parameter). */
 function decodePatch(list: JsonValue[], param: string): PatchOp[] | string {
   const ops: PatchOp[] = [];
   for (let i = 0; i < list.length; i++) {
     const raw = list[i];
     const at = `${param}[${i}]`;
-    if (!isMap(raw)) return `${at}: expected an operation object, got a ${typeName(raw)}`;
+    if (!isJsonObject(raw)) return `${at}: expected an operation object, got a ${typeName(raw)}`;
     if (typeof raw.op !== "string") return `${at}.op: expected a string`;
     if (typeof raw.path !== "string") return `${at}.path: expected a JSON pointer string`;
     const op: PatchOp = { op: raw.op, path: raw.path };
@@ -108,11 +108,11 @@ export const jsonPatch: StrategyDefinition<JsonPatchParams> = {
   compile(p, ctx) {
     const h2s = decodePatch(p.hubToSpoke, "hubToSpoke");
     const s2h = decodePatch(p.spokeToHub, "spokeToHub");
-    // Deliberate over-claiming (§6.14): every pointer of either list, on both sides, unresolved.
+    // Deliberate over-claiming: every pointer of either list, on both sides, unresolved.
     const pointers = new Set<string>();
     for (const list of [p.hubToSpoke, p.spokeToHub]) {
       for (const raw of list) {
-        if (!isMap(raw)) continue;
+        if (!isJsonObject(raw)) continue;
         for (const field of ["path", "from"]) {
           if (typeof raw[field] === "string") pointers.add(raw[field] as string);
         }
@@ -159,7 +159,7 @@ function locate(doc: JsonValue, segments: readonly string[]): Located {
     if (Array.isArray(cur)) {
       if (!/^(0|[1-9][0-9]*)$/.test(seg) || Number(seg) >= cur.length) return { found: false };
       cur = cur[Number(seg)];
-    } else if (isMap(cur) && Object.hasOwn(cur, seg)) {
+    } else if (isJsonObject(cur) && Object.hasOwn(cur, seg)) {
       cur = cur[seg];
     } else {
       return { found: false };
@@ -200,7 +200,7 @@ function applyOne(doc: JsonValue, op: PatchOp): JsonValue {
     if (!locate(doc, path).found) throw new Error("the path does not exist");
   } else if (path.length > 0) {
     const parent = locate(doc, path.slice(0, -1));
-    if (!parent.found || (!isMap(parent.value) && !Array.isArray(parent.value))) {
+    if (!parent.found || (!isJsonObject(parent.value) && !Array.isArray(parent.value))) {
       throw new Error("the parent of the path does not exist");
     }
   }

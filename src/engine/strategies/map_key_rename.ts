@@ -1,39 +1,42 @@
 /**
- * MapKeyRename (engine.md §6.26): a free-form map whose keys are renamed by a table (injective, so
+ * MapKeyRename: a free-form map whose keys are renamed by a table (injective, so
  * the way back is the inverse table). Two source keys landing on one key fail the conversion.
  */
+import { isJsonObject } from "../../lib/json.ts";
 import { classify } from "../schema.ts";
-import type { OpLinker, StrategyDefinition } from "../strategy.ts";
+import type { StrategyDefinition } from "../strategy.ts";
+import { valueLinker, wrongType } from "./_link.ts";
+import { bindHubSpoke, type HubSpokePaths, readHubSpoke } from "./_paths.ts";
 import type { JsonObject } from "../types.ts";
-import {
-  ABSENT,
-  ConversionError,
-  deepCopy,
-  getPath,
-  isMap,
-  setKey,
-  setPath,
-  typeName,
-} from "../value.ts";
+import { ConversionError, deepCopy, setKey } from "../value.ts";
 
-interface MapKeyRenameParams {
-  hubPath: string;
-  spokePath: string;
+interface MapKeyRenameParams extends HubSpokePaths {
   renames: Record<string, string>;
 }
 
+const linkRenameKeys = valueLinker((op, what) => {
+  const renames = new Map(op.renames as [string, string][]);
+  return (v) => {
+    if (!isJsonObject(v)) throw wrongType(what, v, "a map");
+    const out: JsonObject = {};
+    for (const key of Object.keys(v)) {
+      const renamed = renames.get(key) ?? key;
+      if (Object.hasOwn(out, renamed)) {
+        throw new ConversionError(
+          `${what}: keys collide on ${JSON.stringify(renamed)} after renaming`,
+        );
+      }
+      setKey(out, renamed, deepCopy(v[key]));
+    }
+    return out;
+  };
+});
+
 export const mapKeyRename: StrategyDefinition<MapKeyRenameParams> = {
   name: "MapKeyRename",
-  translate: (p) => ({
-    hubPath: p.path("hubPath"),
-    spokePath: p.path("spokePath"),
-    renames: p.stringMap("renames"),
-  }),
+  translate: (p) => ({ ...readHubSpoke(p), renames: p.stringMap("renames") }),
   compile(p, ctx) {
-    const hub = ctx.resolveHub(p.hubPath, "hubPath");
-    const spoke = ctx.resolveSpoke(p.spokePath, "spokePath");
-    ctx.claimHub(hub);
-    ctx.claimSpoke(spoke);
+    const { hub, spoke } = bindHubSpoke(p, ctx);
     for (const r of [hub, spoke]) {
       if (r.node === undefined) continue;
       const info = classify(r.node);
@@ -77,26 +80,3 @@ export const mapKeyRename: StrategyDefinition<MapKeyRenameParams> = {
   },
   ops: { renameKeys: linkRenameKeys },
 };
-
-function linkRenameKeys(...[op]: Parameters<OpLinker>) {
-  const from = op.from as string[];
-  const to = op.to as string[];
-  const renames = new Map(op.renames as [string, string][]);
-  const what = from.join(".");
-  return (input: JsonObject, output: JsonObject) => {
-    const v = getPath(input, from);
-    if (v === ABSENT) return;
-    if (!isMap(v)) throw new ConversionError(`${what} is a ${typeName(v)}, not a map`);
-    const out: JsonObject = {};
-    for (const key of Object.keys(v)) {
-      const renamed = renames.get(key) ?? key;
-      if (Object.hasOwn(out, renamed)) {
-        throw new ConversionError(
-          `${what}: keys collide on ${JSON.stringify(renamed)} after renaming`,
-        );
-      }
-      setKey(out, renamed, deepCopy(v[key]));
-    }
-    setPath(output, to, out);
-  };
-}

@@ -68,6 +68,17 @@ export function implementedStrategies(): StrategyName[] {
   return STRATEGIES.map((s) => s.name);
 }
 
+/** The inverse pairs built by `mirror()`, each once: `[A on the hub, A on the spoke]`. */
+export function inversePairs(): [StrategyName, StrategyName][] {
+  const pairs: [StrategyName, StrategyName][] = [];
+  for (const s of STRATEGIES) {
+    if (s.inverse !== undefined && !pairs.some(([, second]) => second === s.name)) {
+      pairs.push([s.name, s.inverse]);
+    }
+  }
+  return pairs;
+}
+
 /** Every op code → linker (core ops plus each strategy's). */
 export function allOpLinkers(): Map<string, OpLinker> {
   const m = new Map<string, OpLinker>(Object.entries(CORE_OPS));

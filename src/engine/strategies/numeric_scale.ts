@@ -1,38 +1,36 @@
 /**
- * NumericScale (engine.md §6.21): `hub = spoke × factor`; a result landing on an integer field is
+ * NumericScale: `hub = spoke × factor`; a result landing on an integer field is
  * rounded half away from zero, which is the declared loss of that direction.
  */
 import { roundHalfAwayFromZero } from "../go.ts";
-import { classify } from "../schema.ts";
-import type { OpLinker, StrategyDefinition } from "../strategy.ts";
-import type { JsonObject } from "../types.ts";
-import { ABSENT, ConversionError, getPath, setPath, typeName } from "../value.ts";
+import type { StrategyDefinition } from "../strategy.ts";
+import { valueLinker, wrongType } from "./_link.ts";
+import { bindHubSpoke, type HubSpokePaths, readHubSpoke, unresolved } from "./_paths.ts";
 
-interface NumericScaleParams {
-  hubPath: string;
-  spokePath: string;
+interface NumericScaleParams extends HubSpokePaths {
   factor: number;
 }
 
+const linkScale = valueLinker((op, what) => {
+  const factor = op.factor as number;
+  const multiply = op.multiply === true;
+  const round = op.round === true;
+  return (v) => {
+    if (typeof v !== "number") throw wrongType(what, v, "a number");
+    const scaled = multiply ? v * factor : v / factor;
+    return round ? roundHalfAwayFromZero(scaled) : scaled;
+  };
+});
+
 export const numericScale: StrategyDefinition<NumericScaleParams> = {
   name: "NumericScale",
-  translate: (p) => ({
-    hubPath: p.path("hubPath"),
-    spokePath: p.path("spokePath"),
-    factor: p.number("factor"),
-  }),
+  translate: (p) => ({ ...readHubSpoke(p), factor: p.number("factor") }),
   compile(p, ctx) {
-    const hub = ctx.resolveHub(p.hubPath, "hubPath");
-    const spoke = ctx.resolveSpoke(p.spokePath, "spokePath");
-    ctx.claimHub(hub);
-    ctx.claimSpoke(spoke);
-    const declared = { hubPaths: [p.hubPath], spokePaths: [p.spokePath] };
+    const { hub, spoke, declared, kinds } = bindHubSpoke(p, ctx);
     if (p.factor === 0) ctx.error("invalid-parameter", "factor must not be 0", p.hubPath);
-    if (hub.node === undefined || spoke.node === undefined) {
-      return { ...declared, lossless: { hubToSpoke: false, spokeToHub: false } };
-    }
-    const hubKind = classify(hub.node).kind;
-    const spokeKind = classify(spoke.node).kind;
+    if (kinds === undefined) return { ...declared, lossless: unresolved() };
+    const hubKind = kinds.hub;
+    const spokeKind = kinds.spoke;
     for (
       const [side, path, kind] of [["hub", p.hubPath, hubKind], [
         "spoke",
@@ -71,20 +69,3 @@ export const numericScale: StrategyDefinition<NumericScaleParams> = {
   },
   ops: { scale: linkScale },
 };
-
-function linkScale(...[op]: Parameters<OpLinker>) {
-  const from = op.from as string[];
-  const to = op.to as string[];
-  const factor = op.factor as number;
-  const multiply = op.multiply === true;
-  const round = op.round === true;
-  return (input: JsonObject, output: JsonObject) => {
-    const v = getPath(input, from);
-    if (v === ABSENT) return;
-    if (typeof v !== "number") {
-      throw new ConversionError(`${from.join(".")} is a ${typeName(v)}, not a number`);
-    }
-    const scaled = multiply ? v * factor : v / factor;
-    setPath(output, to, round ? roundHalfAwayFromZero(scaled) : scaled);
-  };
-}

@@ -1,5 +1,5 @@
 /**
- * DefaultValue / Constant / Delete (engine.md §6.11–§6.13): a field that exists on one side only.
+ * DefaultValue / Constant / Delete: a field that exists on one side only.
  * Towards that side it is set (DefaultValue, Constant) or left out (Delete); away from it the
  * value is dropped, which is the declared loss.
  */
@@ -13,7 +13,7 @@ interface PresenceParams {
   value: JsonValue;
 }
 
-/** Validates existsOn (quirk 11: anything but Hub/Spoke is rejected), resolves and claims. */
+/** Validates existsOn (anything but Hub/Spoke is rejected), resolves and claims. */
 function declare(p: PresenceParams, ctx: RuleContext) {
   if (p.existsOn !== "Hub" && p.existsOn !== "Spoke") {
     ctx.error(

@@ -1,6 +1,6 @@
 /**
- * ScalarToFields / FieldsToScalar (engine.md §6.17, §6.18): one string on one side is several scalar
- * fields on the other. Splitting searches an RE2 pattern and writes each named group's capture,
+ * ScalarToFields / FieldsToScalar: one string on one side (A) is several scalar fields on the
+ * other (B). Splitting searches an RE2 pattern and writes each named group's capture,
  * coerced to the field's declared kind; joining renders a Go text/template over the present
  * fields. Nothing proves the pattern and the template are inverses, so the rule is always
  * *unverifiable* and lossless only when the author says so (`losslessOverride`).
@@ -10,12 +10,13 @@ import { compareBytes } from "../go.ts";
 import { GoTemplate, TemplateSyntaxError } from "../go_template.ts";
 import { Re2Pattern, Re2SyntaxError } from "../re2.ts";
 import { classify, isScalarKind } from "../schema.ts";
-import type { OpLinker, Resolved, RuleContext, StrategyDefinition } from "../strategy.ts";
-import type { JsonObject, JsonValue, OpData } from "../types.ts";
+import { mirror } from "../mirror.ts";
+import type { OpLinker, Resolved, RuleContext } from "../strategy.ts";
+import type { JsonObject, JsonValue } from "../types.ts";
 import { ABSENT, ConversionError, getPath, setPath, typeName } from "../value.ts";
 
 interface RegexFieldsParams {
-  /** The single string field (hubPath for ScalarToFields, spokePath for FieldsToScalar). */
+  /** The single string field, on A (hubPath for ScalarToFields, spokePath for FieldsToScalar). */
   scalarPath: string;
   pattern: string;
   /** Group name → field path on the other side. */
@@ -31,97 +32,67 @@ interface FieldOp {
   kind: ScalarKind;
 }
 
-type Name = "ScalarToFields" | "FieldsToScalar";
+export const [scalarToFields, fieldsToScalar] = mirror<RegexFieldsParams>({
+  names: ["ScalarToFields", "FieldsToScalar"],
+  translate: (p, o) => ({
+    scalarPath: p.path(`${o.a}Path`),
+    pattern: p.string("pattern"),
+    fields: p.stringMap(`${o.b}Fields`, true),
+    joinTemplate: p.string("joinTemplate"),
+    losslessOverride: p.optBool("losslessOverride"),
+  }),
+  compile(p, { name, a, b }, ctx) {
+    const fieldsParam = `${b.side}Fields`;
+    // The scalar's kind is not checked: the join writes a string there regardless.
+    const scalar = a.resolve(p.scalarPath, `${a.side}Path`);
+    a.claim(scalar);
 
-function regexFields(name: Name): StrategyDefinition<RegexFieldsParams> {
-  const scalarOnHub = name === "ScalarToFields";
-  const scalarParam = scalarOnHub ? "hubPath" : "spokePath";
-  const fieldsParam = scalarOnHub ? "spokeFields" : "hubFields";
-  return {
-    name,
-    translate: (p) => ({
-      scalarPath: p.path(scalarParam),
-      pattern: p.string("pattern"),
-      fields: p.stringMap(fieldsParam, true),
-      joinTemplate: p.string("joinTemplate"),
-      losslessOverride: p.optBool("losslessOverride"),
-    }),
-    compile(p, ctx) {
-      const resolveScalar = scalarOnHub ? ctx.resolveHub : ctx.resolveSpoke;
-      const resolveField = scalarOnHub ? ctx.resolveSpoke : ctx.resolveHub;
-      const claimScalar = scalarOnHub ? ctx.claimHub : ctx.claimSpoke;
-      const claimField = scalarOnHub ? ctx.claimSpoke : ctx.claimHub;
+    const pattern = compilePattern(p.pattern, ctx, p.scalarPath);
+    const template = compileTemplate(p.joinTemplate, ctx, p.scalarPath);
 
-      // The scalar's kind is not checked (§6.17): the join writes a string there regardless.
-      const scalar = resolveScalar(p.scalarPath, scalarParam);
-      claimScalar(scalar);
-
-      const pattern = compilePattern(p.pattern, ctx, p.scalarPath);
-      const template = compileTemplate(p.joinTemplate, ctx, p.scalarPath);
-
-      const names = Object.keys(p.fields).sort(compareBytes);
-      if (names.length === 0) {
-        ctx.error("invalid-parameter", `${fieldsParam} must name at least one field`);
+    const names = Object.keys(p.fields).sort(compareBytes);
+    if (names.length === 0) {
+      ctx.error("invalid-parameter", `${fieldsParam} must name at least one field`);
+    }
+    const fields: FieldOp[] = [];
+    for (const group of names) {
+      const path = p.fields[group];
+      if (pattern !== undefined && !pattern.hasGroup(group)) {
+        ctx.error(
+          "invalid-parameter",
+          `${fieldsParam}.${group}: the pattern has no named group ${JSON.stringify(group)}`,
+          path,
+        );
       }
-      const fields: FieldOp[] = [];
-      for (const group of names) {
-        const path = p.fields[group];
-        if (pattern !== undefined && !pattern.hasGroup(group)) {
-          ctx.error(
-            "invalid-parameter",
-            `${fieldsParam}.${group}: the pattern has no named group ${JSON.stringify(group)}`,
-            path,
-          );
-        }
-        const r = resolveField(path, `${fieldsParam}.${group}`);
-        fields.push({ name: group, path: r.segments, kind: fieldKind(r, ctx) });
-        // §4.3: per-field paths are claimed only when they resolve.
-        if (r.node !== undefined) claimField(r);
-      }
-      ctx.warn(
-        "unverifiable",
-        `${name} cannot verify that the pattern and the join template are inverses; ` +
-          `losslessness is taken from losslessOverride (${p.losslessOverride})`,
-        p.scalarPath,
-      );
+      const r = b.resolve(path, `${fieldsParam}.${group}`);
+      fields.push({ name: group, path: r.segments, kind: fieldKind(r, ctx) });
+      // A field path that does not resolve is not claimed (path-not-found already reports it).
+      if (r.node !== undefined) b.claim(r);
+    }
+    ctx.warn(
+      "unverifiable",
+      `${name} cannot verify that the pattern and the join template are inverses; ` +
+        `losslessness is taken from losslessOverride (${p.losslessOverride})`,
+      p.scalarPath,
+    );
 
-      const scalarSegments = scalar.segments;
-      const split: OpData | undefined = pattern === undefined ? undefined : {
-        op: "regexSplit",
-        from: scalarSegments,
-        pattern: p.pattern,
-        fields,
-      };
-      const join: OpData | undefined = template === undefined ? undefined : {
+    return {
+      aPaths: [p.scalarPath],
+      bPaths: names.map((n) => p.fields[n]).sort(compareBytes),
+      lossless: { aToB: p.losslessOverride, bToA: p.losslessOverride },
+      aToB: pattern === undefined
+        ? undefined
+        : { op: "regexSplit", from: scalar.segments, pattern: p.pattern, fields },
+      bToA: template === undefined ? undefined : {
         op: "templateJoin",
         template: p.joinTemplate,
         fields: fields.map(({ name, path }) => ({ name, path })),
-        to: scalarSegments,
-      };
-      const fieldPaths = names.map((n) => p.fields[n]).sort(compareBytes);
-      const lossless = { hubToSpoke: p.losslessOverride, spokeToHub: p.losslessOverride };
-      return scalarOnHub
-        ? {
-          hubPaths: [p.scalarPath],
-          spokePaths: fieldPaths,
-          lossless,
-          hubToSpoke: split,
-          spokeToHub: join,
-        }
-        : {
-          hubPaths: fieldPaths,
-          spokePaths: [p.scalarPath],
-          lossless,
-          hubToSpoke: join,
-          spokeToHub: split,
-        };
-    },
-    ops: { regexSplit: linkSplit, templateJoin: linkJoin },
-  };
-}
-
-export const scalarToFields = regexFields("ScalarToFields");
-export const fieldsToScalar = regexFields("FieldsToScalar");
+        to: scalar.segments,
+      },
+    };
+  },
+  ops: { regexSplit: linkSplit, templateJoin: linkJoin },
+});
 
 function compilePattern(source: string, ctx: RuleContext, at: string): Re2Pattern | undefined {
   try {

@@ -1,4 +1,4 @@
-/** FieldRename (engine.md §6.1): the same value under another path. */
+/** FieldRename: the same value under another path. */
 import { classify } from "../schema.ts";
 import type { StrategyDefinition } from "../strategy.ts";
 

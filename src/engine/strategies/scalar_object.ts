@@ -1,25 +1,21 @@
 /**
- * ScalarToObject / ObjectToScalar (engine.md §6.2, §6.3): a scalar on one side is one key of an
- * object on the other; the other keys can be filled from `defaultsForOtherKeys`.
+ * ScalarToObject / ObjectToScalar: a scalar on one side is one key of an object on the other; the
+ * object's other keys can be filled from `defaultsForOtherKeys`. One inverse pair: A is the scalar
+ * side, B the object side.
  */
-import type { OpLinker, ParamReader, Resolved, StrategyDefinition } from "../strategy.ts";
+import { isJsonObject } from "../../lib/json.ts";
+import { bindPathPair, mirror, readPathPair } from "../mirror.ts";
+import type { ParamReader, Resolved } from "../strategy.ts";
 import type { JsonObject, SchemaNode } from "../types.ts";
-import { ABSENT, deepCopy, getPath, isMap, setKey, setPath } from "../value.ts";
+import { ABSENT, deepCopy, setKey } from "../value.ts";
+import { valueLinker } from "./_link.ts";
 
 interface WrapParams {
-  hubPath: string;
-  spokePath: string;
+  /** The scalar's path (A) and the object's (B). */
+  aPath: string;
+  bPath: string;
   key: string;
   defaultsForOtherKeys: JsonObject;
-}
-
-function translate(p: ParamReader): WrapParams {
-  return {
-    hubPath: p.path("hubPath"),
-    spokePath: p.path("spokePath"),
-    key: p.path("key"),
-    defaultsForOtherKeys: p.jsonMap("defaultsForOtherKeys"),
-  };
 }
 
 /** Lossless unwrap iff the object declares no property other than `key`. */
@@ -42,67 +38,39 @@ const unwrapOp = (from: Resolved, to: Resolved, key: string) => ({
   key,
 });
 
-export const scalarToObject: StrategyDefinition<WrapParams> = {
-  name: "ScalarToObject",
-  translate,
-  compile(p, ctx) {
-    const hub = ctx.resolveHub(p.hubPath, "hubPath");
-    const spoke = ctx.resolveSpoke(p.spokePath, "spokePath");
-    ctx.claimHub(hub);
-    ctx.claimSpoke(spoke, true);
+/** New map of the defaults, then `key` = the value (the value wins over a same-named default). */
+const linkWrap = valueLinker((op) => {
+  const key = op.key as string;
+  const defaults = op.defaults as JsonObject;
+  return (v) => {
+    const wrapped = deepCopy(defaults) as JsonObject;
+    setKey(wrapped, key, deepCopy(v));
+    return wrapped;
+  };
+});
+
+/** Only a map containing `key` unwraps; anything else writes nothing. */
+const linkUnwrap = valueLinker((op) => {
+  const key = op.key as string;
+  return (v) => isJsonObject(v) && Object.hasOwn(v, key) ? deepCopy(v[key]) : ABSENT;
+});
+
+export const [scalarToObject, objectToScalar] = mirror<WrapParams>({
+  names: ["ScalarToObject", "ObjectToScalar"],
+  translate: (p: ParamReader, o) => ({
+    ...readPathPair(p, o),
+    key: p.path("key"),
+    defaultsForOtherKeys: p.jsonMap("defaultsForOtherKeys"),
+  }),
+  compile(p, sides) {
+    const [scalar, object] = bindPathPair(sides, p, { b: true });
     return {
-      hubPaths: [p.hubPath],
-      spokePaths: [p.spokePath],
-      lossless: { hubToSpoke: true, spokeToHub: onlyKey(spoke.node, p.key) },
-      hubToSpoke: wrapOp(hub, spoke, p),
-      spokeToHub: unwrapOp(spoke, hub, p.key),
+      aPaths: [p.aPath],
+      bPaths: [p.bPath],
+      lossless: { aToB: true, bToA: onlyKey(object.node, p.key) },
+      aToB: wrapOp(scalar, object, p),
+      bToA: unwrapOp(object, scalar, p.key),
     };
   },
   ops: { wrap: linkWrap, unwrap: linkUnwrap },
-};
-
-export const objectToScalar: StrategyDefinition<WrapParams> = {
-  name: "ObjectToScalar",
-  translate,
-  compile(p, ctx) {
-    const hub = ctx.resolveHub(p.hubPath, "hubPath");
-    const spoke = ctx.resolveSpoke(p.spokePath, "spokePath");
-    ctx.claimHub(hub, true);
-    ctx.claimSpoke(spoke);
-    return {
-      hubPaths: [p.hubPath],
-      spokePaths: [p.spokePath],
-      lossless: { hubToSpoke: onlyKey(hub.node, p.key), spokeToHub: true },
-      hubToSpoke: unwrapOp(hub, spoke, p.key),
-      spokeToHub: wrapOp(spoke, hub, p),
-    };
-  },
-  ops: {},
-};
-
-/** New map of the defaults, then `key` = the value (the value wins over a same-named default). */
-function linkWrap(...[op]: Parameters<OpLinker>) {
-  const from = op.from as string[];
-  const to = op.to as string[];
-  const key = op.key as string;
-  const defaults = op.defaults as JsonObject;
-  return (input: JsonObject, output: JsonObject) => {
-    const v = getPath(input, from);
-    if (v === ABSENT) return;
-    const wrapped = deepCopy(defaults) as JsonObject;
-    setKey(wrapped, key, deepCopy(v));
-    setPath(output, to, wrapped);
-  };
-}
-
-/** Only a map containing `key` unwraps; anything else writes nothing. */
-function linkUnwrap(...[op]: Parameters<OpLinker>) {
-  const from = op.from as string[];
-  const to = op.to as string[];
-  const key = op.key as string;
-  return (input: JsonObject, output: JsonObject) => {
-    const v = getPath(input, from);
-    if (v === ABSENT || !isMap(v) || !Object.hasOwn(v, key)) return;
-    setPath(output, to, deepCopy(v[key]));
-  };
-}
+});

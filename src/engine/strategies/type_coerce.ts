@@ -1,9 +1,10 @@
 /**
- * TypeCoerce (engine.md §6.16): the same field with a different scalar type on each side, converted
+ * TypeCoerce: the same field with a different scalar type on each side, converted
  * by the coercion table (Go number and boolean grammar, half-away-from-zero rounding).
  */
 import { coerceScalar, type FractionPolicy, type ScalarKind } from "../coerce.ts";
-import { classify, isScalarKind } from "../schema.ts";
+import { isScalarKind } from "../schema.ts";
+import { bindHubSpoke, unresolved } from "./_paths.ts";
 import type { OpLinker, StrategyDefinition } from "../strategy.ts";
 import type { JsonObject } from "../types.ts";
 import { ABSENT, getPath, setPath } from "../value.ts";
@@ -22,11 +23,8 @@ export const typeCoerce: StrategyDefinition<TypeCoerceParams> = {
     onFractionalInteger: p.optString("onFractionalInteger", "") || "Error",
   }),
   compile(p, ctx) {
-    const hub = ctx.resolveHub(p.path, "path");
-    const spoke = ctx.resolveSpoke(p.path, "path");
-    ctx.claimHub(hub);
-    ctx.claimSpoke(spoke);
-    const declared = { hubPaths: [p.path], spokePaths: [p.path] };
+    const paths = { hubPath: p.path, spokePath: p.path };
+    const { hub, spoke, declared, kinds } = bindHubSpoke(paths, ctx, ["path", "path"]);
     const policy = p.onFractionalInteger as FractionPolicy;
     if (!POLICIES.includes(policy)) {
       ctx.error(
@@ -35,11 +33,9 @@ export const typeCoerce: StrategyDefinition<TypeCoerceParams> = {
         p.path,
       );
     }
-    if (hub.node === undefined || spoke.node === undefined) {
-      return { ...declared, lossless: { hubToSpoke: false, spokeToHub: false } };
-    }
-    const hubKind = classify(hub.node).kind;
-    const spokeKind = classify(spoke.node).kind;
+    if (kinds === undefined) return { ...declared, lossless: unresolved() };
+    const hubKind = kinds.hub;
+    const spokeKind = kinds.spoke;
     for (const [side, kind] of [["hub", hubKind], ["spoke", spokeKind]] as const) {
       if (!isScalarKind(kind)) {
         ctx.error(

@@ -1,12 +1,10 @@
 /**
- * Quantity / Duration (engine.md §6.24, §6.25): a Kubernetes quantity or Go duration string on one
+ * Quantity / Duration: a Kubernetes quantity or Go duration string on one
  * side is an integer on the other (milli-units for Quantity, whole seconds for Duration). Parsing
  * the string loses nothing; formatting canonicalises (`"0.5"` comes back as `"500m"`), which is
  * the declared loss of the integer→string direction.
  */
-import { classify } from "../schema.ts";
-import type { OpLinker, StrategyDefinition } from "../strategy.ts";
-import type { JsonObject } from "../types.ts";
+import type { StrategyDefinition } from "../strategy.ts";
 import {
   formatGoSeconds,
   formatMillis,
@@ -14,38 +12,29 @@ import {
   quantityToMillis,
   secondsFitDuration,
 } from "../units.ts";
-import { ABSENT, ConversionError, getPath, setPath, typeName } from "../value.ts";
+import { ConversionError } from "../value.ts";
+import { valueLinker, wrongType } from "./_link.ts";
+import { bindHubSpoke, type HubSpokePaths, readHubSpoke, unresolved } from "./_paths.ts";
 
-interface UnitParams {
-  hubPath: string;
-  spokePath: string;
-}
+type UnitParams = HubSpokePaths;
 
 type Unit = "quantity" | "duration";
 
 function unitStrategy(name: "Quantity" | "Duration", unit: Unit): StrategyDefinition<UnitParams> {
   return {
     name,
-    translate: (p) => ({ hubPath: p.path("hubPath"), spokePath: p.path("spokePath") }),
+    translate: readHubSpoke,
     compile(p, ctx) {
-      const hub = ctx.resolveHub(p.hubPath, "hubPath");
-      const spoke = ctx.resolveSpoke(p.spokePath, "spokePath");
-      ctx.claimHub(hub);
-      ctx.claimSpoke(spoke);
-      const declared = { hubPaths: [p.hubPath], spokePaths: [p.spokePath] };
-      if (hub.node === undefined || spoke.node === undefined) {
-        return { ...declared, lossless: { hubToSpoke: false, spokeToHub: false } };
-      }
-      const hubKind = classify(hub.node).kind;
-      const spokeKind = classify(spoke.node).kind;
-      const hubIsString = hubKind === "string" && spokeKind === "integer";
-      if (!hubIsString && !(hubKind === "integer" && spokeKind === "string")) {
+      const { hub, spoke, declared, kinds } = bindHubSpoke(p, ctx);
+      if (kinds === undefined) return { ...declared, lossless: unresolved() };
+      const hubIsString = kinds.hub === "string" && kinds.spoke === "integer";
+      if (!hubIsString && !(kinds.hub === "integer" && kinds.spoke === "string")) {
         ctx.error(
           "type-mismatch",
-          `${name} needs one string side and one integer side (hub ${p.hubPath} is ${hubKind}, spoke ${p.spokePath} is ${spokeKind})`,
+          `${name} needs one string side and one integer side (hub ${p.hubPath} is ${kinds.hub}, spoke ${p.spokePath} is ${kinds.spoke})`,
           p.hubPath,
         );
-        return { ...declared, lossless: { hubToSpoke: false, spokeToHub: false } };
+        return { ...declared, lossless: unresolved() };
       }
       const parse = (from: string[], to: string[]) => ({ op: "parseUnit", unit, from, to });
       const format = (from: string[], to: string[]) => ({ op: "formatUnit", unit, from, to });
@@ -64,27 +53,16 @@ function unitStrategy(name: "Quantity" | "Duration", unit: Unit): StrategyDefini
   };
 }
 
-export const quantity = unitStrategy("Quantity", "quantity");
-export const duration = unitStrategy("Duration", "duration");
-
-function linkParse(...[op]: Parameters<OpLinker>) {
-  const from = op.from as string[];
-  const to = op.to as string[];
+const linkParse = valueLinker((op, what) => {
   const unit = op.unit as Unit;
-  const what = from.join(".");
-  return (input: JsonObject, output: JsonObject) => {
-    const v = getPath(input, from);
-    if (v === ABSENT) return;
-    if (typeof v !== "string") {
-      throw new ConversionError(`${what} is a ${typeName(v)}, not a string`);
-    }
+  return (v) => {
+    if (typeof v !== "string") throw wrongType(what, v, "a string");
     if (unit === "quantity") {
       const millis = quantityToMillis(v);
       if (millis === undefined) {
         throw new ConversionError(`${what}: ${JSON.stringify(v)} is not a Kubernetes quantity`);
       }
-      setPath(output, to, Number(millis));
-      return;
+      return Number(millis);
     }
     const ns = parseGoDuration(v);
     if (ns === undefined) {
@@ -93,29 +71,22 @@ function linkParse(...[op]: Parameters<OpLinker>) {
     if (ns % 1_000_000_000n !== 0n) {
       throw new ConversionError(`${what}: ${JSON.stringify(v)} is not a whole number of seconds`);
     }
-    setPath(output, to, Number(ns / 1_000_000_000n));
+    return Number(ns / 1_000_000_000n);
   };
-}
+});
 
-function linkFormat(...[op]: Parameters<OpLinker>) {
-  const from = op.from as string[];
-  const to = op.to as string[];
+const linkFormat = valueLinker((op, what) => {
   const unit = op.unit as Unit;
-  const what = from.join(".");
-  return (input: JsonObject, output: JsonObject) => {
-    const v = getPath(input, from);
-    if (v === ABSENT) return;
-    if (typeof v !== "number" || !Number.isFinite(v)) {
-      throw new ConversionError(`${what} is a ${typeName(v)}, not a number`);
-    }
+  return (v) => {
+    if (typeof v !== "number" || !Number.isFinite(v)) throw wrongType(what, v, "a number");
     const whole = BigInt(Math.trunc(v));
-    if (unit === "quantity") {
-      setPath(output, to, formatMillis(whole));
-      return;
-    }
+    if (unit === "quantity") return formatMillis(whole);
     if (!secondsFitDuration(whole)) {
       throw new ConversionError(`${what}: ${v} seconds does not fit a Go duration`);
     }
-    setPath(output, to, formatGoSeconds(whole));
+    return formatGoSeconds(whole);
   };
-}
+});
+
+export const quantity = unitStrategy("Quantity", "quantity");
+export const duration = unitStrategy("Duration", "duration");

@@ -28,7 +28,7 @@ export interface Vanishing {
   path: string;
   /** Only an empty array/map may vanish (default true); false: any value may. */
   onlyIfEmpty?: boolean;
-  /** Why this is not a loss (cite engine.md). */
+  /** Why this is not a loss (say which rule drops it). */
   reason: string;
 }
 
@@ -65,6 +65,11 @@ export interface LawCase {
    * From*-strategy restores). `version` is the side the object belongs to.
    */
   prepare?: (obj: JsonObject, version: "hub" | "spoke", rng: Rng) => void;
+  /**
+   * Why this case has no mirrored twin in the suite (see laws/mirror.ts), when it is of a plain
+   * inverse pair but its mirror is not a valid config.
+   */
+  noMirror?: string;
   /** Generator options (besides the seed). */
   generate?: Omit<GenerateOptions, "seed" | "rng">;
 }

@@ -1,12 +1,11 @@
 /** Law cases: ToAnnotation, ToLabel, FromAnnotation, FromLabel. */
 import { generateValue } from "../../../../src/engine/generate.ts";
 import { goJSON } from "../../../../src/engine/go.ts";
-import { arr, bool, int, map, num, obj, root, str } from "../../_helpers.ts";
+import { arr, bool, int, map, num, obj, root, str } from "../../_schemas.ts";
 import { putMetadata, registerLawCase } from "../registry.ts";
 
 const family = "annotations";
-const STRIPPED =
-  "the reverse leg strips the stash instead of restoring it (engine.md §6.8/§6.9), so the " +
+const STRIPPED = "the reverse leg strips the stash instead of restoring it, so the " +
   "value kept in metadata by this leg is dropped on the way back";
 
 const description = str();

@@ -1,5 +1,5 @@
 /** Law cases: CEL. */
-import { int, root, str } from "../../_helpers.ts";
+import { int, root, str } from "../../_schemas.ts";
 import { registerLawCase } from "../registry.ts";
 
 const family = "cel";

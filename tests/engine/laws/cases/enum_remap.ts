@@ -1,5 +1,5 @@
 /** Law cases: EnumRemap. */
-import { bool, int, root, str } from "../../_helpers.ts";
+import { bool, int, root, str } from "../../_schemas.ts";
 import { registerLawCase } from "../registry.ts";
 
 const family = "enum_remap";
@@ -81,7 +81,7 @@ registerLawCase({
   lossless: { hubToSpoke: true, spokeToHub: false },
   roundTripExemptions: [{
     direction: "hubToSpoke",
-    reason: "engine.md §6.10 charges a repeated spoke value to spoke→hub, but it is hub→spoke " +
+    reason: "EnumRemap charges a repeated spoke value to spoke→hub, but it is hub→spoke " +
       "that merges Small and Medium; a hub round trip turns Small into Medium",
   }],
 });

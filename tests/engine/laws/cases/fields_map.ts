@@ -1,5 +1,5 @@
-/** Law cases: FieldsToMap, MapToFields. */
-import { int, map, obj, root, str } from "../../_helpers.ts";
+/** Law cases: FieldsToMap (MapToFields' are their mirrors, laws/mirror.ts). */
+import { int, map, obj, root, str } from "../../_schemas.ts";
 import { registerLawCase } from "../registry.ts";
 
 const family = "fields_map";
@@ -43,40 +43,4 @@ registerLawCase({
     reason: "only cpu and memory exist on the hub",
   }],
   lossless: { hubToSpoke: true, spokeToHub: false },
-});
-
-registerLawCase({
-  family,
-  name: "MapToFields: unknown keys are errors",
-  strategy: "MapToFields",
-  hub: root({ tags: obj({ env: str(), team: str() }) }, { requireSpec: true }),
-  spoke: root({ environment: str(), team: str() }, { requireSpec: true }),
-  rules: [{
-    strategy: "MapToFields",
-    mapToFields: {
-      hubMapPath: "spec.tags",
-      spokePaths: ["spec.environment", "spec.team"],
-      keyNames: { "spec.environment": "env" },
-    },
-  }],
-  lossless: { hubToSpoke: true, spokeToHub: true },
-});
-
-registerLawCase({
-  family,
-  name: "MapToFields: a free-form map under Drop loses unknown keys",
-  strategy: "MapToFields",
-  hub: root({ tags: map(str()) }, { requireSpec: true }),
-  spoke: root({ env: str(), team: str() }, { requireSpec: true }),
-  rules: [{
-    strategy: "MapToFields",
-    mapToFields: {
-      hubMapPath: "spec.tags",
-      spokePaths: ["spec.env", "spec.team"],
-      onUnknownHubKey: "Drop",
-    },
-    acknowledgeLossy: true,
-    reason: "v1 only knows env and team",
-  }],
-  lossless: { hubToSpoke: false, spokeToHub: true },
 });

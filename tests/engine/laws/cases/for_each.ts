@@ -1,5 +1,5 @@
 /** Law cases: ForEach. */
-import { arr, int, map, obj, root, str } from "../../_helpers.ts";
+import { arr, int, map, obj, root, str } from "../../_schemas.ts";
 import { registerLawCase } from "../registry.ts";
 
 const family = "for_each";

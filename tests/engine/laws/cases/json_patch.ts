@@ -1,5 +1,5 @@
 /** Law cases: JSONPatch. */
-import { bool, root, str } from "../../_helpers.ts";
+import { bool, root, str } from "../../_schemas.ts";
 import { registerLawCase } from "../registry.ts";
 
 const family = "json_patch";
@@ -8,9 +8,9 @@ registerLawCase({
   family,
   name: "JSONPatch: a required flag moved both ways, lossless by override",
   strategy: "JSONPatch",
-  // Moving an absent field fails the conversion (engine.md §8 quirk 8), so the override is honest
+  // Moving an absent field fails the conversion, so the override is honest
   // only for objects that carry the flag: generate it always. (Marking it `required` instead would
-  // be a RequiredFieldUnsatisfiable error: JSONPatch declares no written paths, §4.8/§4.11.)
+  // be a RequiredFieldUnsatisfiable error: JSONPatch declares no written paths.)
   hub: root({ legacyFlag: bool(), name: str() }, { requireSpec: true }),
   spoke: root({ legacyFlagV2: bool(), name: str() }, { requireSpec: true }),
   generate: { optionalProbability: 1 },

@@ -1,7 +1,7 @@
 /** Law cases: MapKeyRename. */
 import type { JsonObject } from "../../../../src/engine/mod.ts";
 import type { Rng } from "../../../../src/engine/generate.ts";
-import { map, root, str } from "../../_helpers.ts";
+import { map, root, str } from "../../_schemas.ts";
 import { registerLawCase } from "../registry.ts";
 
 const family = "map_key_rename";

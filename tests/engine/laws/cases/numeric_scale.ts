@@ -1,5 +1,5 @@
 /** Law cases: NumericScale. */
-import { int, num, root } from "../../_helpers.ts";
+import { int, num, root } from "../../_schemas.ts";
 import { registerLawCase } from "../registry.ts";
 
 const family = "numeric_scale";

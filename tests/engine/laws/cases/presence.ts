@@ -1,5 +1,5 @@
 /** Law cases: DefaultValue, Constant, Delete. */
-import { bool, int, root, str } from "../../_helpers.ts";
+import { bool, int, root, str } from "../../_schemas.ts";
 import { registerLawCase } from "../registry.ts";
 
 const family = "presence";

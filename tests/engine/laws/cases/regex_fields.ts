@@ -1,5 +1,5 @@
 /** Law cases: ScalarToFields, FieldsToScalar. */
-import { int, obj, root, str } from "../../_helpers.ts";
+import { int, obj, root, str } from "../../_schemas.ts";
 import { registerLawCase } from "../registry.ts";
 
 const family = "regex_fields";
@@ -8,6 +8,8 @@ const UNITS = ["Ki", "Mi", "Gi"];
 registerLawCase({
   family,
   name: "ScalarToFields: a size split into value and unit, declared lossless by override",
+  noMirror: "the mirrored FieldsToScalar writes the required spec.size.unit only when its " +
+    "optional source is present (RequiredFieldConditional)",
   strategy: "ScalarToFields",
   // Every hub string is canonical (no leading zeros, value below 1e6 so Go's %v prints it
   // positionally): that is the precondition under which the override is honest.

@@ -1,5 +1,5 @@
 /** Law cases: FieldRename, plus the core features around it (identity coverage, `when`). */
-import { arr, bool, free, int, map, obj, root, str } from "../../_helpers.ts";
+import { arr, bool, free, int, map, obj, root, str } from "../../_schemas.ts";
 import { registerLawCase } from "../registry.ts";
 
 const family = "rename";

@@ -1,5 +1,5 @@
-/** Law cases: ScalarToObject, ObjectToScalar. */
-import { bool, int, obj, root, str } from "../../_helpers.ts";
+/** Law cases: ScalarToObject (ObjectToScalar's are their mirrors, laws/mirror.ts). */
+import { int, obj, root, str } from "../../_schemas.ts";
 import { registerLawCase } from "../registry.ts";
 
 const family = "scalar_object";
@@ -39,37 +39,4 @@ registerLawCase({
     reason: "mode only exists on v1",
   }],
   lossless: { hubToSpoke: true, spokeToHub: false },
-});
-
-registerLawCase({
-  family,
-  name: "ObjectToScalar: the object declares only the key",
-  strategy: "ObjectToScalar",
-  hub: root({ network: obj({ cidr: str() }) }, { requireSpec: true }),
-  spoke: root({ networkCIDR: str() }, { requireSpec: true }),
-  rules: [{
-    strategy: "ObjectToScalar",
-    objectToScalar: { hubPath: "spec.network", spokePath: "spec.networkCIDR", key: "cidr" },
-  }],
-  lossless: { hubToSpoke: true, spokeToHub: true },
-});
-
-registerLawCase({
-  family,
-  name: "ObjectToScalar: another hub property is dropped on the way to the spoke",
-  strategy: "ObjectToScalar",
-  hub: root({ network: obj({ cidr: str(), ipv6: bool() }) }, { requireSpec: true }),
-  spoke: root({ networkCIDR: str() }, { requireSpec: true }),
-  rules: [{
-    strategy: "ObjectToScalar",
-    objectToScalar: {
-      hubPath: "spec.network",
-      spokePath: "spec.networkCIDR",
-      key: "cidr",
-      defaultsForOtherKeys: { ipv6: false },
-    },
-    acknowledgeLossy: true,
-    reason: "v1 has no IPv6 switch",
-  }],
-  lossless: { hubToSpoke: false, spokeToHub: true },
 });

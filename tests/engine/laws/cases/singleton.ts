@@ -1,10 +1,10 @@
-/** Law cases: SingletonArrayToObject, ObjectToSingletonArray. */
-import { arr, int, obj, root, str } from "../../_helpers.ts";
+/** Law cases: SingletonArrayToObject (ObjectToSingletonArray's are their mirrors, laws/mirror.ts). */
+import { arr, int, obj, root, str } from "../../_schemas.ts";
 import { registerLawCase } from "../registry.ts";
 
 const family = "singleton";
 const zone = obj({ name: str(), weight: int() });
-const EMPTY_ARRAY = "an empty array writes nothing on the other side (engine.md §6.4, scenario 9)";
+const EMPTY_ARRAY = "an empty array writes nothing on the other side";
 
 registerLawCase({
   family,
@@ -33,33 +33,4 @@ registerLawCase({
     reason: "v1 supports one zone",
   }],
   lossless: { hubToSpoke: false, spokeToHub: true },
-});
-
-registerLawCase({
-  family,
-  name: "ObjectToSingletonArray: maxItems 1",
-  strategy: "ObjectToSingletonArray",
-  hub: root({ primaryRegion: zone }, { requireSpec: true }),
-  spoke: root({ regions: arr(zone, { maxItems: 1 }) }, { requireSpec: true }),
-  rules: [{
-    strategy: "ObjectToSingletonArray",
-    objectToSingletonArray: { hubPath: "spec.primaryRegion", spokePath: "spec.regions" },
-  }],
-  lossless: { hubToSpoke: true, spokeToHub: true },
-  vanishing: { spokeToHub: [{ path: "spec.regions", reason: EMPTY_ARRAY }] },
-});
-
-registerLawCase({
-  family,
-  name: "ObjectToSingletonArray: no maxItems, later elements are lost",
-  strategy: "ObjectToSingletonArray",
-  hub: root({ primaryRegion: zone }, { requireSpec: true }),
-  spoke: root({ regions: arr(zone) }, { requireSpec: true }),
-  rules: [{
-    strategy: "ObjectToSingletonArray",
-    objectToSingletonArray: { hubPath: "spec.primaryRegion", spokePath: "spec.regions" },
-    acknowledgeLossy: true,
-    reason: "the hub keeps the primary region only",
-  }],
-  lossless: { hubToSpoke: true, spokeToHub: false },
 });

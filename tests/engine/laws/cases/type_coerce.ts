@@ -1,5 +1,5 @@
 /** Law cases: TypeCoerce. */
-import { bool, int, num, root, str } from "../../_helpers.ts";
+import { bool, int, num, root, str } from "../../_schemas.ts";
 import { registerLawCase } from "../registry.ts";
 
 const family = "type_coerce";

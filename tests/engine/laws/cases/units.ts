@@ -1,19 +1,19 @@
 /** Law cases: Quantity, Duration. */
 import type { JsonValue } from "../../../../src/engine/mod.ts";
 import type { Rng } from "../../../../src/engine/generate.ts";
-import { int, root, str } from "../../_helpers.ts";
+import { int, root, str } from "../../_schemas.ts";
 import { registerLawCase } from "../registry.ts";
 
 const family = "units";
 
-/** Canonical decimal-SI quantities: a mantissa of 1–999 and a suffix (engine.md §7.7). */
+/** Canonical decimal-SI quantities: a mantissa of 1–999 and a suffix. */
 function quantity(rng: Rng): JsonValue {
   if (rng.chance(0.05)) return "0";
   const sign = rng.chance(0.1) ? "-" : "";
   return `${sign}${rng.int(1, 999)}${rng.pick(["m", "", "k", "M", "G"])}`;
 }
 
-/** Canonical Go durations of whole seconds (engine.md §7.8). */
+/** Canonical Go durations of whole seconds. */
 function duration(rng: Rng): JsonValue {
   const total = rng.pick([0, rng.int(1, 59), rng.int(60, 3599), rng.int(3600, 400000)]);
   const sign = total !== 0 && rng.chance(0.1) ? "-" : "";
@@ -34,7 +34,7 @@ const at = (path: string, make: (rng: Rng) => JsonValue) =>
 ) => (p.join(".") === path ? make(rng) : undefined);
 
 const CANONICAL = 'only the canonical spelling comes back ("0.5" and "500m" are both 500): ' +
-  "engine.md §6.24/§6.25 declare integer→string lossy";
+  "Quantity and Duration declare integer→string lossy";
 
 registerLawCase({
   family,
