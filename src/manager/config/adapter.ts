@@ -27,12 +27,7 @@ import { createLogger } from "../../obs/log.ts";
 import type { TargetKind } from "../conversion_patch.ts";
 import { CONFIG_RESOURCES, xrdResource } from "../../api/resources.ts";
 import { CRD_RESOURCE, SECRETS } from "../../kube/resources.ts";
-import {
-  decodeServer,
-  type DepsOptions,
-  listServedLeases,
-  TARGET_RESOURCES,
-} from "../caches.ts";
+import { decodeServer, type DepsOptions, listServedLeases, TARGET_RESOURCES } from "../caches.ts";
 import { tlsSecretName } from "../server/names.ts";
 import type { ConfigReconcileDeps, ConfigReconcileMetrics } from "./types.ts";
 
