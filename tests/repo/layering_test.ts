@@ -11,7 +11,7 @@ const SRC = new URL("src/", ROOT);
 /** npm libraries the pure engine may use. */
 const ENGINE_LIBRARIES: readonly string[] = ["@bufbuild/cel", "fast-json-patch", "re2js"];
 
-/** The map's rows: `src/x/` or `src/x/file.ts` → the top-level folders it may import. */
+/** The map's rows: `src/<folder>/` or `src/<folder>/<file>.ts` → the top-level folders it may import. */
 export function readMap(markdown: string): Map<string, readonly string[]> {
   const section = markdown.split(/^## /m).find((s) => s.startsWith("The map\n"));
   if (!section) throw new Error("docs/architecture.md has no '## The map' section");
