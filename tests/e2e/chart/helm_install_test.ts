@@ -29,10 +29,10 @@
  */
 import assert from "node:assert/strict";
 import { parseAllDocuments } from "yaml";
-import { type ControlPlane, waitFor, withControlPlane } from "../support/control_plane.ts";
-import { resolveAssets } from "../support/control_plane.ts";
+import { type ControlPlane, waitFor, withControlPlane } from "../../support/control_plane.ts";
+import { resolveAssets } from "../../support/control_plane.ts";
 
-const REPO = new URL("../../", import.meta.url).pathname;
+const REPO = new URL("../../../", import.meta.url).pathname;
 const CHART = `${REPO}charts/declarative-conversion-operator`;
 const FULLNAME = "declarative-conversion-operator";
 const RELEASE = "dco";

@@ -6,7 +6,7 @@
  * Complete, exit 3 ⇒ Pod Failed, not restarted, and the Job (backoffLimit 0) Failed.
  */
 import assert from "node:assert/strict";
-import { waitFor, withControlPlane } from "./control_plane.ts";
+import { waitFor, withControlPlane } from "../../support/control_plane.ts";
 
 const IMAGE = "dco.test/echo:1";
 // A tiny server: /readyz answers once /tmp-free marker exists in the volume; / tells who it is
