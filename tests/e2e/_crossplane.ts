@@ -78,7 +78,9 @@ export class FakeCrossplane {
     }, { type: "merge", subresource: "status" });
   }
 
+  /** Starts the background loop (once; later calls do nothing). */
   start(): void {
+    if (this.#loop) return;
     this.#loop = (async () => {
       while (!this.#stop.signal.aborted) {
         for (const name of new Set([...this.render, ...this.copy])) {
