@@ -21,6 +21,7 @@
 import type * as k8s from "@kubernetes/client-node";
 import { parse } from "yaml";
 import { isNotFound, type KubeClient } from "../../src/kube/client.ts";
+import { rfc3339 } from "../../src/lib/time.ts";
 
 export const XRD_CRD = parse(
   Deno.readTextFileSync(new URL("testdata/crossplane_xrd_crd.yaml", import.meta.url)),
@@ -65,7 +66,7 @@ export class FakeCrossplane {
 
   /** Plays Crossplane's XRD controller: Established=True (written at `version`). */
   async establish(name: string, version = "v2"): Promise<void> {
-    const now = new Date().toISOString().replace(/\.\d+Z$/, "Z");
+    const now = rfc3339(Date.now());
     await this.client.patch(XRDS(version), name, {
       status: {
         conditions: [{

@@ -15,6 +15,7 @@ import {
   CRDConversionConfigSpecSchema,
   isShardMember,
 } from "../../src/api/mod.ts";
+import { rfc3339 } from "../../src/lib/time.ts";
 
 const REPO = new URL("../../", import.meta.url).pathname;
 const API_VERSION = "terasky.com/v1alpha1";
@@ -212,7 +213,7 @@ Deno.test({
     });
 
     await t.step("status subresource, condition list-map and printer columns", async () => {
-      const now = new Date().toISOString().replace(/\.\d+Z$/, "Z");
+      const now = rfc3339(Date.now());
       const cond = (type: string, status: string, reason: string) => ({
         type,
         status,

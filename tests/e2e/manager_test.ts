@@ -60,6 +60,7 @@ import { httpGet } from "../support/role_process.ts";
 import { isConflict, KubeClient, loadKubeconfig } from "../../src/kube/client.ts";
 import { FakeCrossplane, XRDS } from "./_crossplane.ts";
 import { crdTarget, MANAGED_BY, PLAN_HASH, type TargetKind, xrdTarget } from "./_targets.ts";
+import { base64ToText, rfc3339 } from "../../src/lib/mod.ts";
 
 const CWS = "dco";
 const SVC = `${CWS}-webhook-server`;
@@ -97,7 +98,7 @@ async function provideServingSecret(
 
 /** Plays the kubelet's part: server CWS's Deployment reports two available replicas. */
 async function markServerAvailable({ kubectl }: Kubectl, ns: string): Promise<void> {
-  const now = new Date().toISOString().replace(/\.\d+Z$/, "Z");
+  const now = rfc3339(Date.now());
   await kubectl(
     "patch",
     "deployment",
@@ -426,7 +427,7 @@ Deno.test({
         const data = secret.data["ca.crt"] || secret.data["tls.crt"];
         return {
           b64: data,
-          pem: new TextDecoder().decode(Uint8Array.from(atob(data), (c) => c.charCodeAt(0))),
+          pem: base64ToText(data),
         };
       };
 
