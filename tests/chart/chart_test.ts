@@ -5,14 +5,13 @@
  * limit, the Lease Role's namespace, admission wiring, the default ConversionWebhookServer),
  * `values.schema.json` rejecting unknown keys, the opt-in monitoring objects (ServiceMonitors,
  * PrometheusRule, Grafana dashboard ConfigMaps; their alerts run through promtool in
- * tests/chart/alerts_test.ts), and one `helm install` into a real apiserver proving every rendered
- * object is accepted.
+ * tests/chart/alerts_test.ts). That the apiserver accepts every rendered object is checked by
+ * tests/e2e/chart/helm_install_test.ts.
  *
  * Needs the helm binary that hack/testenv.sh builds (found through `resolveAssets()`).
  */
 import assert from "node:assert/strict";
 import { podLabels } from "../../src/manager/server_children.ts";
-import { withControlPlane } from "../support/control_plane.ts";
 import {
   CHART,
   FULLNAME,
@@ -1067,101 +1066,3 @@ Deno.test("chart: values.schema.json accepts the monitoring keys and rejects unk
     assert.match(r.stdout + r.stderr, want, `${key}=${value}`);
   }
 });
-
-// ---------------------------------------------------------------------------------------------
-// install into a real apiserver
-
-Deno.test(
-  "chart: helm install is accepted by the apiserver",
-  withControlPlane(async (cp) => {
-    const ns = await cp.createNamespace("dco-chart");
-    const r = await helm(
-      "install",
-      "dco",
-      CHART,
-      "--kubeconfig",
-      cp.kubeconfigPath,
-      "--namespace",
-      ns,
-      "--set",
-      "certManager.enabled=false",
-      "--set",
-      "networkPolicy.enabled=true",
-      // No manager runs here: with Fail, deleting the CWS at uninstall would be refused by the
-      // unreachable admission webhook.
-      "--set",
-      "admissionWebhook.failurePolicy=Ignore",
-      "--set",
-      "image.registry=registry.example",
-      "--set",
-      "image.manager.tag=test",
-      "--set",
-      "image.webhookServer.tag=test",
-      "--set",
-      "conversionWebhookServer.name=chart-test",
-    );
-    assert.equal(r.code, 0, `helm install failed:\n${r.stdout}\n${r.stderr}`);
-    const dep = await cp.kubectl(
-      "get",
-      "deployment",
-      `${FULLNAME}-manager`,
-      "-n",
-      ns,
-      "-o",
-      "json",
-    );
-    assert.equal(dep.code, 0, dep.stderr);
-    const d = JSON.parse(dep.stdout);
-    assert.equal(
-      d.spec.template.spec.containers[0].image,
-      "registry.example/terasky-oss/declarative-conversion-operator:test",
-    );
-    const cws = await cp.kubectl("get", "conversionwebhookserver", "chart-test", "-o", "json");
-    assert.equal(cws.code, 0, cws.stderr);
-    assert.equal(JSON.parse(cws.stdout).spec.default, true);
-    for (
-      const [kind, name, namespaced] of [
-        ["clusterrole", `${FULLNAME}-manager-role`, false],
-        ["clusterrole", `${FULLNAME}-webhook-server-role`, false],
-        ["role", `${FULLNAME}-webhook-server-leases`, true],
-        ["validatingwebhookconfiguration", `${FULLNAME}-validating-webhook-configuration`, false],
-        ["networkpolicy", `${FULLNAME}-manager`, true],
-        ["service", `${FULLNAME}-webhook-service`, true],
-      ] as Array<[string, string, boolean]>
-    ) {
-      const g = await cp.kubectl("get", kind, name, ...(namespaced ? ["-n", ns] : []));
-      assert.equal(g.code, 0, `${kind}/${name}: ${g.stderr}`);
-    }
-    // The pre-delete hook Job (not created by install) is accepted too (server-side dry run).
-    const rendered = await helm(
-      "template",
-      "dco",
-      CHART,
-      "--namespace",
-      ns,
-      "--kube-version",
-      KUBE_VERSION,
-      "--show-only",
-      "templates/manager/pre-delete-job.yaml",
-    );
-    assert.equal(rendered.code, 0, rendered.stderr);
-    const jobFile = `${await cp.makeTempDir("job")}/job.yaml`;
-    await Deno.writeTextFile(jobFile, rendered.stdout);
-    const dry = await cp.kubectl("create", "--dry-run=server", "-f", jobFile);
-    assert.equal(dry.code, 0, `the Job must be accepted: ${dry.stderr}`);
-    // No kubelet runs here, so the hook Job could never complete: uninstall without hooks.
-    const un = await helm(
-      "uninstall",
-      "dco",
-      "--kubeconfig",
-      cp.kubeconfigPath,
-      "--namespace",
-      ns,
-      "--no-hooks",
-    );
-    assert.equal(un.code, 0, `${un.stdout}\n${un.stderr}`);
-    // Cluster-scoped objects of the release must not outlive it (other tests share clusters).
-    const left = await cp.kubectl("get", "clusterrole", `${FULLNAME}-manager-role`);
-    assert.notEqual(left.code, 0);
-  }),
-);

@@ -15,7 +15,8 @@ import {
   type Router,
   schemaSourceFromCRD,
 } from "../../src/engine/mod.ts";
-import { b64, createCA } from "../support/certs.ts";
+import { createCA } from "../support/certs.ts";
+import { twoVersionCRD, urlWebhookConversion } from "../support/dco_stack.ts";
 import { type ControlPlane, waitFor, withControlPlane } from "../support/control_plane.ts";
 import {
   FAILURE_MESSAGE,
@@ -30,38 +31,12 @@ const V1 = `${GROUP}/v1`;
 const V2 = `${GROUP}/v2`;
 
 function widgetCRD(url: string, caPEM: string): JsonObject {
-  const schema = (sizeField: string) => ({
-    openAPIV3Schema: {
-      type: "object",
-      properties: {
-        spec: {
-          type: "object",
-          properties: { [sizeField]: { type: "integer" }, color: { type: "string" } },
-        },
-      },
-    },
-  });
-  return {
-    apiVersion: "apiextensions.k8s.io/v1",
-    kind: "CustomResourceDefinition",
-    metadata: { name: CRD_NAME },
-    spec: {
-      group: GROUP,
-      scope: "Namespaced",
-      names: { plural: PLURAL, singular: "widget", kind: "Widget", listKind: "WidgetList" },
-      versions: [
-        { name: "v1", served: true, storage: true, schema: schema("size") },
-        { name: "v2", served: true, storage: false, schema: schema("capacity") },
-      ],
-      conversion: {
-        strategy: "Webhook",
-        webhook: {
-          conversionReviewVersions: ["v1"],
-          clientConfig: { url: `${url}/${CRD_NAME}`, caBundle: b64(caPEM) },
-        },
-      },
-    },
-  };
+  return twoVersionCRD({
+    group: GROUP,
+    plural: PLURAL,
+    kind: "Widget",
+    conversion: urlWebhookConversion(`${url}/${CRD_NAME}`, caPEM),
+  }) as unknown as JsonObject;
 }
 
 const CONFIG: ConversionConfigSpec = {

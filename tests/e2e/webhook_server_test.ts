@@ -7,7 +7,7 @@
  */
 import assert from "node:assert/strict";
 import type * as k8s from "@kubernetes/client-node";
-import { b64, createCA } from "../support/certs.ts";
+import { createCA } from "../support/certs.ts";
 import {
   type ControlPlane,
   freePort,
@@ -16,6 +16,7 @@ import {
   withControlPlane,
 } from "../support/control_plane.ts";
 import { DCO_CRDS } from "../support/dco_crds.ts";
+import { twoVersionCRD, urlWebhookConversion } from "../support/dco_stack.ts";
 import { httpGet, type RoleProcess, startRoleProcess } from "../support/role_process.ts";
 
 const GROUP = "ws.dco.test";
@@ -27,38 +28,12 @@ const ENTRY = `${REPO}src/main/webhook_server.ts`;
 const SOURCES = `${REPO}src`;
 
 function gadgetCRD(url: string, caPEM: string) {
-  const schema = (sizeField: string) => ({
-    openAPIV3Schema: {
-      type: "object",
-      properties: {
-        spec: {
-          type: "object",
-          properties: { [sizeField]: { type: "integer" }, color: { type: "string" } },
-        },
-      },
-    },
+  return twoVersionCRD({
+    group: GROUP,
+    plural: PLURAL,
+    kind: "Gadget",
+    conversion: urlWebhookConversion(`${url}/convert/${TARGET}`, caPEM),
   });
-  return {
-    apiVersion: "apiextensions.k8s.io/v1",
-    kind: "CustomResourceDefinition",
-    metadata: { name: TARGET },
-    spec: {
-      group: GROUP,
-      scope: "Namespaced",
-      names: { plural: PLURAL, singular: "gadget", kind: "Gadget", listKind: "GadgetList" },
-      versions: [
-        { name: "v1", served: true, storage: true, schema: schema("size") },
-        { name: "v2", served: true, storage: false, schema: schema("capacity") },
-      ],
-      conversion: {
-        strategy: "Webhook",
-        webhook: {
-          conversionReviewVersions: ["v1"],
-          clientConfig: { url: `${url}/convert/${TARGET}`, caBundle: b64(caPEM) },
-        },
-      },
-    },
-  };
 }
 
 function config(spokePath: string, remapColors = false) {
