@@ -1,5 +1,5 @@
 /**
- * The Helm chart `charts/declarative-conversion-operator` (operations.md §4–§6): `helm lint` for
+ * The Helm chart `charts/declarative-conversion-operator` (docs/installation.md): `helm lint` for
  * the default values and the main toggles, `helm template` parsed into objects and asserted on
  * (feature flags, RBAC gating, the restricted security context, probes, the derived V8 heap
  * limit, the Lease Role's namespace, admission wiring, the default ConversionWebhookServer),
@@ -85,7 +85,7 @@ for (const [name, sets] of LINT_CASES) {
 // ---------------------------------------------------------------------------------------------
 // template: default values
 
-Deno.test("chart: default render has every object, named per the spec", async () => {
+Deno.test("chart: default render has every object, with its documented name", async () => {
   const objs = await render();
   const names = objs.map((o) => `${o.kind}/${o.metadata.name}`).sort();
   assert.deepEqual(names, [
@@ -798,7 +798,8 @@ Deno.test("chart: values.schema.json rejects unknown keys (top level and in a bl
 });
 
 // ---------------------------------------------------------------------------------------------
-// monitoring: ServiceMonitors, PrometheusRule, dashboards (operations.md §1.5, §2, §3)
+// monitoring: ServiceMonitors, PrometheusRule, dashboards
+// (docs/observability.md#scraping-alerts-and-dashboards-from-the-chart)
 
 const MONITORING_ON: Record<string, string> = {
   "metrics.serviceMonitor.enabled": "true",

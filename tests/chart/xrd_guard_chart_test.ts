@@ -1,5 +1,5 @@
 /**
- * [P11] The chart's XRD conversion guard (api.md §4.3, operations.md §4.2): the
+ * The chart's XRD conversion guard (XRD only; docs/manager.md#the-xrd-conversion-guard-mutating): the
  * MutatingWebhookConfiguration `<fullname>-mutating-webhook-configuration` is rendered iff
  * admission webhooks, Crossplane support and `features.crossplane.conversionGuard.enabled` are all
  * on; its webhook, rules and policy are fixed (failurePolicy Ignore whatever
@@ -37,7 +37,7 @@ function mwcNamedRules(objs: Obj[]): Obj[] {
   );
 }
 
-/** The one webhook exactly as the spec's table has it (caBundle aside). */
+/** The one webhook exactly as the chart renders it by design (caBundle aside). */
 function expectedWebhook(namespace = "dco-system", path = "/guard-xrd-conversion"): Obj {
   return {
     name: "gxrdconversion.terasky.com",
@@ -60,7 +60,7 @@ function expectedWebhook(namespace = "dco-system", path = "/guard-xrd-conversion
   };
 }
 
-Deno.test("chart guard: default render — the MWC per the spec, CA injected by cert-manager", async () => {
+Deno.test("chart guard: default render — the MWC as documented, CA injected by cert-manager", async () => {
   const objs = await render({}, "ops");
   const [mwc, ...more] = mwcs(objs);
   assert.equal(more.length, 0);

@@ -26,7 +26,7 @@
  * (the "image" is the host's files). The securityContext (runAsNonRoot, readOnlyRootFilesystem,
  * dropped capabilities, seccomp) and resource limits are not enforced: Pods run as the test's
  * user on the host's filesystem. The chart's manager Deployment runs as rendered
- * (tests/chart/helm_install_e2e_test.ts): its /tmp emptyDir is skipped when it would hide the
+ * (tests/e2e/chart/helm_install_test.ts): its /tmp emptyDir is skipped when it would hide the
  * control plane's directory (a TMPDIR under /tmp), its admission Secret is mounted below /tmp.
  */
 import { setTimeout as delay } from "node:timers/promises";
