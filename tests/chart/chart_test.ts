@@ -45,6 +45,19 @@ function ruleFor(role: Obj, group: string, resource: string): Obj | undefined {
   return role.rules.find((r: Obj) => r.apiGroups.includes(group) && r.resources.includes(resource));
 }
 
+/** XRDs and CRDs, as [API group, resource] for {@link roleRule}. */
+const XRD_RESOURCE = ["apiextensions.crossplane.io", "compositeresourcedefinitions"] as const;
+const CRD_RESOURCE = ["apiextensions.k8s.io", "customresourcedefinitions"] as const;
+
+/** The rule of the `role` ClusterRole (manager or webhook-server) in `objs` for `resource`. */
+function roleRule(
+  objs: Obj[],
+  role: "manager" | "webhook-server",
+  [group, resource]: readonly [string, string],
+): Obj | undefined {
+  return ruleFor(find(objs, "ClusterRole", `${FULLNAME}-${role}-role`), group, resource);
+}
+
 async function lint(sets: Record<string, string> = {}): Promise<Run> {
   return await helm("lint", CHART, "--strict", "--kube-version", KUBE_VERSION, ...setArgs(sets));
 }
@@ -331,19 +344,8 @@ Deno.test("chart: feature toggles change the manager flags and RBAC", async () =
   assert.ok(a.includes("--enable-xrd-support=false"));
   assert.ok(a.includes("--enable-crd-support=true"));
   assert.ok(a.includes("--enable-xrd-conversion-guard=false"));
-  const mgrNoXrd = find(noXrd, "ClusterRole", `${FULLNAME}-manager-role`);
-  assert.equal(
-    ruleFor(mgrNoXrd, "apiextensions.crossplane.io", "compositeresourcedefinitions"),
-    undefined,
-  );
-  assert.equal(
-    ruleFor(
-      find(noXrd, "ClusterRole", `${FULLNAME}-webhook-server-role`),
-      "apiextensions.crossplane.io",
-      "compositeresourcedefinitions",
-    ),
-    undefined,
-  );
+  assert.equal(roleRule(noXrd, "manager", XRD_RESOURCE), undefined);
+  assert.equal(roleRule(noXrd, "webhook-server", XRD_RESOURCE), undefined);
 
   const noGuard = managerContainer(
     await render({ "features.crossplane.conversionGuard.enabled": "false" }),
@@ -356,35 +358,14 @@ Deno.test("chart: feature toggles change the manager flags and RBAC", async () =
   assert.ok(b.includes("--enable-crd-support=false"));
   assert.ok(b.includes("--enable-xrd-support=true"));
   // The XRD path still reads generated CRDs, but nothing patches them.
-  assert.deepEqual(
-    ruleFor(
-      find(noCrd, "ClusterRole", `${FULLNAME}-manager-role`),
-      "apiextensions.k8s.io",
-      "customresourcedefinitions",
-    )?.verbs,
-    ["get", "list", "watch"],
-  );
-  assert.equal(
-    ruleFor(
-      find(noCrd, "ClusterRole", `${FULLNAME}-webhook-server-role`),
-      "apiextensions.k8s.io",
-      "customresourcedefinitions",
-    ),
-    undefined,
-  );
+  assert.deepEqual(roleRule(noCrd, "manager", CRD_RESOURCE)?.verbs, ["get", "list", "watch"]);
+  assert.equal(roleRule(noCrd, "webhook-server", CRD_RESOURCE), undefined);
 
   const neither = await render({
     "features.nativeCRD.enabled": "false",
     "features.crossplane.enabled": "false",
   });
-  assert.equal(
-    ruleFor(
-      find(neither, "ClusterRole", `${FULLNAME}-manager-role`),
-      "apiextensions.k8s.io",
-      "customresourcedefinitions",
-    ),
-    undefined,
-  );
+  assert.equal(roleRule(neither, "manager", CRD_RESOURCE), undefined);
 
   const tuned = managerContainer(
     await render({

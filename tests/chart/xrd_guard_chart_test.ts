@@ -11,6 +11,7 @@
  * Renders with tests/chart/_helm.ts (needs the helm binary that hack/testenv.sh builds).
  */
 import assert from "node:assert/strict";
+import { xrdGuardWebhook } from "../support/dco_stack.ts";
 import { CHART, FULLNAME, helm, KUBE_VERSION, type Obj, render, setArgs } from "./_helm.ts";
 
 const MWC = `${FULLNAME}-mutating-webhook-configuration`;
@@ -39,25 +40,9 @@ function mwcNamedRules(objs: Obj[]): Obj[] {
 
 /** The one webhook exactly as the chart renders it by design (caBundle aside). */
 function expectedWebhook(namespace = "dco-system", path = "/guard-xrd-conversion"): Obj {
-  return {
-    name: "gxrdconversion.terasky.com",
-    admissionReviewVersions: ["v1"],
-    sideEffects: "None",
-    failurePolicy: "Ignore",
-    matchPolicy: "Equivalent",
-    timeoutSeconds: 5,
-    reinvocationPolicy: "IfNeeded",
-    clientConfig: {
-      service: { name: `${FULLNAME}-webhook-service`, namespace, path, port: 443 },
-    },
-    rules: [{
-      apiGroups: ["apiextensions.crossplane.io"],
-      apiVersions: ["v1", "v2"],
-      resources: ["compositeresourcedefinitions"],
-      operations: ["CREATE", "UPDATE"],
-      scope: "Cluster",
-    }],
-  };
+  return xrdGuardWebhook({
+    service: { name: `${FULLNAME}-webhook-service`, namespace, path, port: 443 },
+  });
 }
 
 Deno.test("chart guard: default render — the MWC as documented, CA injected by cert-manager", async () => {

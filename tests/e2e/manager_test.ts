@@ -55,6 +55,7 @@ import {
   tryGetJSON,
   twoVersionXRD,
   webhookServer,
+  xrdGuardWebhookConfiguration,
 } from "../support/dco_stack.ts";
 import { httpGet } from "../support/role_process.ts";
 import { isConflict, KubeClient, loadKubeconfig } from "../../src/kube/client.ts";
@@ -562,31 +563,7 @@ Deno.test({
         "(d2) the guard restores an establisher's full-object update at admission",
         async () => {
           assert.equal((await metrics()).match(reverts)?.[1], "1");
-          await cp.apply({
-            apiVersion: "admissionregistration.k8s.io/v1",
-            kind: "MutatingWebhookConfiguration",
-            metadata: { name: "dco-xrd-conversion-guard" },
-            webhooks: [{
-              name: "gxrdconversion.terasky.com",
-              admissionReviewVersions: ["v1"],
-              sideEffects: "None",
-              failurePolicy: "Ignore",
-              matchPolicy: "Equivalent",
-              timeoutSeconds: 5,
-              reinvocationPolicy: "IfNeeded",
-              clientConfig: {
-                url: `https://127.0.0.1:${admissionPort}/guard-xrd-conversion`,
-                caBundle: b64(ca.cert),
-              },
-              rules: [{
-                apiGroups: ["apiextensions.crossplane.io"],
-                apiVersions: ["v1", "v2"],
-                resources: ["compositeresourcedefinitions"],
-                operations: ["CREATE", "UPDATE"],
-                scope: "Cluster",
-              }],
-            }],
-          } as k8s.KubernetesObject);
+          await cp.apply(xrdGuardWebhookConfiguration(admissionPort, ca.cert));
           /** The package's copy of the XRD: no spec.conversion, none of our annotations. */
           const stripped = (x: Obj): Obj => {
             const out = structuredClone(x);

@@ -317,6 +317,46 @@ export function validatingWebhook(opts: ValidatingWebhookOptions): k8s.Kubernete
   } as k8s.KubernetesObject;
 }
 
+/**
+ * The XRD conversion guard's one webhook as the chart renders it, calling `clientConfig` (the
+ * chart's admission Service, or a host manager's listener by URL).
+ */
+export function xrdGuardWebhook(clientConfig: Obj): Obj {
+  return {
+    name: `gxrdconversion.${DCO_GROUP}`,
+    admissionReviewVersions: ["v1"],
+    sideEffects: "None",
+    failurePolicy: "Ignore",
+    matchPolicy: "Equivalent",
+    timeoutSeconds: 5,
+    reinvocationPolicy: "IfNeeded",
+    clientConfig,
+    rules: [{
+      apiGroups: ["apiextensions.crossplane.io"],
+      apiVersions: ["v1", "v2"],
+      resources: ["compositeresourcedefinitions"],
+      operations: ["CREATE", "UPDATE"],
+      scope: "Cluster",
+    }],
+  };
+}
+
+/** A MutatingWebhookConfiguration sending XRD writes to the host manager's guard endpoint. */
+export function xrdGuardWebhookConfiguration(
+  admissionPort: number,
+  caPEM: string,
+): k8s.KubernetesObject {
+  return {
+    apiVersion: "admissionregistration.k8s.io/v1",
+    kind: "MutatingWebhookConfiguration",
+    metadata: { name: "dco-xrd-conversion-guard" },
+    webhooks: [xrdGuardWebhook({
+      url: `https://127.0.0.1:${admissionPort}/guard-xrd-conversion`,
+      caBundle: b64(caPEM),
+    })],
+  } as k8s.KubernetesObject;
+}
+
 // ---------------------------------------------------------------------------------------------
 // Two-version CRDs and XRDs: v1 has an integer `spec.size`, v2 an integer `spec.capacity`
 
