@@ -231,28 +231,24 @@ Deno.test({
           cond("HandoverReady", "True", "HandoverUnverified"),
         ],
       };
-      const r = await cp.kubectl(
-        "patch",
-        "crdconversionconfig",
-        "widgets",
-        "--subresource=status",
-        "--type=merge",
-        "-p",
-        JSON.stringify({ status }),
-      );
+      const patchStatus = (patch: unknown) =>
+        cp.kubectl(
+          "patch",
+          "crdconversionconfig",
+          "widgets",
+          "--subresource=status",
+          "--type=merge",
+          "-p",
+          JSON.stringify({ status: patch }),
+        );
+      const r = await patchStatus(status);
       assert.equal(r.code, 0, r.stderr);
       const live = await getJSON(cp, "ccc", "widgets");
       assert.deepEqual(live.status, status);
 
-      const dup = await cp.kubectl(
-        "patch",
-        "crdconversionconfig",
-        "widgets",
-        "--subresource=status",
-        "--type=merge",
-        "-p",
-        JSON.stringify({ status: { conditions: [status.conditions[0], status.conditions[0]] } }),
-      );
+      const dup = await patchStatus({
+        conditions: [status.conditions[0], status.conditions[0]],
+      });
       assert.notEqual(dup.code, 0, "duplicate condition type must be rejected (list-map)");
       assert.match(dup.stderr, /Duplicate value/);
 

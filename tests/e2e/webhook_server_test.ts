@@ -36,6 +36,16 @@ function gadgetCRD(url: string, caPEM: string) {
   });
 }
 
+/** A Gadget `name` in `namespace`, written at `version`. */
+function gadget(version: string, name: string, namespace: string, spec: Record<string, unknown>) {
+  return {
+    apiVersion: `${GROUP}/${version}`,
+    kind: "Gadget",
+    metadata: { name, namespace },
+    spec,
+  } as k8s.KubernetesObject;
+}
+
 function config(spokePath: string, remapColors = false) {
   const rules: Record<string, unknown>[] = [{
     strategy: "FieldRename",
@@ -187,12 +197,7 @@ Deno.test({
       const reading = (async () => {
         for await (const chunk of watcher.stdout) watched += new TextDecoder().decode(chunk);
       })();
-      await cp.apply({
-        apiVersion: `${GROUP}/v1`,
-        kind: "Gadget",
-        metadata: { name: "g1", namespace: ns },
-        spec: { size: 7, color: "red" },
-      } as k8s.KubernetesObject);
+      await cp.apply(gadget("v1", "g1", ns, { size: 7, color: "red" }));
       const v2 = await getAt("v2", "g1");
       assert.equal(v2.apiVersion, `${GROUP}/v2`);
       assert.deepEqual(v2.spec, { capacity: 7, color: "red" });
@@ -206,12 +211,7 @@ Deno.test({
       await watcher.status;
       await reading;
       // A write at v2 is converted to the v1 storage version.
-      await cp.apply({
-        apiVersion: `${GROUP}/v2`,
-        kind: "Gadget",
-        metadata: { name: "g2", namespace: ns },
-        spec: { capacity: 3, color: "blue" },
-      } as k8s.KubernetesObject);
+      await cp.apply(gadget("v2", "g2", ns, { capacity: 3, color: "blue" }));
       assert.deepEqual((await getAt("v1", "g2")).spec, { size: 3, color: "blue" });
       const metrics = (await get(`${role.metricsURL}/metrics`)).text;
       assert.match(

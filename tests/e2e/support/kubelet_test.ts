@@ -41,12 +41,15 @@ Deno.test({
       assert.equal(r.code, 0, `kubectl ${args.join(" ")}: ${r.stderr}`);
       return r.stdout;
     };
-    await cp.apply({
-      apiVersion: "v1",
-      kind: "Secret",
-      metadata: { name: "greeting", namespace: ns },
-      stringData: { greeting: "hello" },
-    } as never);
+    /** The Secret the Pods mount, holding `greeting`. */
+    const greeting = (text: string) =>
+      cp.apply({
+        apiVersion: "v1",
+        kind: "Secret",
+        metadata: { name: "greeting", namespace: ns },
+        stringData: { greeting: text },
+      } as never);
+    await greeting("hello");
     await cp.apply({
       apiVersion: "v1",
       kind: "ServiceAccount",
@@ -123,12 +126,7 @@ Deno.test({
 
     await t.step("Secret volumes follow their Secret", async () => {
       assert.equal((await proxy("/secret")).stdout, "hello");
-      await cp.apply({
-        apiVersion: "v1",
-        kind: "Secret",
-        metadata: { name: "greeting", namespace: ns },
-        stringData: { greeting: "rotated" },
-      } as never);
+      await greeting("rotated");
       await waitFor("both replicas see the new Secret", async () => {
         const seen = new Set<string>();
         for (let i = 0; i < 8; i++) seen.add((await proxy("/secret")).stdout);
