@@ -21,6 +21,7 @@ import {
   render,
   type Run,
   setArgs,
+  template,
 } from "./_helm.ts";
 
 function find(objs: Obj[], kind: string, name: string): Obj {
@@ -278,15 +279,7 @@ Deno.test("chart: DENO_V8_FLAGS is floor(memory limit x 0.75 / MiB), absent with
     ["--max-old-space-size=100"],
   );
   // A memory quantity the chart cannot compute with is rejected by the schema.
-  const bad = await helm(
-    "template",
-    "rel",
-    CHART,
-    "--kube-version",
-    KUBE_VERSION,
-    "--set",
-    "manager.resources.limits.memory=0.5Gi",
-  );
+  const bad = await template({ "manager.resources.limits.memory": "0.5Gi" });
   assert.notEqual(bad.code, 0);
   assert.match(bad.stderr, /memory/);
 });
@@ -694,15 +687,7 @@ Deno.test("chart: the default ConversionWebhookServer", async () => {
   const none = await render({ "conversionWebhookServer.create": "false" });
   assert.equal(all(none, "ConversionWebhookServer").length, 0);
 
-  const zero = await helm(
-    "template",
-    "rel",
-    CHART,
-    "--kube-version",
-    KUBE_VERSION,
-    "--set",
-    "conversionWebhookServer.maxRequestBytes=0",
-  );
+  const zero = await template({ "conversionWebhookServer.maxRequestBytes": "0" });
   assert.notEqual(zero.code, 0, "maxRequestBytes=0 must be rejected by the schema");
 });
 
@@ -1035,15 +1020,7 @@ Deno.test("chart: values.schema.json accepts the monitoring keys and rejects unk
       ["metrics.prometheusRule.reconcileErrorRateThreshold", "-0.1", /reconcileErrorRateThreshold/],
     ] as Array<[string, string, RegExp]>
   ) {
-    const r = await helm(
-      "template",
-      "rel",
-      CHART,
-      "--kube-version",
-      KUBE_VERSION,
-      "--set",
-      `${key}=${value}`,
-    );
+    const r = await template({ [key]: value });
     assert.notEqual(r.code, 0, `${key}=${value} must be rejected`);
     assert.match(r.stdout + r.stderr, want, `${key}=${value}`);
   }
