@@ -9,6 +9,7 @@ import assert from "node:assert/strict";
 import type * as k8s from "@kubernetes/client-node";
 import { createCA } from "../support/certs.ts";
 import {
+  assertStays,
   type ControlPlane,
   freePort,
   resolveAssets,
@@ -369,12 +370,11 @@ Deno.test({
       );
       // While the apiserver is unreachable, health is fine and readiness is not — for as long as
       // it takes (there is no ready-anyway timeout).
-      for (let i = 0; i < 10; i++) {
+      await assertStays(async () => {
         const r = await get(`${role.metricsURL}/readyz`);
         assert.equal(r.status, 503);
         assert.equal(r.text.trim(), "registry not yet fully synced");
-        await new Promise((res) => setTimeout(res, 200));
-      }
+      }, { forMs: 2_000, everyMs: 200, what: "unready while the apiserver is unreachable" });
       assert.match((await get(`${role.metricsURL}/metrics`)).text, /^dco_webhook_ready 0$/m);
 
       proxy.release();
