@@ -8,7 +8,7 @@
 import assert from "node:assert/strict";
 import type * as k8s from "@kubernetes/client-node";
 import { parse } from "yaml";
-import { type ControlPlane, withControlPlane } from "../support/control_plane.ts";
+import { type ControlPlane, e2eTest } from "../support/control_plane.ts";
 import { CRD_DIR, type CustomResourceDefinition } from "../../src/api/crds.ts";
 import {
   ConversionWebhookServerSpecSchema,
@@ -67,11 +67,9 @@ function crdConfig(name: string, extra: Record<string, unknown> = {}): Obj {
   };
 }
 
-Deno.test({
-  name: "generated dco CRDs: structural, named, defaulted and validated by a real kube-apiserver",
-  sanitizeResources: false,
-  sanitizeOps: false,
-  fn: withControlPlane(async (cp: ControlPlane, t) => {
+e2eTest(
+  "generated dco CRDs: structural, named, defaulted and validated by a real kube-apiserver",
+  async (cp: ControlPlane, t) => {
     const crds = await committedCRDs();
     assert.deepEqual(crds.map((c) => c.metadata.name), [
       "conversionwebhookservers.terasky.com",
@@ -303,5 +301,5 @@ Deno.test({
         assert.match(r.stdout, new RegExp(`\\b${kind}\\b`));
       }
     });
-  }),
-});
+  },
+);

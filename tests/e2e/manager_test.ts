@@ -38,9 +38,9 @@ import { b64, type CertificateAuthority } from "../support/certs.ts";
 import {
   assertStays,
   type ControlPlane,
+  e2eTest,
   freePort,
   waitFor,
-  withControlPlane,
 } from "../support/control_plane.ts";
 import {
   admissionCertificate,
@@ -201,11 +201,9 @@ async function assertCleanExit(role: ManagerProcess): Promise<void> {
 
 const crds = crdTarget("mgr.dco.test");
 
-Deno.test({
-  name: "manager process: CWS children, the readiness gate, apply and an invalid config",
-  sanitizeResources: false,
-  sanitizeOps: false,
-  fn: withControlPlane(async (cp: ControlPlane, t) => {
+e2eTest(
+  "manager process: CWS children, the readiness gate, apply and an invalid config",
+  async (cp: ControlPlane, t) => {
     const { ns, certDir, ca } = await managerStack(cp, crds);
     await using targets = await crds.open(cp);
     const widgets = `widgets.${crds.group}`;
@@ -336,8 +334,8 @@ Deno.test({
     });
 
     await t.step("SIGTERM exits cleanly", () => assertCleanExit(role));
-  }),
-});
+  },
+);
 
 // ---------------------------------------------------------------------------------------------
 // XRDs
@@ -368,11 +366,9 @@ async function sha256Hex(s: string): Promise<string> {
 
 const escape = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 
-Deno.test({
-  name: "manager process (XRD): patch, propagation into generated CRDs, revert detection, delete",
-  sanitizeResources: false,
-  sanitizeOps: false,
-  fn: withControlPlane(async (cp: ControlPlane, t) => {
+e2eTest(
+  "manager process (XRD): patch, propagation into generated CRDs, revert detection, delete",
+  async (cp: ControlPlane, t) => {
     const { ns, certDir, ca } = await managerStack(cp, xrds);
     const client = new KubeClient(await loadKubeconfig([cp.kubeconfigPath]));
     const crossplane = new FakeCrossplane(client);
@@ -756,5 +752,5 @@ Deno.test({
       await crossplane.stop();
       client.close();
     }
-  }),
-});
+  },
+);

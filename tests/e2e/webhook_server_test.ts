@@ -11,10 +11,10 @@ import { createCA } from "../support/certs.ts";
 import {
   assertStays,
   type ControlPlane,
+  e2eTest,
   freePort,
   resolveAssets,
   waitFor,
-  withControlPlane,
 } from "../support/control_plane.ts";
 import { DCO_CRDS } from "../support/dco_crds.ts";
 import { twoVersionCRD, urlWebhookConversion } from "../support/dco_stack.ts";
@@ -126,11 +126,9 @@ async function applyTarget(cp: ControlPlane, port: number, caPEM: string): Promi
 
 type Gadget = { apiVersion: string; metadata: { name: string }; spec: Record<string, unknown> };
 
-Deno.test({
-  name: "webhook-server process serves conversions through a real kube-apiserver",
-  sanitizeResources: false,
-  sanitizeOps: false,
-  fn: withControlPlane(async (cp: ControlPlane, t) => {
+e2eTest(
+  "webhook-server process serves conversions through a real kube-apiserver",
+  async (cp: ControlPlane, t) => {
     const { certDir, caPEM } = await prepare(cp);
     const port = freePort();
     await applyTarget(cp, port, caPEM);
@@ -266,14 +264,12 @@ Deno.test({
       const status = await role.child.status;
       assert.equal(status.code, 0, role.output());
     });
-  }),
-});
+  },
+);
 
-Deno.test({
-  name: "webhook-server exits non-zero when its caches cannot sync (no RBAC)",
-  sanitizeResources: false,
-  sanitizeOps: false,
-  fn: withControlPlane(async (cp: ControlPlane) => {
+e2eTest(
+  "webhook-server exits non-zero when its caches cannot sync (no RBAC)",
+  async (cp: ControlPlane) => {
     const { certDir } = await prepare(cp);
     // A ServiceAccount with no permissions, through a token kubeconfig.
     const ns = await cp.createNamespace("norbac");
@@ -301,8 +297,8 @@ Deno.test({
     assert.notEqual(status.code, 0, "exits non-zero instead of hanging");
     assert.match(role.output(), /informer cache failed to sync/);
     assert.match(role.output(), /forbidden|403/i);
-  }),
-});
+  },
+);
 
 /**
  * A TCP proxy to the apiserver that holds every connection until released: while it holds, the
@@ -347,11 +343,9 @@ function blockingProxy(upstream: URL) {
   };
 }
 
-Deno.test({
-  name: "webhook-server stays unready until its caches and initial sync complete",
-  sanitizeResources: false,
-  sanitizeOps: false,
-  fn: withControlPlane(async (cp: ControlPlane) => {
+e2eTest(
+  "webhook-server stays unready until its caches and initial sync complete",
+  async (cp: ControlPlane) => {
     const { certDir, caPEM } = await prepare(cp);
     const port = freePort();
     await applyTarget(cp, port, caPEM);
@@ -391,5 +385,5 @@ Deno.test({
     } finally {
       proxy.close();
     }
-  }),
-});
+  },
+);

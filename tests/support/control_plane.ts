@@ -933,6 +933,19 @@ export function withControlPlane(
 }
 
 /**
+ * The one way to write an e2e test: a Deno test named `name` running `fn` on its own control plane
+ * ({@link withControlPlane}). The resource and op sanitizers are off: the k8s client (undici)
+ * leaves keep-alive timers and pooled sockets behind after the body.
+ */
+export function e2eTest(
+  name: string,
+  fn: (cp: ControlPlane, t: Deno.TestContext) => Promise<void>,
+  opts: ControlPlaneOptions = {},
+): void {
+  Deno.test({ name, sanitizeResources: false, sanitizeOps: false, fn: withControlPlane(fn, opts) });
+}
+
+/**
  * Processes whose command line mentions `dir` (an instance's temp dir): used to prove teardown
  * left nothing behind. Zombies have an empty cmdline and are not listed.
  */

@@ -31,7 +31,12 @@
  */
 import assert from "node:assert/strict";
 import { parseAllDocuments } from "yaml";
-import { type ControlPlane, waitFor, withControlPlane } from "../../support/control_plane.ts";
+import {
+  type ControlPlane,
+  e2eTest,
+  waitFor,
+  withControlPlane,
+} from "../../support/control_plane.ts";
 import {
   fieldRenameConfig,
   findCondition as cond,
@@ -86,11 +91,9 @@ const gadgetsCRD = () => twoVersionCRD({ group: GROUP, plural: "gadgets", kind: 
 const gadgetsConfig = (name: string, spokePath: string) =>
   fieldRenameConfig({ kind: "CRDConversionConfig", name, target: GADGETS, spokePath });
 
-Deno.test({
-  name: "chart: helm install runs the manager and the default webhook server; configs convert",
-  sanitizeResources: false,
-  sanitizeOps: false,
-  fn: withControlPlane(async (cp: ControlPlane, t) => {
+e2eTest(
+  "chart: helm install runs the manager and the default webhook server; configs convert",
+  async (cp: ControlPlane, t) => {
     const ns = await cp.createNamespace("dco-helm");
     const { kubectl, getJSON } = kubectlFor(cp);
     const applyObj = async (obj: unknown): Promise<void> => {
@@ -323,7 +326,8 @@ Deno.test({
       const leftWs = await cp.kubectl("get", "clusterrole", `${FULLNAME}-webhook-server-role`);
       assert.notEqual(leftWs.code, 0, "the release's ClusterRoles are gone");
     });
-  }, {
+  },
+  {
     name: "helm-install-e2e",
     kubelet: {
       images: {
@@ -331,8 +335,8 @@ Deno.test({
         [WEBHOOK_SERVER_IMAGE]: await roleImage("webhook-server"),
       },
     },
-  }),
-});
+  },
+);
 
 Deno.test(
   "chart: helm install is accepted by the apiserver",

@@ -6,7 +6,7 @@
  * Complete, exit 3 ⇒ Pod Failed, not restarted, and the Job (backoffLimit 0) Failed.
  */
 import assert from "node:assert/strict";
-import { waitFor, withControlPlane } from "../../support/control_plane.ts";
+import { e2eTest, waitFor } from "../../support/control_plane.ts";
 
 const IMAGE = "dco.test/echo:1";
 // A tiny server: /readyz answers once /tmp-free marker exists in the volume; / tells who it is
@@ -30,11 +30,9 @@ Deno.serve({ port: 8080, hostname: "0.0.0.0" }, async (req) => {
 });
 `;
 
-Deno.test({
-  name: "test kubelet: Deployment → Pods as processes behind a Service, tokens, volumes",
-  sanitizeResources: false,
-  sanitizeOps: false,
-  fn: withControlPlane(async (cp, t) => {
+e2eTest(
+  "test kubelet: Deployment → Pods as processes behind a Service, tokens, volumes",
+  async (cp, t) => {
     const ns = await cp.createNamespace("kubelet");
     const kubectl = async (...args: string[]) => {
       const r = await cp.kubectl(...args);
@@ -210,5 +208,6 @@ Deno.test({
         return left.length === 0;
       }, { timeoutMs: 60_000 });
     });
-  }, { name: "kubelet", kubelet: { images: { [IMAGE]: { entrypoint: [Deno.execPath()] } } } }),
-});
+  },
+  { name: "kubelet", kubelet: { images: { [IMAGE]: { entrypoint: [Deno.execPath()] } } } },
+);
