@@ -1,5 +1,5 @@
 /**
- * Reassignment under load (issue 7, runtime.md §3, §5, §7): two ConversionWebhookServer
+ * Reassignment under load (issue 7): two ConversionWebhookServer
  * instances with real webhook-server Pods (the test kubelet), sustained reads and writes of
  * objects at a non-storage version through the real apiserver, and three moves of the target —
  * an explicit pin, an unpin, and a sharding-driven move — each of which must be *verified* by the

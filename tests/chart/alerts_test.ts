@@ -1,5 +1,5 @@
 /**
- * The chart's PrometheusRule (operations.md §2) through Prometheus' own tooling: the rules are
+ * The chart's PrometheusRule (docs/observability.md#alerts) through Prometheus' own tooling: the rules are
  * rendered with `helm template` (so promtool sees exactly what the chart ships, thresholds
  * substituted from values), then `promtool check rules` and `promtool test rules` run the cases in
  * tests/obs/promtool/ against them. promtool comes from hack/promtool.sh (Debian's package,
@@ -19,7 +19,7 @@ import { CHART, helm, KUBE_VERSION, type Obj, setArgs } from "./_helm.ts";
 const ROOT = new URL("../..", import.meta.url).pathname;
 const CASES = `${ROOT}tests/obs/promtool`;
 
-/** operations.md §2, in the reference's rule order. */
+/** Every alert the chart ships (docs/observability.md#alerts), in the rule pack's order. */
 const ALERTS = [
   "ConversionWebhookRegistryCompileErrors",
   "ConversionWebhookNotReady",

@@ -1,18 +1,17 @@
 /**
- * The Helm chart `charts/declarative-conversion-operator` (operations.md §4–§6): `helm lint` for
+ * The Helm chart `charts/declarative-conversion-operator` (docs/installation.md): `helm lint` for
  * the default values and the main toggles, `helm template` parsed into objects and asserted on
  * (feature flags, RBAC gating, the restricted security context, probes, the derived V8 heap
  * limit, the Lease Role's namespace, admission wiring, the default ConversionWebhookServer),
  * `values.schema.json` rejecting unknown keys, the opt-in monitoring objects (ServiceMonitors,
  * PrometheusRule, Grafana dashboard ConfigMaps; their alerts run through promtool in
- * tests/chart/alerts_test.ts), and one `helm install` into a real apiserver proving every rendered
- * object is accepted.
+ * tests/chart/alerts_test.ts). That the apiserver accepts every rendered object is checked by
+ * tests/e2e/chart/helm_install_test.ts.
  *
  * Needs the helm binary that hack/testenv.sh builds (found through `resolveAssets()`).
  */
 import assert from "node:assert/strict";
 import { podLabels } from "../../src/manager/server/mod.ts";
-import { withControlPlane } from "../support/control_plane.ts";
 import {
   CHART,
   FULLNAME,
@@ -22,6 +21,7 @@ import {
   render,
   type Run,
   setArgs,
+  template,
 } from "./_helm.ts";
 
 function find(objs: Obj[], kind: string, name: string): Obj {
@@ -44,6 +44,19 @@ function managerContainer(objs: Obj[]): Obj {
 
 function ruleFor(role: Obj, group: string, resource: string): Obj | undefined {
   return role.rules.find((r: Obj) => r.apiGroups.includes(group) && r.resources.includes(resource));
+}
+
+/** XRDs and CRDs, as [API group, resource] for {@link roleRule}. */
+const XRD_RESOURCE = ["apiextensions.crossplane.io", "compositeresourcedefinitions"] as const;
+const CRD_RESOURCE = ["apiextensions.k8s.io", "customresourcedefinitions"] as const;
+
+/** The rule of the `role` ClusterRole (manager or webhook-server) in `objs` for `resource`. */
+function roleRule(
+  objs: Obj[],
+  role: "manager" | "webhook-server",
+  [group, resource]: readonly [string, string],
+): Obj | undefined {
+  return ruleFor(find(objs, "ClusterRole", `${FULLNAME}-${role}-role`), group, resource);
 }
 
 async function lint(sets: Record<string, string> = {}): Promise<Run> {
@@ -86,7 +99,7 @@ for (const [name, sets] of LINT_CASES) {
 // ---------------------------------------------------------------------------------------------
 // template: default values
 
-Deno.test("chart: default render has every object, named per the spec", async () => {
+Deno.test("chart: default render has every object, with its documented name", async () => {
   const objs = await render();
   const names = objs.map((o) => `${o.kind}/${o.metadata.name}`).sort();
   assert.deepEqual(names, [
@@ -266,15 +279,7 @@ Deno.test("chart: DENO_V8_FLAGS is floor(memory limit x 0.75 / MiB), absent with
     ["--max-old-space-size=100"],
   );
   // A memory quantity the chart cannot compute with is rejected by the schema.
-  const bad = await helm(
-    "template",
-    "rel",
-    CHART,
-    "--kube-version",
-    KUBE_VERSION,
-    "--set",
-    "manager.resources.limits.memory=0.5Gi",
-  );
+  const bad = await template({ "manager.resources.limits.memory": "0.5Gi" });
   assert.notEqual(bad.code, 0);
   assert.match(bad.stderr, /memory/);
 });
@@ -332,19 +337,8 @@ Deno.test("chart: feature toggles change the manager flags and RBAC", async () =
   assert.ok(a.includes("--enable-xrd-support=false"));
   assert.ok(a.includes("--enable-crd-support=true"));
   assert.ok(a.includes("--enable-xrd-conversion-guard=false"));
-  const mgrNoXrd = find(noXrd, "ClusterRole", `${FULLNAME}-manager-role`);
-  assert.equal(
-    ruleFor(mgrNoXrd, "apiextensions.crossplane.io", "compositeresourcedefinitions"),
-    undefined,
-  );
-  assert.equal(
-    ruleFor(
-      find(noXrd, "ClusterRole", `${FULLNAME}-webhook-server-role`),
-      "apiextensions.crossplane.io",
-      "compositeresourcedefinitions",
-    ),
-    undefined,
-  );
+  assert.equal(roleRule(noXrd, "manager", XRD_RESOURCE), undefined);
+  assert.equal(roleRule(noXrd, "webhook-server", XRD_RESOURCE), undefined);
 
   const noGuard = managerContainer(
     await render({ "features.crossplane.conversionGuard.enabled": "false" }),
@@ -357,35 +351,14 @@ Deno.test("chart: feature toggles change the manager flags and RBAC", async () =
   assert.ok(b.includes("--enable-crd-support=false"));
   assert.ok(b.includes("--enable-xrd-support=true"));
   // The XRD path still reads generated CRDs, but nothing patches them.
-  assert.deepEqual(
-    ruleFor(
-      find(noCrd, "ClusterRole", `${FULLNAME}-manager-role`),
-      "apiextensions.k8s.io",
-      "customresourcedefinitions",
-    )?.verbs,
-    ["get", "list", "watch"],
-  );
-  assert.equal(
-    ruleFor(
-      find(noCrd, "ClusterRole", `${FULLNAME}-webhook-server-role`),
-      "apiextensions.k8s.io",
-      "customresourcedefinitions",
-    ),
-    undefined,
-  );
+  assert.deepEqual(roleRule(noCrd, "manager", CRD_RESOURCE)?.verbs, ["get", "list", "watch"]);
+  assert.equal(roleRule(noCrd, "webhook-server", CRD_RESOURCE), undefined);
 
   const neither = await render({
     "features.nativeCRD.enabled": "false",
     "features.crossplane.enabled": "false",
   });
-  assert.equal(
-    ruleFor(
-      find(neither, "ClusterRole", `${FULLNAME}-manager-role`),
-      "apiextensions.k8s.io",
-      "customresourcedefinitions",
-    ),
-    undefined,
-  );
+  assert.equal(roleRule(neither, "manager", CRD_RESOURCE), undefined);
 
   const tuned = managerContainer(
     await render({
@@ -714,15 +687,7 @@ Deno.test("chart: the default ConversionWebhookServer", async () => {
   const none = await render({ "conversionWebhookServer.create": "false" });
   assert.equal(all(none, "ConversionWebhookServer").length, 0);
 
-  const zero = await helm(
-    "template",
-    "rel",
-    CHART,
-    "--kube-version",
-    KUBE_VERSION,
-    "--set",
-    "conversionWebhookServer.maxRequestBytes=0",
-  );
+  const zero = await template({ "conversionWebhookServer.maxRequestBytes": "0" });
   assert.notEqual(zero.code, 0, "maxRequestBytes=0 must be rejected by the schema");
 });
 
@@ -799,7 +764,8 @@ Deno.test("chart: values.schema.json rejects unknown keys (top level and in a bl
 });
 
 // ---------------------------------------------------------------------------------------------
-// monitoring: ServiceMonitors, PrometheusRule, dashboards (operations.md §1.5, §2, §3)
+// monitoring: ServiceMonitors, PrometheusRule, dashboards
+// (docs/observability.md#scraping-alerts-and-dashboards-from-the-chart)
 
 const MONITORING_ON: Record<string, string> = {
   "metrics.serviceMonitor.enabled": "true",
@@ -1054,114 +1020,8 @@ Deno.test("chart: values.schema.json accepts the monitoring keys and rejects unk
       ["metrics.prometheusRule.reconcileErrorRateThreshold", "-0.1", /reconcileErrorRateThreshold/],
     ] as Array<[string, string, RegExp]>
   ) {
-    const r = await helm(
-      "template",
-      "rel",
-      CHART,
-      "--kube-version",
-      KUBE_VERSION,
-      "--set",
-      `${key}=${value}`,
-    );
+    const r = await template({ [key]: value });
     assert.notEqual(r.code, 0, `${key}=${value} must be rejected`);
     assert.match(r.stdout + r.stderr, want, `${key}=${value}`);
   }
 });
-
-// ---------------------------------------------------------------------------------------------
-// install into a real apiserver
-
-Deno.test(
-  "chart: helm install is accepted by the apiserver",
-  withControlPlane(async (cp) => {
-    const ns = await cp.createNamespace("dco-chart");
-    const r = await helm(
-      "install",
-      "dco",
-      CHART,
-      "--kubeconfig",
-      cp.kubeconfigPath,
-      "--namespace",
-      ns,
-      "--set",
-      "certManager.enabled=false",
-      "--set",
-      "networkPolicy.enabled=true",
-      // No manager runs here: with Fail, deleting the CWS at uninstall would be refused by the
-      // unreachable admission webhook.
-      "--set",
-      "admissionWebhook.failurePolicy=Ignore",
-      "--set",
-      "image.registry=registry.example",
-      "--set",
-      "image.manager.tag=test",
-      "--set",
-      "image.webhookServer.tag=test",
-      "--set",
-      "conversionWebhookServer.name=chart-test",
-    );
-    assert.equal(r.code, 0, `helm install failed:\n${r.stdout}\n${r.stderr}`);
-    const dep = await cp.kubectl(
-      "get",
-      "deployment",
-      `${FULLNAME}-manager`,
-      "-n",
-      ns,
-      "-o",
-      "json",
-    );
-    assert.equal(dep.code, 0, dep.stderr);
-    const d = JSON.parse(dep.stdout);
-    assert.equal(
-      d.spec.template.spec.containers[0].image,
-      "registry.example/terasky-oss/declarative-conversion-operator:test",
-    );
-    const cws = await cp.kubectl("get", "conversionwebhookserver", "chart-test", "-o", "json");
-    assert.equal(cws.code, 0, cws.stderr);
-    assert.equal(JSON.parse(cws.stdout).spec.default, true);
-    for (
-      const [kind, name, namespaced] of [
-        ["clusterrole", `${FULLNAME}-manager-role`, false],
-        ["clusterrole", `${FULLNAME}-webhook-server-role`, false],
-        ["role", `${FULLNAME}-webhook-server-leases`, true],
-        ["validatingwebhookconfiguration", `${FULLNAME}-validating-webhook-configuration`, false],
-        ["networkpolicy", `${FULLNAME}-manager`, true],
-        ["service", `${FULLNAME}-webhook-service`, true],
-      ] as Array<[string, string, boolean]>
-    ) {
-      const g = await cp.kubectl("get", kind, name, ...(namespaced ? ["-n", ns] : []));
-      assert.equal(g.code, 0, `${kind}/${name}: ${g.stderr}`);
-    }
-    // The pre-delete hook Job (not created by install) is accepted too (server-side dry run).
-    const rendered = await helm(
-      "template",
-      "dco",
-      CHART,
-      "--namespace",
-      ns,
-      "--kube-version",
-      KUBE_VERSION,
-      "--show-only",
-      "templates/manager/pre-delete-job.yaml",
-    );
-    assert.equal(rendered.code, 0, rendered.stderr);
-    const jobFile = `${await cp.makeTempDir("job")}/job.yaml`;
-    await Deno.writeTextFile(jobFile, rendered.stdout);
-    const dry = await cp.kubectl("create", "--dry-run=server", "-f", jobFile);
-    assert.equal(dry.code, 0, `the Job must be accepted: ${dry.stderr}`);
-    // No kubelet runs here, so the hook Job could never complete: uninstall without hooks.
-    const un = await helm(
-      "uninstall",
-      "dco",
-      "--kubeconfig",
-      cp.kubeconfigPath,
-      "--namespace",
-      ns,
-      "--no-hooks",
-    );
-    assert.equal(un.code, 0, `${un.stdout}\n${un.stderr}`);
-    // Cluster-scoped objects of the release must not outlive it (other tests share clusters).
-    const left = await cp.kubectl("get", "clusterrole", `${FULLNAME}-manager-role`);
-    assert.notEqual(left.code, 0);
-  }),
-);

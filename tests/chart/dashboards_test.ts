@@ -1,11 +1,11 @@
 /**
- * The chart's Grafana dashboards (operations.md §3): Conversion Overview, Conversion Target Detail
+ * The chart's Grafana dashboards (docs/observability.md#dashboards): Conversion Overview, Conversion Target Detail
  * and Conversion Platform Stability, rendered with `helm template` (one ConfigMap per
  * `dashboards/*.json`) and checked as shipped: valid JSON, unique uids, titles, the `conversion`
  * tag, the `datasource` variable plus each dashboard's own variable, a description on every panel,
- * and PromQL that only uses metric names and labels the operator exports (operations.md §1, as
- * documented in docs/observability.md) — or, in the pod-resource rows of Platform Stability, the
- * cAdvisor and kube-state-metrics families §3 names. Every query also goes through
+ * and PromQL that only uses metric names and labels the operator exports (as docs/observability.md
+ * documents them) — or, in the pod-resource rows of Platform Stability, the cAdvisor and
+ * kube-state-metrics families that dashboard names. Every query also goes through
  * `promtool check rules` so a syntax error fails here, not in Grafana.
  *
  * Needs helm (tests/chart/_helm.ts) and promtool (hack/promtool.sh; the test fails, never skips).
@@ -30,7 +30,7 @@ interface Expected {
   rows: string[];
 }
 
-/** operations.md §3. */
+/** The three dashboards, their variables and rows (docs/observability.md#dashboards). */
 const DASHBOARDS: Expected[] = [
   {
     file: "conversion-overview",
@@ -71,11 +71,11 @@ const DASHBOARDS: Expected[] = [
 type Kind = "counter" | "gauge" | "histogram";
 
 /**
- * What the operator exports (operations.md §1.1–§1.4; docs/observability.md lists the same, a
- * test below keeps the two in step): name → [type, labels].
+ * What the operator exports (docs/observability.md lists the same, a test below keeps the two
+ * in step): name → [type, labels].
  */
 const OPERATOR_METRICS: Record<string, [Kind, string[]]> = {
-  // §1.1 webhook-server
+  // the webhook server
   dco_webhook_conversion_review_duration_seconds: ["histogram", ["target", "direction", "result"]],
   dco_webhook_conversion_review_requests_total: ["counter", ["target", "result"]],
   dco_webhook_conversion_objects_total: [
@@ -94,7 +94,7 @@ const OPERATOR_METRICS: Record<string, [Kind, string[]]> = {
   dco_webhook_ready: ["gauge", []],
   dco_webhook_initial_sync_duration_seconds: ["gauge", []],
   dco_webhook_initial_sync_targets: ["gauge", []],
-  // §1.2 manager
+  // the manager
   dco_manager_analyze_failures_total: ["counter", ["config_kind", "target", "reason"]],
   dco_manager_apply_duration_seconds: ["histogram", ["config_kind", "target", "result"]],
   dco_manager_phase_transitions_total: [
@@ -105,9 +105,9 @@ const OPERATOR_METRICS: Record<string, [Kind, string[]]> = {
   dco_manager_conversion_propagated: ["gauge", ["target"]],
   dco_manager_propagation_lag_seconds: ["histogram", ["target"]],
   dco_manager_conversion_reverts_total: ["counter", ["config_kind", "target"]],
-  // §1.3
+  // both roles: what woke a controller
   dco_operator_wake_total: ["counter", ["controller", "cause"]],
-  // §1.4 framework families
+  // the controller framework's families (controller-runtime's names)
   workqueue_depth: ["gauge", ["name", "controller", "priority"]],
   workqueue_adds_total: ["counter", ["name", "controller"]],
   workqueue_queue_duration_seconds: ["histogram", ["name", "controller"]],
@@ -122,7 +122,7 @@ const OPERATOR_METRICS: Record<string, [Kind, string[]]> = {
   controller_runtime_reconcile_time_seconds: ["histogram", ["controller"]],
   controller_runtime_max_concurrent_reconciles: ["gauge", ["controller"]],
   controller_runtime_active_workers: ["gauge", ["controller"]],
-  // §1.4 process/runtime [Deno] (process_open_fds is not exported under Deno's permissions)
+  // process and runtime (Deno) (process_open_fds is not exported under Deno's permissions)
   process_resident_memory_bytes: ["gauge", []],
   process_cpu_seconds_total: ["counter", []],
   process_start_time_seconds: ["gauge", []],
@@ -134,13 +134,14 @@ const OPERATOR_METRICS: Record<string, [Kind, string[]]> = {
 
 /**
  * Families whose names are shared with every other workload that exports them, so a query must
- * select this operator through the ServiceMonitors' targetLabels (operations.md §1.5).
+ * select this operator through the ServiceMonitors' targetLabels
+ * (docs/observability.md#scraping-alerts-and-dashboards-from-the-chart).
  */
 const SHARED_PREFIXES = ["workqueue_", "controller_runtime_", "process_", "deno_"];
 
 /**
  * cAdvisor and kube-state-metrics families, allowed only in Platform Stability's pod-resource
- * rows and its `namespace` variable (operations.md §3).
+ * rows and its `namespace` variable.
  */
 const EXTERNAL_METRICS: Record<string, [Kind, string[]]> = {
   container_cpu_usage_seconds_total: ["counter", ["namespace", "pod", "container"]],
@@ -488,7 +489,7 @@ Deno.test("dashboards: queries use only the operator's metrics and their labels"
       const labels = new Set([...SCRAPE_LABELS]);
       for (const name of p.metrics) {
         const f = family(name, allowed);
-        assert.ok(f, `${where}: ${name} is not a metric of operations.md §1`);
+        assert.ok(f, `${where}: ${name} is not a metric the operator exports`);
         f[2].forEach((l) => labels.add(l));
         if (SHARED_PREFIXES.some((x) => name.startsWith(x))) {
           assert.ok(
@@ -517,7 +518,7 @@ function escape(s: string): string {
   return s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 }
 
-Deno.test("dashboards: Target Detail and Platform Stability carry the panels of operations.md §3", async () => {
+Deno.test("dashboards: Target Detail and Platform Stability carry their documented panels", async () => {
   const [, detail, stability] = await dashboards();
   const titles = (d: Obj) => (d.panels as Obj[]).filter((p) => p.type !== "row");
   const detailPanels = titles(detail.dashboard);
@@ -538,7 +539,7 @@ Deno.test("dashboards: Target Detail and Platform Stability carry the panels of 
     assert.ok(p.targets.some((t: Obj) => t.expr.includes(metric)), `${title} reads ${metric}`);
     return p;
   };
-  // The per-pod readiness recipe of §3 (empty = healthy).
+  // The per-pod readiness recipe: ready replicas that have not loaded the target (empty = healthy).
   const loaded = uses(detailPanels, "Loaded on all ready replicas", "dco_webhook_ready == 1");
   assert.ok(
     loaded.targets[0].expr.includes(

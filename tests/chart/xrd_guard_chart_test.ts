@@ -1,5 +1,5 @@
 /**
- * [P11] The chart's XRD conversion guard (api.md §4.3, operations.md §4.2): the
+ * The chart's XRD conversion guard (XRD only; docs/manager.md#the-xrd-conversion-guard-mutating): the
  * MutatingWebhookConfiguration `<fullname>-mutating-webhook-configuration` is rendered iff
  * admission webhooks, Crossplane support and `features.crossplane.conversionGuard.enabled` are all
  * on; its webhook, rules and policy are fixed (failurePolicy Ignore whatever
@@ -11,6 +11,7 @@
  * Renders with tests/chart/_helm.ts (needs the helm binary that hack/testenv.sh builds).
  */
 import assert from "node:assert/strict";
+import { xrdGuardWebhook } from "../support/dco_stack.ts";
 import { CHART, FULLNAME, helm, KUBE_VERSION, type Obj, render, setArgs } from "./_helm.ts";
 
 const MWC = `${FULLNAME}-mutating-webhook-configuration`;
@@ -37,30 +38,14 @@ function mwcNamedRules(objs: Obj[]): Obj[] {
   );
 }
 
-/** The one webhook exactly as the spec's table has it (caBundle aside). */
+/** The one webhook exactly as the chart renders it by design (caBundle aside). */
 function expectedWebhook(namespace = "dco-system", path = "/guard-xrd-conversion"): Obj {
-  return {
-    name: "gxrdconversion.terasky.com",
-    admissionReviewVersions: ["v1"],
-    sideEffects: "None",
-    failurePolicy: "Ignore",
-    matchPolicy: "Equivalent",
-    timeoutSeconds: 5,
-    reinvocationPolicy: "IfNeeded",
-    clientConfig: {
-      service: { name: `${FULLNAME}-webhook-service`, namespace, path, port: 443 },
-    },
-    rules: [{
-      apiGroups: ["apiextensions.crossplane.io"],
-      apiVersions: ["v1", "v2"],
-      resources: ["compositeresourcedefinitions"],
-      operations: ["CREATE", "UPDATE"],
-      scope: "Cluster",
-    }],
-  };
+  return xrdGuardWebhook({
+    service: { name: `${FULLNAME}-webhook-service`, namespace, path, port: 443 },
+  });
 }
 
-Deno.test("chart guard: default render — the MWC per the spec, CA injected by cert-manager", async () => {
+Deno.test("chart guard: default render — the MWC as documented, CA injected by cert-manager", async () => {
   const objs = await render({}, "ops");
   const [mwc, ...more] = mwcs(objs);
   assert.equal(more.length, 0);

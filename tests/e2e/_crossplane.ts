@@ -21,6 +21,7 @@
 import type * as k8s from "@kubernetes/client-node";
 import { parse } from "yaml";
 import { isNotFound, type KubeClient } from "../../src/kube/client.ts";
+import { jsonEqual, rfc3339 } from "../../src/lib/mod.ts";
 
 export const XRD_CRD = parse(
   Deno.readTextFileSync(new URL("testdata/crossplane_xrd_crd.yaml", import.meta.url)),
@@ -39,17 +40,6 @@ export const CRDS = {
 // deno-lint-ignore no-explicit-any
 type Obj = any;
 
-/** JSON with sorted keys, to compare objects regardless of key order. */
-export function canonical(v: unknown): string {
-  return JSON.stringify(
-    v,
-    (_k, x) =>
-      x && typeof x === "object" && !Array.isArray(x)
-        ? Object.fromEntries(Object.entries(x).sort(([a], [b]) => a.localeCompare(b)))
-        : x,
-  );
-}
-
 /**
  * Plays Crossplane: for every XRD in `render`, creates the CRDs Crossplane generates from it; for
  * every XRD in `copy`, keeps their `spec.conversion` equal to the XRD's.
@@ -65,7 +55,7 @@ export class FakeCrossplane {
 
   /** Plays Crossplane's XRD controller: Established=True (written at `version`). */
   async establish(name: string, version = "v2"): Promise<void> {
-    const now = new Date().toISOString().replace(/\.\d+Z$/, "Z");
+    const now = rfc3339(Date.now());
     await this.client.patch(XRDS(version), name, {
       status: {
         conditions: [{
@@ -78,7 +68,9 @@ export class FakeCrossplane {
     }, { type: "merge", subresource: "status" });
   }
 
+  /** Starts the background loop (once; later calls do nothing). */
   start(): void {
+    if (this.#loop) return;
     this.#loop = (async () => {
       while (!this.#stop.signal.aborted) {
         for (const name of new Set([...this.render, ...this.copy])) {
@@ -148,7 +140,7 @@ export class FakeCrossplane {
             conversion,
           },
         } as never);
-      } else if (this.copy.has(name) && canonical(crd.spec.conversion) !== canonical(conversion)) {
+      } else if (this.copy.has(name) && !jsonEqual(crd.spec.conversion, conversion)) {
         await this.client.patch(CRDS, crdName, [
           { op: "replace", path: "/spec/conversion", value: conversion },
         ], { type: "json" });

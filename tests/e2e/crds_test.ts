@@ -8,13 +8,14 @@
 import assert from "node:assert/strict";
 import type * as k8s from "@kubernetes/client-node";
 import { parse } from "yaml";
-import { type ControlPlane, withControlPlane } from "../support/control_plane.ts";
+import { type ControlPlane, e2eTest } from "../support/control_plane.ts";
 import { CRD_DIR, type CustomResourceDefinition } from "../../src/api/crds.ts";
 import {
   ConversionWebhookServerSpecSchema,
   CRDConversionConfigSpecSchema,
   isShardMember,
 } from "../../src/api/mod.ts";
+import { rfc3339 } from "../../src/lib/time.ts";
 
 const REPO = new URL("../../", import.meta.url).pathname;
 const API_VERSION = "terasky.com/v1alpha1";
@@ -66,11 +67,9 @@ function crdConfig(name: string, extra: Record<string, unknown> = {}): Obj {
   };
 }
 
-Deno.test({
-  name: "generated dco CRDs: structural, named, defaulted and validated by a real kube-apiserver",
-  sanitizeResources: false,
-  sanitizeOps: false,
-  fn: withControlPlane(async (cp: ControlPlane, t) => {
+e2eTest(
+  "generated dco CRDs: structural, named, defaulted and validated by a real kube-apiserver",
+  async (cp: ControlPlane, t) => {
     const crds = await committedCRDs();
     assert.deepEqual(crds.map((c) => c.metadata.name), [
       "conversionwebhookservers.terasky.com",
@@ -212,7 +211,7 @@ Deno.test({
     });
 
     await t.step("status subresource, condition list-map and printer columns", async () => {
-      const now = new Date().toISOString().replace(/\.\d+Z$/, "Z");
+      const now = rfc3339(Date.now());
       const cond = (type: string, status: string, reason: string) => ({
         type,
         status,
@@ -230,28 +229,24 @@ Deno.test({
           cond("HandoverReady", "True", "HandoverUnverified"),
         ],
       };
-      const r = await cp.kubectl(
-        "patch",
-        "crdconversionconfig",
-        "widgets",
-        "--subresource=status",
-        "--type=merge",
-        "-p",
-        JSON.stringify({ status }),
-      );
+      const patchStatus = (patch: unknown) =>
+        cp.kubectl(
+          "patch",
+          "crdconversionconfig",
+          "widgets",
+          "--subresource=status",
+          "--type=merge",
+          "-p",
+          JSON.stringify({ status: patch }),
+        );
+      const r = await patchStatus(status);
       assert.equal(r.code, 0, r.stderr);
       const live = await getJSON(cp, "ccc", "widgets");
       assert.deepEqual(live.status, status);
 
-      const dup = await cp.kubectl(
-        "patch",
-        "crdconversionconfig",
-        "widgets",
-        "--subresource=status",
-        "--type=merge",
-        "-p",
-        JSON.stringify({ status: { conditions: [status.conditions[0], status.conditions[0]] } }),
-      );
+      const dup = await patchStatus({
+        conditions: [status.conditions[0], status.conditions[0]],
+      });
       assert.notEqual(dup.code, 0, "duplicate condition type must be rejected (list-map)");
       assert.match(dup.stderr, /Duplicate value/);
 
@@ -306,5 +301,5 @@ Deno.test({
         assert.match(r.stdout, new RegExp(`\\b${kind}\\b`));
       }
     });
-  }),
-});
+  },
+);

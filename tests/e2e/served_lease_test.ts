@@ -1,5 +1,5 @@
 /**
- * The served-target Lease publisher against a real kube-apiserver (runtime.md §7): publishing
+ * The served-target Lease publisher against a real kube-apiserver: publishing
  * creates `dco-served-<pod>` owned by a real (Pending) Pod, with the instance labels, the holder,
  * the 90 s duration and the encoded set; a changed set is republished (through `notify()` with a
  * live source) with acquireTime kept; the heartbeat renews `renewTime` on its own; an oversize

@@ -7,15 +7,17 @@
  */
 import assert from "node:assert/strict";
 import type * as k8s from "@kubernetes/client-node";
-import { b64, createCA } from "../support/certs.ts";
+import { createCA } from "../support/certs.ts";
 import {
+  assertStays,
   type ControlPlane,
+  e2eTest,
   freePort,
   resolveAssets,
   waitFor,
-  withControlPlane,
 } from "../support/control_plane.ts";
 import { DCO_CRDS } from "../support/dco_crds.ts";
+import { twoVersionCRD, urlWebhookConversion } from "../support/dco_stack.ts";
 import { httpGet, type RoleProcess, startRoleProcess } from "../support/role_process.ts";
 
 const GROUP = "ws.dco.test";
@@ -27,38 +29,22 @@ const ENTRY = `${REPO}src/main/webhook_server.ts`;
 const SOURCES = `${REPO}src`;
 
 function gadgetCRD(url: string, caPEM: string) {
-  const schema = (sizeField: string) => ({
-    openAPIV3Schema: {
-      type: "object",
-      properties: {
-        spec: {
-          type: "object",
-          properties: { [sizeField]: { type: "integer" }, color: { type: "string" } },
-        },
-      },
-    },
+  return twoVersionCRD({
+    group: GROUP,
+    plural: PLURAL,
+    kind: "Gadget",
+    conversion: urlWebhookConversion(`${url}/convert/${TARGET}`, caPEM),
   });
+}
+
+/** A Gadget `name` in `namespace`, written at `version`. */
+function gadget(version: string, name: string, namespace: string, spec: Record<string, unknown>) {
   return {
-    apiVersion: "apiextensions.k8s.io/v1",
-    kind: "CustomResourceDefinition",
-    metadata: { name: TARGET },
-    spec: {
-      group: GROUP,
-      scope: "Namespaced",
-      names: { plural: PLURAL, singular: "gadget", kind: "Gadget", listKind: "GadgetList" },
-      versions: [
-        { name: "v1", served: true, storage: true, schema: schema("size") },
-        { name: "v2", served: true, storage: false, schema: schema("capacity") },
-      ],
-      conversion: {
-        strategy: "Webhook",
-        webhook: {
-          conversionReviewVersions: ["v1"],
-          clientConfig: { url: `${url}/convert/${TARGET}`, caBundle: b64(caPEM) },
-        },
-      },
-    },
-  };
+    apiVersion: `${GROUP}/${version}`,
+    kind: "Gadget",
+    metadata: { name, namespace },
+    spec,
+  } as k8s.KubernetesObject;
 }
 
 function config(spokePath: string, remapColors = false) {
@@ -140,11 +126,9 @@ async function applyTarget(cp: ControlPlane, port: number, caPEM: string): Promi
 
 type Gadget = { apiVersion: string; metadata: { name: string }; spec: Record<string, unknown> };
 
-Deno.test({
-  name: "webhook-server process serves conversions through a real kube-apiserver",
-  sanitizeResources: false,
-  sanitizeOps: false,
-  fn: withControlPlane(async (cp: ControlPlane, t) => {
+e2eTest(
+  "webhook-server process serves conversions through a real kube-apiserver",
+  async (cp: ControlPlane, t) => {
     const { certDir, caPEM } = await prepare(cp);
     const port = freePort();
     await applyTarget(cp, port, caPEM);
@@ -212,12 +196,7 @@ Deno.test({
       const reading = (async () => {
         for await (const chunk of watcher.stdout) watched += new TextDecoder().decode(chunk);
       })();
-      await cp.apply({
-        apiVersion: `${GROUP}/v1`,
-        kind: "Gadget",
-        metadata: { name: "g1", namespace: ns },
-        spec: { size: 7, color: "red" },
-      } as k8s.KubernetesObject);
+      await cp.apply(gadget("v1", "g1", ns, { size: 7, color: "red" }));
       const v2 = await getAt("v2", "g1");
       assert.equal(v2.apiVersion, `${GROUP}/v2`);
       assert.deepEqual(v2.spec, { capacity: 7, color: "red" });
@@ -231,12 +210,7 @@ Deno.test({
       await watcher.status;
       await reading;
       // A write at v2 is converted to the v1 storage version.
-      await cp.apply({
-        apiVersion: `${GROUP}/v2`,
-        kind: "Gadget",
-        metadata: { name: "g2", namespace: ns },
-        spec: { capacity: 3, color: "blue" },
-      } as k8s.KubernetesObject);
+      await cp.apply(gadget("v2", "g2", ns, { capacity: 3, color: "blue" }));
       assert.deepEqual((await getAt("v1", "g2")).spec, { size: 3, color: "blue" });
       const metrics = (await get(`${role.metricsURL}/metrics`)).text;
       assert.match(
@@ -290,14 +264,12 @@ Deno.test({
       const status = await role.child.status;
       assert.equal(status.code, 0, role.output());
     });
-  }),
-});
+  },
+);
 
-Deno.test({
-  name: "webhook-server exits non-zero when its caches cannot sync (no RBAC)",
-  sanitizeResources: false,
-  sanitizeOps: false,
-  fn: withControlPlane(async (cp: ControlPlane) => {
+e2eTest(
+  "webhook-server exits non-zero when its caches cannot sync (no RBAC)",
+  async (cp: ControlPlane) => {
     const { certDir } = await prepare(cp);
     // A ServiceAccount with no permissions, through a token kubeconfig.
     const ns = await cp.createNamespace("norbac");
@@ -325,8 +297,8 @@ Deno.test({
     assert.notEqual(status.code, 0, "exits non-zero instead of hanging");
     assert.match(role.output(), /informer cache failed to sync/);
     assert.match(role.output(), /forbidden|403/i);
-  }),
-});
+  },
+);
 
 /**
  * A TCP proxy to the apiserver that holds every connection until released: while it holds, the
@@ -371,11 +343,9 @@ function blockingProxy(upstream: URL) {
   };
 }
 
-Deno.test({
-  name: "webhook-server stays unready until its caches and initial sync complete",
-  sanitizeResources: false,
-  sanitizeOps: false,
-  fn: withControlPlane(async (cp: ControlPlane) => {
+e2eTest(
+  "webhook-server stays unready until its caches and initial sync complete",
+  async (cp: ControlPlane) => {
     const { certDir, caPEM } = await prepare(cp);
     const port = freePort();
     await applyTarget(cp, port, caPEM);
@@ -394,12 +364,11 @@ Deno.test({
       );
       // While the apiserver is unreachable, health is fine and readiness is not — for as long as
       // it takes (there is no ready-anyway timeout).
-      for (let i = 0; i < 10; i++) {
+      await assertStays(async () => {
         const r = await get(`${role.metricsURL}/readyz`);
         assert.equal(r.status, 503);
         assert.equal(r.text.trim(), "registry not yet fully synced");
-        await new Promise((res) => setTimeout(res, 200));
-      }
+      }, { forMs: 2_000, everyMs: 200, what: "unready while the apiserver is unreachable" });
       assert.match((await get(`${role.metricsURL}/metrics`)).text, /^dco_webhook_ready 0$/m);
 
       proxy.release();
@@ -416,5 +385,5 @@ Deno.test({
     } finally {
       proxy.close();
     }
-  }),
-});
+  },
+);

@@ -4,6 +4,7 @@
  * matches a heading there (GitHub's slugs). External links are not fetched.
  */
 import assert from "node:assert/strict";
+import { existsSync as exists } from "node:fs";
 import { anchorsOf } from "./_citations.ts";
 
 const ROOT = new URL("../../", import.meta.url).pathname;
@@ -32,15 +33,6 @@ function linksOf(markdown: string): string[] {
     for (const m of text.matchAll(/\]\(([^)\s]+)(?:\s+"[^"]*")?\)/g)) links.push(m[1]);
   }
   return links;
-}
-
-function exists(path: string): boolean {
-  try {
-    Deno.statSync(path);
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 Deno.test("docs: the anchor slugger follows GitHub", () => {

@@ -3,6 +3,7 @@
  * openssl CLI (WebCrypto cannot build certificates). EC P-256 keys: fast to generate and accepted
  * by kube-apiserver, etcd, Deno.serve and @kubernetes/client-node alike.
  */
+import { textToBase64 } from "../../src/lib/base64.ts";
 
 /** PEM-encoded certificate and its PKCS#8 private key. */
 export interface KeyPair {
@@ -161,9 +162,4 @@ function safeName(s: string): string {
 }
 
 /** Base64 of a UTF-8 string (kubeconfig `*-data` fields, CRD `caBundle`). */
-export function b64(s: string): string {
-  const bytes = new TextEncoder().encode(s);
-  let bin = "";
-  for (const b of bytes) bin += String.fromCharCode(b);
-  return btoa(bin);
-}
+export const b64: (s: string) => string = textToBase64;

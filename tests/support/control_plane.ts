@@ -26,6 +26,7 @@
  */
 import * as k8s from "@kubernetes/client-node";
 import { setTimeout as delay } from "node:timers/promises";
+import { WaitAbort, waitFor } from "./wait.ts";
 import { b64, createCA, generateKey, writePublicKey } from "./certs.ts";
 import { type KubeletOptions, TestKubelet } from "./kubelet.ts";
 import { PodNetwork } from "./pod_network.ts";
@@ -335,44 +336,15 @@ globalThis.addEventListener("unload", () => {
 // ---------------------------------------------------------------------------------------------
 // Helpers
 
+// Waiting lives in wait.ts; re-exported because most tests import it with the control plane.
+export { assertStays, WaitAbort, waitFor } from "./wait.ts";
+
 /** A free TCP port on 127.0.0.1 (may race with other processes; start retries on EADDRINUSE). */
 export function freePort(): number {
   const l = Deno.listen({ hostname: "127.0.0.1", port: 0 });
   const port = (l.addr as Deno.NetAddr).port;
   l.close();
   return port;
-}
-
-/** Thrown from a {@link waitFor} check to stop waiting at once (the condition can never hold). */
-export class WaitAbort extends Error {
-  override name = "WaitAbort";
-}
-
-/**
- * Polls `check` until it returns a value other than undefined/false, or throws after timeoutMs.
- * Errors thrown by `check` count as "not yet", except {@link WaitAbort}, which ends the wait.
- */
-export async function waitFor<T>(
-  what: string,
-  check: () => Promise<T | undefined | false> | T | undefined | false,
-  { timeoutMs = 60_000, intervalMs = 100 }: { timeoutMs?: number; intervalMs?: number } = {},
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let last: unknown;
-  for (;;) {
-    try {
-      const v = await check();
-      if (v !== undefined && v !== false) return v;
-    } catch (e) {
-      if (e instanceof WaitAbort) throw e;
-      last = e;
-    }
-    if (Date.now() > deadline) {
-      const why = last instanceof Error ? `: last error: ${last.message}` : "";
-      throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${why}`);
-    }
-    await delay(intervalMs);
-  }
 }
 
 async function tail(path: string, lines: number): Promise<string> {
@@ -958,6 +930,19 @@ export function withControlPlane(
       await cp.dispose();
     }
   };
+}
+
+/**
+ * The one way to write an e2e test: a Deno test named `name` running `fn` on its own control plane
+ * ({@link withControlPlane}). The resource and op sanitizers are off: the k8s client (undici)
+ * leaves keep-alive timers and pooled sockets behind after the body.
+ */
+export function e2eTest(
+  name: string,
+  fn: (cp: ControlPlane, t: Deno.TestContext) => Promise<void>,
+  opts: ControlPlaneOptions = {},
+): void {
+  Deno.test({ name, sanitizeResources: false, sanitizeOps: false, fn: withControlPlane(fn, opts) });
 }
 
 /**

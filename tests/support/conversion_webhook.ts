@@ -46,7 +46,7 @@ export interface ConversionWebhook extends AsyncDisposable {
 
 /**
  * The response body as ONE chunk of a ReadableStream: fixed bodies over ~1 KB stall ~44 ms per
- * response on TLS + HTTP/1.1 in Deno.serve (Nagle + delayed ACK; see notes/deno-toolchain.md §6).
+ * response on TLS + HTTP/1.1 in Deno.serve (Nagle's algorithm against the peer's delayed ACK).
  */
 function jsonResponse(value: unknown, status = 200): Response {
   const bytes = new TextEncoder().encode(JSON.stringify(value));

@@ -11,8 +11,9 @@ import assert from "node:assert/strict";
 import type * as k8s from "@kubernetes/client-node";
 import type { CertificateModeFlag } from "../../src/manager/flags.ts";
 import { b64, type CertificateAuthority, createCA } from "./certs.ts";
-import { type ControlPlane, freePort, resolveAssets, waitFor } from "./control_plane.ts";
+import { type ControlPlane, freePort, waitFor } from "./control_plane.ts";
 import { DCO_CRDS } from "./dco_crds.ts";
+import { CHART, helm } from "./helm.ts";
 import type { KubeletOptions, PodImage } from "./kubelet.ts";
 import { type RoleProcess, startRoleProcess } from "./role_process.ts";
 import type { WatchRecorder } from "./watch_recorder.ts";
@@ -26,7 +27,6 @@ export const WEBHOOK_SERVER_SA = "declarative-conversion-operator-webhook-server
 /** The API group of dco's own resources. */
 export const DCO_GROUP = "terasky.com";
 
-const CHART = `${REPO}charts/declarative-conversion-operator`;
 const RELEASE = "dco";
 const KUBE_VERSION = "1.37.2";
 
@@ -77,18 +77,11 @@ export async function renderChartRBAC(
   namespace: string,
   opts: ChartRBACOptions = {},
 ): Promise<string> {
-  const { helm } = await resolveAssets();
-  if (!helm) throw new Error("helm is needed (hack/testenv.sh provides it)");
+  const out = await helm(...chartRBACArgs(namespace, opts));
+  if (out.code !== 0) throw new Error(`helm template: ${out.stderr}`);
   const home = await cp.makeTempDir("helm");
-  const out = await new Deno.Command(helm, {
-    args: chartRBACArgs(namespace, opts),
-    env: { HELM_CACHE_HOME: home, HELM_CONFIG_HOME: home, HELM_DATA_HOME: home },
-    stdout: "piped",
-    stderr: "piped",
-  }).output();
-  if (!out.success) throw new Error(`helm template: ${new TextDecoder().decode(out.stderr)}`);
   const file = `${home}/rbac.yaml`;
-  await Deno.writeFile(file, out.stdout);
+  await Deno.writeTextFile(file, out.stdout);
   return file;
 }
 
@@ -324,6 +317,46 @@ export function validatingWebhook(opts: ValidatingWebhookOptions): k8s.Kubernete
   } as k8s.KubernetesObject;
 }
 
+/**
+ * The XRD conversion guard's one webhook as the chart renders it, calling `clientConfig` (the
+ * chart's admission Service, or a host manager's listener by URL).
+ */
+export function xrdGuardWebhook(clientConfig: Obj): Obj {
+  return {
+    name: `gxrdconversion.${DCO_GROUP}`,
+    admissionReviewVersions: ["v1"],
+    sideEffects: "None",
+    failurePolicy: "Ignore",
+    matchPolicy: "Equivalent",
+    timeoutSeconds: 5,
+    reinvocationPolicy: "IfNeeded",
+    clientConfig,
+    rules: [{
+      apiGroups: ["apiextensions.crossplane.io"],
+      apiVersions: ["v1", "v2"],
+      resources: ["compositeresourcedefinitions"],
+      operations: ["CREATE", "UPDATE"],
+      scope: "Cluster",
+    }],
+  };
+}
+
+/** A MutatingWebhookConfiguration sending XRD writes to the host manager's guard endpoint. */
+export function xrdGuardWebhookConfiguration(
+  admissionPort: number,
+  caPEM: string,
+): k8s.KubernetesObject {
+  return {
+    apiVersion: "admissionregistration.k8s.io/v1",
+    kind: "MutatingWebhookConfiguration",
+    metadata: { name: "dco-xrd-conversion-guard" },
+    webhooks: [xrdGuardWebhook({
+      url: `https://127.0.0.1:${admissionPort}/guard-xrd-conversion`,
+      caBundle: b64(caPEM),
+    })],
+  } as k8s.KubernetesObject;
+}
+
 // ---------------------------------------------------------------------------------------------
 // Two-version CRDs and XRDs: v1 has an integer `spec.size`, v2 an integer `spec.capacity`
 
@@ -365,9 +398,23 @@ function twoVersions(
   ];
 }
 
-/** A Namespaced CRD `<plural>.<group>` serving v1 (storage) and v2, without conversion. */
+/**
+ * A CRD conversion stanza calling a webhook by URL (a test's own endpoint, not a Service), with
+ * `caPEM` as its caBundle.
+ */
+export function urlWebhookConversion(url: string, caPEM: string): Obj {
+  return {
+    strategy: "Webhook",
+    webhook: { conversionReviewVersions: ["v1"], clientConfig: { url, caBundle: b64(caPEM) } },
+  };
+}
+
+/**
+ * A Namespaced CRD `<plural>.<group>` serving v1 (storage) and v2; without conversion unless a
+ * `conversion` stanza is given (e.g. {@link urlWebhookConversion}).
+ */
 export function twoVersionCRD(
-  opts: TwoVersionOptions & { singular?: string },
+  opts: TwoVersionOptions & { singular?: string; conversion?: Obj },
 ): k8s.KubernetesObject {
   const { group, plural, kind } = opts;
   const singular = opts.singular ?? kind.toLowerCase();
@@ -380,6 +427,7 @@ export function twoVersionCRD(
       scope: "Namespaced",
       names: { plural, singular, kind, listKind: `${kind}List` },
       versions: twoVersions(opts, "storage", "v1"),
+      ...(opts.conversion ? { conversion: opts.conversion } : {}),
     },
   } as k8s.KubernetesObject;
 }

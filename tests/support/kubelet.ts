@@ -26,12 +26,13 @@
  * (the "image" is the host's files). The securityContext (runAsNonRoot, readOnlyRootFilesystem,
  * dropped capabilities, seccomp) and resource limits are not enforced: Pods run as the test's
  * user on the host's filesystem. The chart's manager Deployment runs as rendered
- * (tests/chart/helm_install_e2e_test.ts): its /tmp emptyDir is skipped when it would hide the
+ * (tests/e2e/chart/helm_install_test.ts): its /tmp emptyDir is skipped when it would hide the
  * control plane's directory (a TMPDIR under /tmp), its admission Secret is mounted below /tmp.
  */
 import { setTimeout as delay } from "node:timers/promises";
 import https from "node:https";
 import type { PodNetwork } from "./pod_network.ts";
+import { base64ToBytes } from "../../src/lib/base64.ts";
 
 export interface PodImage {
   /** The image's entrypoint; a container's `command` replaces it, its `args` follow it. */
@@ -433,9 +434,7 @@ export class TestKubelet {
     const host = `${rp.dir}/volumes/${name}`;
     const data: Record<string, Uint8Array> = {};
     for (const [k, v] of Object.entries(obj.data ?? {})) {
-      data[k] = isSecret
-        ? Uint8Array.from(atob(v as string), (c) => c.charCodeAt(0))
-        : new TextEncoder().encode(v as string);
+      data[k] = isSecret ? base64ToBytes(v as string) : new TextEncoder().encode(v as string);
     }
     // Files are replaced one by one through a rename, so a reader never sees a partial file.
     for (const [k, bytes] of Object.entries(data)) {

@@ -11,11 +11,11 @@ import {
   processesMentioning,
   startControlPlane,
   waitFor,
-} from "./control_plane.ts";
+} from "../../support/control_plane.ts";
 
 // These tests are about the local control plane; with an existing cluster there is none to check.
 const external = Boolean(Deno.env.get("DCO_TEST_KUBECONFIG"));
-const repoRoot = new URL("../../", import.meta.url).pathname;
+const repoRoot = new URL("../../../", import.meta.url).pathname;
 
 async function exists(path: string): Promise<boolean> {
   try {

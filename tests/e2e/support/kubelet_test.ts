@@ -6,7 +6,7 @@
  * Complete, exit 3 ⇒ Pod Failed, not restarted, and the Job (backoffLimit 0) Failed.
  */
 import assert from "node:assert/strict";
-import { waitFor, withControlPlane } from "./control_plane.ts";
+import { e2eTest, waitFor } from "../../support/control_plane.ts";
 
 const IMAGE = "dco.test/echo:1";
 // A tiny server: /readyz answers once /tmp-free marker exists in the volume; / tells who it is
@@ -30,23 +30,24 @@ Deno.serve({ port: 8080, hostname: "0.0.0.0" }, async (req) => {
 });
 `;
 
-Deno.test({
-  name: "test kubelet: Deployment → Pods as processes behind a Service, tokens, volumes",
-  sanitizeResources: false,
-  sanitizeOps: false,
-  fn: withControlPlane(async (cp, t) => {
+e2eTest(
+  "test kubelet: Deployment → Pods as processes behind a Service, tokens, volumes",
+  async (cp, t) => {
     const ns = await cp.createNamespace("kubelet");
     const kubectl = async (...args: string[]) => {
       const r = await cp.kubectl(...args);
       assert.equal(r.code, 0, `kubectl ${args.join(" ")}: ${r.stderr}`);
       return r.stdout;
     };
-    await cp.apply({
-      apiVersion: "v1",
-      kind: "Secret",
-      metadata: { name: "greeting", namespace: ns },
-      stringData: { greeting: "hello" },
-    } as never);
+    /** The Secret the Pods mount, holding `greeting`. */
+    const greeting = (text: string) =>
+      cp.apply({
+        apiVersion: "v1",
+        kind: "Secret",
+        metadata: { name: "greeting", namespace: ns },
+        stringData: { greeting: text },
+      } as never);
+    await greeting("hello");
     await cp.apply({
       apiVersion: "v1",
       kind: "ServiceAccount",
@@ -123,12 +124,7 @@ Deno.test({
 
     await t.step("Secret volumes follow their Secret", async () => {
       assert.equal((await proxy("/secret")).stdout, "hello");
-      await cp.apply({
-        apiVersion: "v1",
-        kind: "Secret",
-        metadata: { name: "greeting", namespace: ns },
-        stringData: { greeting: "rotated" },
-      } as never);
+      await greeting("rotated");
       await waitFor("both replicas see the new Secret", async () => {
         const seen = new Set<string>();
         for (let i = 0; i < 8; i++) seen.add((await proxy("/secret")).stdout);
@@ -212,5 +208,6 @@ Deno.test({
         return left.length === 0;
       }, { timeoutMs: 60_000 });
     });
-  }, { name: "kubelet", kubelet: { images: { [IMAGE]: { entrypoint: [Deno.execPath()] } } } }),
-});
+  },
+  { name: "kubelet", kubelet: { images: { [IMAGE]: { entrypoint: [Deno.execPath()] } } } },
+);

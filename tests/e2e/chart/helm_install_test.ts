@@ -1,5 +1,7 @@
 /**
- * `helm install` of the chart with real workloads: the control plane runs kube-controller-manager
+ * `helm install` of the chart into a real apiserver. First without workloads: every object the
+ * chart renders (and its pre-delete hook Job, by server-side dry run) is accepted. Then with real
+ * workloads: the control plane runs kube-controller-manager
  * and the test kubelet (tests/support/kubelet.ts), so the chart's manager Deployment becomes a
  * manager Pod — a real process running `deno run <the manager task's permission flags>
  * src/main/manager.ts` with the chart's args and env, its ServiceAccount token and the chart's
@@ -29,12 +31,24 @@
  */
 import assert from "node:assert/strict";
 import { parseAllDocuments } from "yaml";
-import { type ControlPlane, waitFor, withControlPlane } from "../support/control_plane.ts";
-import { resolveAssets } from "../support/control_plane.ts";
+import {
+  type ControlPlane,
+  e2eTest,
+  waitFor,
+  withControlPlane,
+} from "../../support/control_plane.ts";
+import {
+  fieldRenameConfig,
+  findCondition as cond,
+  kubectlFor,
+  type Obj,
+  REPO,
+  twoVersionCRD,
+  writeObjectFile,
+} from "../../support/dco_stack.ts";
+import { CHART, FULLNAME, helm } from "../../support/helm.ts";
+import { KUBE_VERSION } from "../../chart/_helm.ts";
 
-const REPO = new URL("../../", import.meta.url).pathname;
-const CHART = `${REPO}charts/declarative-conversion-operator`;
-const FULLNAME = "declarative-conversion-operator";
 const RELEASE = "dco";
 const REGISTRY = "dco.test";
 const TAG = "helm-e2e";
@@ -43,9 +57,6 @@ const WEBHOOK_SERVER_IMAGE = `${REGISTRY}/webhook-server:${TAG}`;
 const CWS = "default";
 const GROUP = "helm.dco.test";
 const GADGETS = `gadgets.${GROUP}`;
-
-// deno-lint-ignore no-explicit-any
-type Obj = any;
 
 /**
  * A role's "image": `deno run <flags of the deno.json task> <entry>`, relative read paths made
@@ -73,84 +84,22 @@ async function roleImage(
   };
 }
 
-async function helm(cp: ControlPlane, ...args: string[]) {
-  const { helm } = await resolveAssets();
-  assert.ok(helm, "helm is provided by hack/testenv.sh");
-  const home = await cp.makeTempDir("helm-home");
-  const out = await new Deno.Command(helm, {
-    args: [...args, "--kubeconfig", cp.kubeconfigPath],
-    env: { HELM_CACHE_HOME: home, HELM_CONFIG_HOME: home, HELM_DATA_HOME: home },
-    stdout: "piped",
-    stderr: "piped",
-  }).output();
-  const dec = new TextDecoder();
-  return { code: out.code, stdout: dec.decode(out.stdout), stderr: dec.decode(out.stderr) };
-}
+/** The Gadget CRD: v1 (`size`, storage) and v2 (`capacity`). */
+const gadgetsCRD = () => twoVersionCRD({ group: GROUP, plural: "gadgets", kind: "Gadget" });
 
-function twoVersionCRD() {
-  const schema = (sizeField: string) => ({
-    openAPIV3Schema: {
-      type: "object",
-      properties: {
-        spec: {
-          type: "object",
-          properties: { [sizeField]: { type: "integer" }, color: { type: "string" } },
-        },
-      },
-    },
-  });
-  return {
-    apiVersion: "apiextensions.k8s.io/v1",
-    kind: "CustomResourceDefinition",
-    metadata: { name: GADGETS },
-    spec: {
-      group: GROUP,
-      scope: "Namespaced",
-      names: { plural: "gadgets", singular: "gadget", kind: "Gadget", listKind: "GadgetList" },
-      versions: [
-        { name: "v1", served: true, storage: true, schema: schema("size") },
-        { name: "v2", served: true, storage: false, schema: schema("capacity") },
-      ],
-    },
-  };
-}
+/** A CRDConversionConfig for the Gadget CRD renaming v1's `spec.size` to v2's `spokePath`. */
+const gadgetsConfig = (name: string, spokePath: string) =>
+  fieldRenameConfig({ kind: "CRDConversionConfig", name, target: GADGETS, spokePath });
 
-function gadgetsConfig(name: string, spokePath: string) {
-  return {
-    apiVersion: "terasky.com/v1alpha1",
-    kind: "CRDConversionConfig",
-    metadata: { name },
-    spec: {
-      targetCRD: { name: GADGETS },
-      hubVersion: "v1",
-      spokes: [{
-        version: "v2",
-        rules: [{ strategy: "FieldRename", fieldRename: { hubPath: "spec.size", spokePath } }],
-      }],
-    },
-  };
-}
-
-Deno.test({
-  name: "chart: helm install runs the manager and the default webhook server; configs convert",
-  sanitizeResources: false,
-  sanitizeOps: false,
-  fn: withControlPlane(async (cp: ControlPlane, t) => {
+e2eTest(
+  "chart: helm install runs the manager and the default webhook server; configs convert",
+  async (cp: ControlPlane, t) => {
     const ns = await cp.createNamespace("dco-helm");
-    const kubectl = async (...args: string[]): Promise<string> => {
-      const r = await cp.kubectl(...args);
-      assert.equal(r.code, 0, `kubectl ${args.join(" ")}: ${r.stderr}`);
-      return r.stdout;
-    };
-    const getJSON = async (...args: string[]): Promise<Obj> =>
-      JSON.parse(await kubectl("get", ...args, "-o", "json"));
+    const { kubectl, getJSON } = kubectlFor(cp);
     const applyObj = async (obj: unknown): Promise<void> => {
-      const file = `${await cp.makeTempDir("obj")}/obj.json`;
-      await Deno.writeTextFile(file, JSON.stringify(obj));
-      await kubectl("apply", "-f", file);
+      await kubectl("apply", "-f", await writeObjectFile(cp, obj));
     };
-    const cond = (obj: Obj, type: string) =>
-      (obj.status?.conditions ?? []).find((c: Obj) => c.type === type);
+    const helmAt = (...args: string[]) => helm(...args, "--kubeconfig", cp.kubeconfigPath);
     const fail = async (msg: string) => `${msg}\n${await cp.kubelet!.allLogs(40)}`;
     // Each step needs the previous ones: after a failure the rest are skipped, not waited out.
     let broken = false;
@@ -173,8 +122,7 @@ Deno.test({
         "conversionWebhookServer.rollout.preStopSleepSeconds": "1",
         "conversionWebhookServer.rollout.terminationGracePeriodSeconds": "35",
       };
-      const r = await helm(
-        cp,
+      const r = await helmAt(
         "install",
         RELEASE,
         CHART,
@@ -185,7 +133,7 @@ Deno.test({
       assert.equal(r.code, 0, `helm install:\n${r.stdout}\n${r.stderr}`);
       // What the release itself carries (the live objects may already be the manager's work: the
       // test kubelet starts the manager Pod within moments of the install).
-      const manifest = await helm(cp, "get", "manifest", RELEASE, "--namespace", ns);
+      const manifest = await helmAt("get", "manifest", RELEASE, "--namespace", ns);
       assert.equal(manifest.code, 0, manifest.stderr);
       const objects = parseAllDocuments(manifest.stdout).map((d) => d.toJS()).filter((o) => o);
       assert.ok(
@@ -273,7 +221,7 @@ Deno.test({
 
     const objNs = await cp.createNamespace("gadgets");
     await step("a CRDConversionConfig is Applied; v1 writes read back at v2", async () => {
-      await applyObj(twoVersionCRD());
+      await applyObj(gadgetsCRD());
       await cp.waitForCRD(GADGETS);
       // Goes through the chart's ValidatingWebhookConfiguration (failurePolicy Fail) to the
       // manager Pod's admission listener.
@@ -308,8 +256,7 @@ Deno.test({
       // Through the chart's ValidatingWebhookConfiguration (caBundle set by the manager) and the
       // admission Service to the manager Pod's self-issued certificate: a target has at most one
       // config.
-      const file = `${await cp.makeTempDir("bad")}/bad.json`;
-      await Deno.writeTextFile(file, JSON.stringify(gadgetsConfig("second", "spec.capacity")));
+      const file = await writeObjectFile(cp, gadgetsConfig("second", "spec.capacity"));
       const r = await cp.kubectl("create", "-f", file);
       assert.notEqual(r.code, 0, "a second config for the target must be refused");
       assert.match(r.stderr, /vcrdconversionconfig\.terasky\.com" denied the request/, r.stderr);
@@ -320,7 +267,7 @@ Deno.test({
 
     const JOB = `${FULLNAME}-prepare-uninstall`;
     await step("helm uninstall is refused while a config exists (pre-delete Job)", async () => {
-      const r = await helm(cp, "uninstall", RELEASE, "--namespace", ns, "--wait", "--timeout=3m");
+      const r = await helmAt("uninstall", RELEASE, "--namespace", ns, "--wait", "--timeout=3m");
       assert.notEqual(r.code, 0, `helm uninstall must fail:\n${r.stdout}\n${r.stderr}`);
       assert.match(r.stderr, new RegExp(`job ${JOB} failed: BackoffLimitExceeded`), r.stderr);
       // The failed Job stays (hook-delete-policy has no hook-failed); its Pod says why.
@@ -358,7 +305,7 @@ Deno.test({
       assert.equal(target.spec.conversion?.strategy ?? "None", "None", "the target reverted");
 
       // The pre-delete hook deletes the ConversionWebhookServer while the manager runs.
-      const r = await helm(cp, "uninstall", RELEASE, "--namespace", ns, "--wait", "--timeout=4m");
+      const r = await helmAt("uninstall", RELEASE, "--namespace", ns, "--wait", "--timeout=4m");
       assert.equal(
         r.code,
         0,
@@ -379,7 +326,8 @@ Deno.test({
       const leftWs = await cp.kubectl("get", "clusterrole", `${FULLNAME}-webhook-server-role`);
       assert.notEqual(leftWs.code, 0, "the release's ClusterRoles are gone");
     });
-  }, {
+  },
+  {
     name: "helm-install-e2e",
     kubelet: {
       images: {
@@ -387,5 +335,100 @@ Deno.test({
         [WEBHOOK_SERVER_IMAGE]: await roleImage("webhook-server"),
       },
     },
+  },
+);
+
+Deno.test(
+  "chart: helm install is accepted by the apiserver",
+  withControlPlane(async (cp) => {
+    const ns = await cp.createNamespace("dco-chart");
+    const r = await helm(
+      "install",
+      "dco",
+      CHART,
+      "--kubeconfig",
+      cp.kubeconfigPath,
+      "--namespace",
+      ns,
+      "--set",
+      "certManager.enabled=false",
+      "--set",
+      "networkPolicy.enabled=true",
+      // No manager runs here: with Fail, deleting the CWS at uninstall would be refused by the
+      // unreachable admission webhook.
+      "--set",
+      "admissionWebhook.failurePolicy=Ignore",
+      "--set",
+      "image.registry=registry.example",
+      "--set",
+      "image.manager.tag=test",
+      "--set",
+      "image.webhookServer.tag=test",
+      "--set",
+      "conversionWebhookServer.name=chart-test",
+    );
+    assert.equal(r.code, 0, `helm install failed:\n${r.stdout}\n${r.stderr}`);
+    const dep = await cp.kubectl(
+      "get",
+      "deployment",
+      `${FULLNAME}-manager`,
+      "-n",
+      ns,
+      "-o",
+      "json",
+    );
+    assert.equal(dep.code, 0, dep.stderr);
+    const d = JSON.parse(dep.stdout);
+    assert.equal(
+      d.spec.template.spec.containers[0].image,
+      "registry.example/terasky-oss/declarative-conversion-operator:test",
+    );
+    const cws = await cp.kubectl("get", "conversionwebhookserver", "chart-test", "-o", "json");
+    assert.equal(cws.code, 0, cws.stderr);
+    assert.equal(JSON.parse(cws.stdout).spec.default, true);
+    for (
+      const [kind, name, namespaced] of [
+        ["clusterrole", `${FULLNAME}-manager-role`, false],
+        ["clusterrole", `${FULLNAME}-webhook-server-role`, false],
+        ["role", `${FULLNAME}-webhook-server-leases`, true],
+        ["validatingwebhookconfiguration", `${FULLNAME}-validating-webhook-configuration`, false],
+        ["networkpolicy", `${FULLNAME}-manager`, true],
+        ["service", `${FULLNAME}-webhook-service`, true],
+      ] as Array<[string, string, boolean]>
+    ) {
+      const g = await cp.kubectl("get", kind, name, ...(namespaced ? ["-n", ns] : []));
+      assert.equal(g.code, 0, `${kind}/${name}: ${g.stderr}`);
+    }
+    // The pre-delete hook Job (not created by install) is accepted too (server-side dry run).
+    const rendered = await helm(
+      "template",
+      "dco",
+      CHART,
+      "--namespace",
+      ns,
+      "--kube-version",
+      KUBE_VERSION,
+      "--show-only",
+      "templates/manager/pre-delete-job.yaml",
+    );
+    assert.equal(rendered.code, 0, rendered.stderr);
+    const jobFile = `${await cp.makeTempDir("job")}/job.yaml`;
+    await Deno.writeTextFile(jobFile, rendered.stdout);
+    const dry = await cp.kubectl("create", "--dry-run=server", "-f", jobFile);
+    assert.equal(dry.code, 0, `the Job must be accepted: ${dry.stderr}`);
+    // No kubelet runs here, so the hook Job could never complete: uninstall without hooks.
+    const un = await helm(
+      "uninstall",
+      "dco",
+      "--kubeconfig",
+      cp.kubeconfigPath,
+      "--namespace",
+      ns,
+      "--no-hooks",
+    );
+    assert.equal(un.code, 0, `${un.stdout}\n${un.stderr}`);
+    // Cluster-scoped objects of the release must not outlive it (other tests share clusters).
+    const left = await cp.kubectl("get", "clusterrole", `${FULLNAME}-manager-role`);
+    assert.notEqual(left.code, 0);
   }),
-});
+);
