@@ -6,8 +6,9 @@
  */
 import type { ServerInfo } from "../assign/resolve.ts";
 import type { JsonObject } from "../engine/mod.ts";
-import type { KubeClient, KubeObject, ResourceRef } from "../kube/client.ts";
-import { enqueueFor, type KeySink, Pacer } from "../kube/controller.ts";
+import type { KubeClient } from "../kube/client.ts";
+import { enqueueFor, type KeySink, Pacer } from "../kube/enqueue.ts";
+import type { KubeObject, ResourceRef } from "../kube/objects.ts";
 import { Informer } from "../kube/informer.ts";
 import type { Logger } from "../obs/log.ts";
 import { targetOf } from "./compile.ts";

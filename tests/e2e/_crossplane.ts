@@ -20,7 +20,7 @@
  */
 import type * as k8s from "@kubernetes/client-node";
 import { parse } from "yaml";
-import { isNotFound, type KubeClient } from "../../src/kube/client.ts";
+import { isNotFound, type KubeClient } from "../../src/kube/mod.ts";
 
 export const XRD_CRD = parse(
   Deno.readTextFileSync(new URL("testdata/crossplane_xrd_crd.yaml", import.meta.url)),

@@ -55,7 +55,7 @@ import {
   writeObjectFile,
 } from "../support/dco_stack.ts";
 import { recordWatch } from "../support/watch_recorder.ts";
-import { KubeClient, loadKubeconfig } from "../../src/kube/client.ts";
+import { KubeClient, loadKubeconfig } from "../../src/kube/mod.ts";
 import { FakeCrossplane, XRD_CRD, XRDS } from "./_crossplane.ts";
 
 const GROUP = "xe2e.dco.test";

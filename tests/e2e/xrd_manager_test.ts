@@ -44,7 +44,7 @@ import {
   webhookServer,
 } from "../support/dco_stack.ts";
 import { httpGet } from "../support/role_process.ts";
-import { isConflict, KubeClient, loadKubeconfig } from "../../src/kube/client.ts";
+import { isConflict, KubeClient, loadKubeconfig } from "../../src/kube/mod.ts";
 import { FakeCrossplane, XRD_CRD, XRDS } from "./_crossplane.ts";
 
 const GROUP = "xrd.dco.test";

@@ -25,10 +25,10 @@ import {
   type ResourceRef,
   type WatchEvent,
   type WatchOptions,
-} from "../../src/kube/client.ts";
-import { Controller, enqueueFor } from "../../src/kube/controller.ts";
-import { Informer, type InformerErrorInfo, objectKey } from "../../src/kube/informer.ts";
-import { type ControlPlane, waitFor, withControlPlane } from "../support/control_plane.ts";
+} from "../../../src/kube/mod.ts";
+import { Controller, enqueueFor } from "../../../src/kube/mod.ts";
+import { Informer, type InformerErrorInfo, objectKey } from "../../../src/kube/mod.ts";
+import { type ControlPlane, waitFor, withControlPlane } from "../../support/control_plane.ts";
 import { adminClient, CONFIGMAPS, grant, SECRETS, serviceAccountClient } from "./_support.ts";
 
 interface ConfigMap extends KubeObject {

@@ -17,16 +17,16 @@ import {
   loadKubeconfig,
   type ResourceRef,
   type WriteOptions,
-} from "../../src/kube/client.ts";
-import { LeaderElector, type Lease, LEASES } from "../../src/kube/leader.ts";
+} from "../../../src/kube/mod.ts";
+import { LeaderElector, type Lease, LEASES } from "../../../src/kube/leader.ts";
 import {
   applyObject,
   patchStatus,
   setCondition,
   type StatusCondition,
-} from "../../src/kube/status.ts";
-import { type ControlPlane, waitFor, withControlPlane } from "../support/control_plane.ts";
-import { setLogSink } from "../../src/obs/log.ts";
+} from "../../../src/kube/status.ts";
+import { type ControlPlane, waitFor, withControlPlane } from "../../support/control_plane.ts";
+import { setLogSink } from "../../../src/obs/log.ts";
 import { adminClient } from "./_support.ts";
 
 /** A real client whose writes can be cut (as if the network to the apiserver broke). */

@@ -4,9 +4,9 @@
  */
 import assert from "node:assert/strict";
 import { Registry } from "prom-client";
-import { FakeClock } from "../../../src/kube/clock.ts";
-import { WAKE_TOLERANCE_MS, WakeClassifier } from "../../../src/kube/wake.ts";
-import { setLogSink } from "../../../src/obs/log.ts";
+import { FakeClock } from "../../src/kube/clock.ts";
+import { WAKE_TOLERANCE_MS, WakeClassifier } from "../../src/kube/wake.ts";
+import { setLogSink } from "../../src/obs/log.ts";
 import { sample, scrape } from "./_helpers.ts";
 
 const FIVE_MIN = 300_000;

@@ -5,7 +5,7 @@
  */
 import assert from "node:assert/strict";
 import { Registry } from "prom-client";
-import { FakeClock } from "../../../src/kube/clock.ts";
+import { FakeClock } from "../../src/kube/clock.ts";
 import {
   Controller,
   isPanic,
@@ -13,8 +13,8 @@ import {
   Pacer,
   type ReconcileResult,
   TerminalError,
-} from "../../../src/kube/controller.ts";
-import { setLogSink } from "../../../src/obs/log.ts";
+} from "../../src/kube/mod.ts";
+import { setLogSink } from "../../src/obs/log.ts";
 import { deferred, sample, scrape, settle } from "./_helpers.ts";
 
 type Step = (key: string, signal: AbortSignal) => Promise<ReconcileResult | void>;

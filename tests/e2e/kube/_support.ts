@@ -9,8 +9,8 @@ import {
   loadInClusterConfig,
   loadKubeconfig,
   type ResourceRef,
-} from "../../src/kube/client.ts";
-import type { ControlPlane } from "../support/control_plane.ts";
+} from "../../../src/kube/mod.ts";
+import type { ControlPlane } from "../../support/control_plane.ts";
 
 export const CONFIGMAPS = (namespace?: string): ResourceRef => ({
   group: "",

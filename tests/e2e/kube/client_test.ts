@@ -15,9 +15,9 @@ import {
   KubeNetworkError,
   type KubeObject,
   loadConfig,
-} from "../../src/kube/client.ts";
+} from "../../../src/kube/mod.ts";
 import { setTimeout as delay } from "node:timers/promises";
-import { waitFor, withControlPlane } from "../support/control_plane.ts";
+import { waitFor, withControlPlane } from "../../support/control_plane.ts";
 import {
   adminClient,
   CONFIGMAPS,

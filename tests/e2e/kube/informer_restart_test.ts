@@ -15,9 +15,9 @@ import {
   KubeNetworkError,
   type KubeObject,
   type ResourceRef,
-} from "../../src/kube/client.ts";
-import { Informer, type InformerErrorInfo, objectKey } from "../../src/kube/informer.ts";
-import { type ControlPlane, waitFor, withControlPlane } from "../support/control_plane.ts";
+} from "../../../src/kube/mod.ts";
+import { Informer, type InformerErrorInfo, objectKey } from "../../../src/kube/mod.ts";
+import { type ControlPlane, waitFor, withControlPlane } from "../../support/control_plane.ts";
 import { adminClient, CONFIGMAPS } from "./_support.ts";
 
 interface ConfigMap extends KubeObject {

@@ -9,7 +9,7 @@ import {
   loadInClusterConfig,
   resourcePath,
   TokenFileAuth,
-} from "../../../src/kube/client.ts";
+} from "../../src/kube/mod.ts";
 
 const CA = "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n";
 
