@@ -29,6 +29,7 @@ import { type ConfigKind, CRD_CONFIG_KIND, XRD_CONFIG_KIND } from "../api/mod.ts
 import {
   Controller,
   enqueueFor,
+  getOrUndefined,
   isAlreadyExists,
   isConflict,
   isNotFound,
@@ -120,12 +121,7 @@ function admissionCertKeeper(
   namespace: string,
 ): AdmissionCertKeeper {
   const getSecret = async (ns: string, name: string) => {
-    try {
-      return await client.get(SECRETS(ns), name);
-    } catch (e) {
-      if (isNotFound(e)) return undefined;
-      throw e;
-    }
+    return await getOrUndefined(client.get(SECRETS(ns), name));
   };
   const store = {
     get: getSecret,
@@ -134,12 +130,7 @@ function admissionCertKeeper(
   };
   const webhookConfigStore = (resource: typeof VWC_RESOURCE | typeof MWC_RESOURCE) => ({
     async get(name: string) {
-      try {
-        return await client.get(resource, name);
-      } catch (e) {
-        if (isNotFound(e)) return undefined;
-        throw e;
-      }
+      return await getOrUndefined(client.get(resource, name));
     },
     patch: (name: string, patch: unknown) =>
       client.patch(resource, name, patch, { type: "strategic" }),

@@ -25,8 +25,8 @@ import { resolveServer, type ServerInfo } from "../assign/resolve.ts";
 import type { JsonObject } from "../engine/mod.ts";
 import {
   applyObject,
+  getOrUndefined,
   Informer,
-  isNotFound,
   type KubeClient,
   type KubeObject,
   patchStatus,
@@ -407,12 +407,8 @@ async function getTarget(
     const obj = cache.get(name);
     return obj === undefined ? undefined : structuredClone(obj) as unknown as JsonObject;
   }
-  try {
-    return await o.client.get(TARGET_RESOURCES[configKind], name) as unknown as JsonObject;
-  } catch (e) {
-    if (isNotFound(e)) return undefined;
-    throw e;
-  }
+  const live = await getOrUndefined(o.client.get(TARGET_RESOURCES[configKind], name));
+  return live as unknown as JsonObject | undefined;
 }
 
 function decodeBase64(s: string): string {
@@ -428,13 +424,8 @@ export async function readCABundle(
   serverName: string,
   namespace: string,
 ): Promise<string | undefined> {
-  let secret: KubeObject;
-  try {
-    secret = await client.get(SECRETS(namespace), tlsSecretName(serverName));
-  } catch (e) {
-    if (isNotFound(e)) return undefined;
-    throw e;
-  }
+  const secret = await getOrUndefined(client.get(SECRETS(namespace), tlsSecretName(serverName)));
+  if (secret === undefined) return undefined;
   const data = (secret as { data?: Record<string, string> }).data ?? {};
   for (const key of ["ca.crt", "tls.crt"]) {
     const v = data[key];
@@ -450,12 +441,8 @@ async function getGeneratedCRD(o: DepsOptions, name: string): Promise<JsonObject
     const obj = cache.get(name);
     return obj === undefined ? undefined : structuredClone(obj) as unknown as JsonObject;
   }
-  try {
-    return await o.client.get(CRD_RESOURCE, name) as unknown as JsonObject;
-  } catch (e) {
-    if (isNotFound(e)) return undefined;
-    throw e;
-  }
+  const live = await getOrUndefined(o.client.get(CRD_RESOURCE, name));
+  return live as unknown as JsonObject | undefined;
 }
 
 const configLog = createLogger("manager.config");
@@ -471,24 +458,15 @@ export function configReconcileDeps(
     // build on the previous reconcile's own writes, which the cache may not have seen yet (a
     // stale phase would repeat the apply and count the transition twice).
     async getConfig(kind, name) {
-      try {
-        return decodeConfig(await client.get(CONFIG_RESOURCES[kind], name));
-      } catch (e) {
-        if (isNotFound(e)) return undefined;
-        throw e;
-      }
+      const obj = await getOrUndefined(client.get(CONFIG_RESOURCES[kind], name));
+      return obj === undefined ? undefined : decodeConfig(obj);
     },
     getTarget: (kind, name) => getTarget(o, configKindOfTarget(kind), name),
     async getTargetLive(kind, name) {
-      try {
-        return await client.get(
-          TARGET_RESOURCES[configKindOfTarget(kind)],
-          name,
-        ) as unknown as JsonObject;
-      } catch (e) {
-        if (isNotFound(e)) return undefined;
-        throw e;
-      }
+      const live = await getOrUndefined(
+        client.get(TARGET_RESOURCES[configKindOfTarget(kind)], name),
+      );
+      return live as unknown as JsonObject | undefined;
     },
     getGeneratedCRD: (name) => getGeneratedCRD(o, name),
     // Read through: the gate decides on what the replicas report now, not on a cache's past.

@@ -24,6 +24,7 @@ import { resolveServer, type ServerInfo } from "../assign/resolve.ts";
 import {
   applyObject,
   type ConditionInput,
+  getOrUndefined,
   isAlreadyExists,
   isNotFound,
   type KubeObject,
@@ -494,24 +495,14 @@ export function serverReconcileDeps(
   const { client } = o;
   const ctx = admissionContext(o, { xrd: true, crd: true }); // servers only
   const getSecret = async (namespace: string, name: string) => {
-    try {
-      return await client.get(SECRETS(namespace), name);
-    } catch (e) {
-      if (isNotFound(e)) return undefined;
-      throw e;
-    }
+    return await getOrUndefined(client.get(SECRETS(namespace), name));
   };
   const deps: ServerReconcileDeps = {
     settings,
     // Read through: the finalizer and status writes must build on the previous reconcile's own
     // writes, which the cache may not have seen yet.
     async getServer(name) {
-      try {
-        return await client.get(SERVER_RESOURCE, name);
-      } catch (e) {
-        if (isNotFound(e)) return undefined;
-        throw e;
-      }
+      return await getOrUndefined(client.get(SERVER_RESOURCE, name));
     },
     async updateFinalizers(server, finalizers) {
       return await client.patch(
