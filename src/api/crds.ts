@@ -22,11 +22,13 @@ import {
   CONFIG_VERSION,
   CRD_CONFIG_KIND,
   CRDConversionConfigSpecSchema,
-  CRDConversionConfigStatusSchema,
   XRD_CONFIG_KIND,
   XRDConversionConfigSpecSchema,
-  XRDConversionConfigStatusSchema,
 } from "./config.ts";
+import {
+  CRDConversionConfigStatusSchema,
+  XRDConversionConfigStatusSchema,
+} from "./config_status.ts";
 import {
   ConversionWebhookServerSpecSchema,
   ConversionWebhookServerStatusSchema,

@@ -21,6 +21,7 @@
  * import it (docs/architecture.md layering).
  */
 import { gunzipSync, gzipSync } from "node:zlib";
+import { base64ToBytes, bytesToBase64 } from "../lib/base64.ts";
 
 /** Prefix of the per-pod Lease name (keeps them apart from leader-election Leases). */
 export const SERVED_LEASE_PREFIX = "dco-served-";
@@ -209,19 +210,4 @@ export function servedAnnotations(
       truncated: true,
     };
   }
-}
-
-function bytesToBase64(bytes: Uint8Array): string {
-  let s = "";
-  for (let i = 0; i < bytes.length; i += 0x8000) {
-    s += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
-  }
-  return btoa(s);
-}
-
-function base64ToBytes(text: string): Uint8Array {
-  const s = atob(text);
-  const out = new Uint8Array(s.length);
-  for (let i = 0; i < s.length; i++) out[i] = s.charCodeAt(i);
-  return out;
 }

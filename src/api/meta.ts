@@ -1,0 +1,44 @@
+/**
+ * Kubernetes shapes every dco kind shares: the `metadata` fields the operator and convctl read
+ * (everything else is kept as is) and `metav1.Condition` with its list-map.
+ */
+import { z } from "zod";
+
+/** A map of strings (labels, annotations, key renames, ...). */
+export const stringMap = z.record(z.string(), z.string());
+
+/** The ObjectMeta fields convctl and the operator read; everything else is kept as is. */
+export const objectMeta = z.looseObject({
+  name: z.string().optional(),
+  generateName: z.string().optional(),
+  namespace: z.string().optional(),
+  uid: z.string().optional(),
+  resourceVersion: z.string().optional(),
+  generation: z.number().optional(),
+  creationTimestamp: z.string().nullable().optional(),
+  deletionTimestamp: z.string().nullable().optional(),
+  labels: stringMap.optional(),
+  annotations: stringMap.optional(),
+  finalizers: z.array(z.string()).optional(),
+});
+
+/**
+ * A standard `metav1.Condition`, with the apiserver's own limits (type ≤ 316 characters, reason
+ * ≤ 1024, message ≤ 32768). The list it lives in is a list-map keyed by `type`.
+ * `lastTransitionTime` is only restamped when `status` flips.
+ */
+export const ConditionSchema = z.object({
+  type: z.string().min(1).max(316),
+  status: z.enum(["True", "False", "Unknown"]),
+  observedGeneration: z.int().min(0).optional(),
+  lastTransitionTime: z.string().meta({ format: "date-time" }),
+  reason: z.string().max(1024),
+  message: z.string().max(32768),
+});
+export type Condition = z.infer<typeof ConditionSchema>;
+
+/** `conditions[]`, a list-map keyed by `type`. */
+export const conditionList = z.array(ConditionSchema).meta({
+  "x-kubernetes-list-type": "map",
+  "x-kubernetes-list-map-keys": ["type"],
+});
