@@ -85,21 +85,28 @@ const configStatus = z.looseObject({
   message: z.string().optional(),
 });
 
-export const XRDConversionConfigSchema = z.strictObject({
-  apiVersion: z.literal(CONFIG_API_VERSION),
-  kind: z.literal(XRD_CONFIG_KIND),
-  metadata: objectMeta.optional(),
-  spec: XRDConversionConfigSpecSchema,
-  status: configStatus.optional(),
-});
+/** The top-level fields of a `terasky.com/v1alpha1` object of `kind` (server.ts uses it too). */
+export function kindShape<const K extends string, Spec extends z.ZodType, Status extends z.ZodType>(
+  kind: K,
+  spec: Spec,
+  status: Status,
+) {
+  return {
+    apiVersion: z.literal(CONFIG_API_VERSION),
+    kind: z.literal(kind),
+    metadata: objectMeta.optional(),
+    spec,
+    status: status.optional(),
+  };
+}
 
-export const CRDConversionConfigSchema = z.strictObject({
-  apiVersion: z.literal(CONFIG_API_VERSION),
-  kind: z.literal(CRD_CONFIG_KIND),
-  metadata: objectMeta.optional(),
-  spec: CRDConversionConfigSpecSchema,
-  status: configStatus.optional(),
-});
+export const XRDConversionConfigSchema = z.strictObject(
+  kindShape(XRD_CONFIG_KIND, XRDConversionConfigSpecSchema, configStatus),
+);
+
+export const CRDConversionConfigSchema = z.strictObject(
+  kindShape(CRD_CONFIG_KIND, CRDConversionConfigSpecSchema, configStatus),
+);
 
 export type XRDConversionConfigSpec = z.infer<typeof XRDConversionConfigSpecSchema>;
 export type CRDConversionConfigSpec = z.infer<typeof CRDConversionConfigSpecSchema>;

@@ -13,8 +13,8 @@
  * Schema defaults (`.default()`) are the ones the apiserver applies; decoding applies them too.
  */
 import { z } from "zod";
-import { CONFIG_API_VERSION } from "./config.ts";
-import { conditionList, objectMeta, stringMap } from "./meta.ts";
+import { kindShape } from "./config.ts";
+import { conditionList, stringMap } from "./meta.ts";
 
 export const WEBHOOK_SERVER_KIND = "ConversionWebhookServer";
 
@@ -237,13 +237,13 @@ export const ConversionWebhookServerStatusSchema = z.object({
   reportingReplicas: z.int32().optional(),
 });
 
-export const ConversionWebhookServerSchema = z.object({
-  apiVersion: z.literal(CONFIG_API_VERSION),
-  kind: z.literal(WEBHOOK_SERVER_KIND),
-  metadata: objectMeta.optional(),
-  spec: ConversionWebhookServerSpecSchema,
-  status: ConversionWebhookServerStatusSchema.optional(),
-});
+export const ConversionWebhookServerSchema = z.object(
+  kindShape(
+    WEBHOOK_SERVER_KIND,
+    ConversionWebhookServerSpecSchema,
+    ConversionWebhookServerStatusSchema,
+  ),
+);
 
 export type ConversionWebhookServerSpec = z.infer<typeof ConversionWebhookServerSpecSchema>;
 export type ConversionWebhookServerStatus = z.infer<typeof ConversionWebhookServerStatusSchema>;
