@@ -1,5 +1,5 @@
 /**
- * The served-target Lease wire format (runtime.md §7), shared by the webhook-server (publisher)
+ * The served-target Lease wire format (docs/design/kube.md#served-target-lease-report-format), shared by the webhook-server (publisher)
  * and the manager (aggregator), so both read one definition of names, labels, annotations,
  * sizes and timing bounds.
  *
@@ -32,7 +32,7 @@ export const SERVED_TARGETS_TRUNCATED_ANNOTATION =
   "conversion.terasky.com/served-targets-truncated";
 /** Label naming the ConversionWebhookServer instance (what the manager selects on). */
 export const WEBHOOK_SERVER_LABEL = "conversion.terasky.com/webhook-server";
-/** Label scoping the manager's Lease cache (runtime §2.1). */
+/** Label scoping the manager's Lease cache (it caches only Leases dco wrote). */
 export const MANAGED_BY_LABEL = "app.kubernetes.io/managed-by";
 /** Value of {@link MANAGED_BY_LABEL}. */
 export const MANAGED_BY_VALUE = "declarative-conversion-operator";

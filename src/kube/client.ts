@@ -340,7 +340,7 @@ export class KubeClient implements Disposable {
   /**
    * Server-side apply of `obj` (its name from `metadata.name`): `PATCH` with
    * `application/apply-patch+yaml` (a JSON body is valid YAML), `fieldManager`, `force`
-   * (default true, as runtime §1 prescribes).
+   * (default true: dco owns the fields it applies).
    */
   apply<T extends KubeObject = KubeObject>(
     ref: ResourceRef,

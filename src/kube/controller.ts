@@ -19,17 +19,17 @@
  * also counted in `controller_runtime_reconcile_panics_total` and logged with its stack, then
  * handled as an error (controller-runtime's RecoverPanic). A worker never dies.
  *
- * Every reconcile is wrapped by the wake classifier (./wake.ts, runtime §9): entry consumes the
+ * Every reconcile is wrapped by the wake classifier (./wake.ts, docs/design/kube.md#wake-causes): entry consumes the
  * key's record and counts `dco_operator_wake_total{controller, cause}` once; exit arms a record
  * for a `requeueAfter` AND for rate-limited retries (error or `requeue`) with the computed
- * backoff delay (counted `backstop`, the spec's recommendation). The record's timer and the
+ * backoff delay (counted `backstop`, conservatively). The record's timer and the
  * queue's delayed add are the same one, because `addAfter` replaces a pending delayed add.
  * One further choice: a run that ends with no timer (success without requeue, or a terminal
  * error) cancels the delayed add armed by the previous run of that key, if it is still pending —
  * the newest reconcile's decision wins, so a superseded timer neither costs a reconcile nor gets
  * counted as a `watch` wake. Delayed adds scheduled by anyone else are never cancelled.
  *
- * Metric families (operations §1.4; shared by all controllers of a registry):
+ * Metric families (./controller_metrics.ts; shared by all controllers of a registry):
  * `controller_runtime_reconcile_total{controller, result}`, `…_reconcile_errors_total`,
  * `…_terminal_reconcile_errors_total`, `…_reconcile_panics_total`, `…_reconcile_time_seconds`,
  * `…_max_concurrent_reconciles`, `…_active_workers`, plus the queue's `workqueue_*`.
@@ -93,7 +93,7 @@ export interface ControllerOptions {
   clock?: Clock;
   logger?: Logger;
   rateLimiter?: RateLimiter;
-  /** Wake-classifier tolerance; default 15 s (runtime §9). */
+  /** Wake-classifier tolerance; default 15 s (docs/design/kube.md#wake-causes). */
   wakeToleranceMs?: number;
 }
 

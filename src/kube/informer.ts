@@ -4,7 +4,7 @@
  * kube-rs, kept in one small class because the store's correctness depends on the watcher's
  * resourceVersion bookkeeping.
  *
- * Behaviour (runtime.md §1, §8.2 steps 3/5/7, §8.8; design.md "Informers and queues"):
+ * Behaviour (docs/design/kube.md#informers):
  * - Initial LIST is paged (`limit`, default 500) and consistent (read from etcd); a continue
  *   token that expires (410) restarts the LIST unpaged. The WATCH starts at the LIST's
  *   resourceVersion with `allowWatchBookmarks`; every event and bookmark advances it, so a
@@ -20,11 +20,10 @@
  *   passed to {@link Informer.onError} handlers. Before the first sync, a non-retryable answer to
  *   the LIST (400 bad selector, 401, 403 missing RBAC, 404 kind not installed, 405, 406, 415,
  *   422) is terminal: the informer enters phase `failed` and {@link Informer.waitForSync}
- *   rejects at once with that cause, so a process exits non-zero instead of hanging (runtime
- *   §8.2 step 7). After the first sync nothing is terminal: the cache keeps serving its last
+ *   rejects at once with that cause, so a process exits non-zero at startup instead of hanging. After the first sync nothing is terminal: the cache keeps serving its last
  *   state and the informer keeps retrying, loudly (as client-go's reflector does).
  * - `transform(obj)` runs on every object before it is stored (list items and ADDED, MODIFIED
- *   and DELETED objects; never on bookmarks). Contract (runtime §8.8): mutate in place, allocate
+ *   and DELETED objects; never on bookmarks). Contract: mutate in place, allocate
  *   nothing you can avoid, be idempotent, pass objects you do not recognise through unchanged.
  *   A transform that throws is a bug: it is logged and the object is stored as it is (an error
  *   must never drop an event).

@@ -1,6 +1,6 @@
 /**
  * Lease leader election (`coordination.k8s.io/v1`) for the manager's `--leader-elect`
- * (runtime.md §2.1), with client-go's `leaderelection` semantics so a Deno manager and a Go one
+ * (docs/design/kube.md#leader-election-and-its-lease), with client-go's `leaderelection` semantics so a Deno manager and a Go one
  * would respect each other's Lease: acquire when the Lease is absent, released (no holder) or
  * expired; every write is an optimistic-concurrency update (a conflict means another candidate
  * won); the leader renews every `retryPeriod` and steps down when it could not renew for
@@ -41,7 +41,7 @@ export const LEASES = (namespace: string): ResourceRef => ({
   namespace,
 });
 
-/** The manager's leader-election Lease name (runtime.md §2.1). */
+/** The manager's leader-election Lease name. */
 export const MANAGER_LEASE_NAME = "declarative-conversion-operator.terasky.com";
 
 /** client-go's jitter factor of the acquire loop (`JitterFactor = 1.2`). */

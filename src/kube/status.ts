@@ -1,5 +1,5 @@
 /**
- * Status and apply helpers (runtime.md §1 "[Deno] framework obligations", api.md §0): the
+ * Status and apply helpers (docs/design/kube.md#status-conditions-and-server-side-apply): the
  * `metav1.Condition` list-map rules (a condition's `lastTransitionTime` moves only when its
  * `status` flips — the handover timer depends on it), an RFC 7386 JSON merge-patch diff, status
  * writes as a merge patch against the object read at reconcile start (so a reconcile never
@@ -11,7 +11,7 @@ import { rfc3339 } from "../lib/time.ts";
 import type { KubeClient, WriteOptions } from "./client.ts";
 import type { KubeObject, ResourceRef } from "./objects.ts";
 
-/** The field manager of every server-side apply the operator makes (runtime.md §1). */
+/** The field manager of every server-side apply the operator makes. */
 export const FIELD_MANAGER = "declarative-conversion-operator";
 
 /** A standard `metav1.Condition`; structurally the same as the API package's `Condition`. */
@@ -121,7 +121,7 @@ export interface HasStatus {
 
 /**
  * Writes `after.status` as a JSON merge patch on the `/status` subresource, computed against
- * `before.status` (the object read at reconcile start, runtime.md §1): only what this reconcile
+ * `before.status` (the object read at reconcile start): only what this reconcile
  * changed is sent, so concurrent writers of other fields are not overwritten. No optimistic lock
  * (as controller-runtime's `MergeFrom`). When nothing changed no request is made and `undefined`
  * is returned; otherwise the apiserver's answer.
@@ -140,7 +140,7 @@ export async function patchStatus<T extends KubeObject = KubeObject>(
 }
 
 /**
- * Server-side apply of `obj` with dco's field manager and `force=true` (runtime.md §1): `PATCH`
+ * Server-side apply of `obj` with dco's field manager and `force=true` (dco owns what it applies): `PATCH`
  * `application/apply-patch+yaml`. A thin, defaulted {@link KubeClient.apply}.
  */
 export function applyObject<T extends KubeObject = KubeObject>(

@@ -1,8 +1,9 @@
 /**
- * Status helpers without a cluster: condition list-map semantics (api.md §0 — only a `status`
- * flip restamps `lastTransitionTime`), the RFC 7386 merge-patch diff (checked both against
+ * Status helpers without a cluster: condition list-map semantics (only a `status` flip
+ * restamps `lastTransitionTime`), the RFC 7386 merge-patch diff (checked both against
  * expected patches and by applying it back with an independent RFC 7386 `apply`), and that
- * patchStatus/applyObject send what runtime.md §1 prescribes.
+ * patchStatus/applyObject send what docs/design/kube.md#status-conditions-and-server-side-apply
+ * says.
  */
 import assert from "node:assert/strict";
 import type { KubeClient, KubeObject, PatchOptions, ResourceRef } from "../../src/kube/mod.ts";

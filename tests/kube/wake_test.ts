@@ -1,5 +1,5 @@
 /**
- * The wake-cause classifier (runtime.md §9), read back through the same registry a scrape reads.
+ * The wake-cause classifier (docs/design/kube.md#wake-causes), read back through the same registry a scrape reads.
  * Each of the three mutation-style tests names the mutation it must kill.
  */
 import assert from "node:assert/strict";
