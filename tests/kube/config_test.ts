@@ -54,108 +54,89 @@ async function fixture() {
   const envB = await write("b.yaml", kubeconfig("https://b.example:6443", { ctx: "b" }));
   const env = (vars: Record<string, string>) => (k: string) => vars[k];
   const inCluster = { KUBERNETES_SERVICE_HOST: "10.0.0.1", KUBERNETES_SERVICE_PORT: "443" };
-  return { dir, sa, flag, envA, envB, env, inCluster, write };
+  const remove = () => Deno.remove(dir, { recursive: true });
+  return { dir, sa, flag, envA, envB, env, inCluster, write, [Symbol.asyncDispose]: remove };
 }
 
 Deno.test("precedence: --kubeconfig, then KUBECONFIG, then in-cluster, then HOME", async () => {
-  const f = await fixture();
-  try {
-    const all = { ...f.inCluster, KUBECONFIG: f.envA, HOME: `${f.dir}/home` };
-    const c1 = await loadConfig({ kubeconfig: f.flag, serviceAccountDir: f.sa, env: f.env(all) });
-    assert.equal(c1.server, "https://flag.example:6443");
-    assert.equal(c1.namespace, "dev");
-    assert.deepEqual(c1.caCerts, [CA]);
-    assert.equal(await c1.auth?.authorization({ refresh: false }), "Bearer tok-main");
+  await using f = await fixture();
+  const all = { ...f.inCluster, KUBECONFIG: f.envA, HOME: `${f.dir}/home` };
+  const c1 = await loadConfig({ kubeconfig: f.flag, serviceAccountDir: f.sa, env: f.env(all) });
+  assert.equal(c1.server, "https://flag.example:6443");
+  assert.equal(c1.namespace, "dev");
+  assert.deepEqual(c1.caCerts, [CA]);
+  assert.equal(await c1.auth?.authorization({ refresh: false }), "Bearer tok-main");
 
-    const c2 = await loadConfig({ serviceAccountDir: f.sa, env: f.env(all) });
-    assert.equal(c2.server, "https://a.example:6443");
-    assert.equal(c2.namespace, "default");
+  const c2 = await loadConfig({ serviceAccountDir: f.sa, env: f.env(all) });
+  assert.equal(c2.server, "https://a.example:6443");
+  assert.equal(c2.namespace, "default");
 
-    const { KUBECONFIG: _, ...noKubeconfig } = all;
-    const c3 = await loadConfig({ serviceAccountDir: f.sa, env: f.env(noKubeconfig) });
-    assert.equal(c3.server, "https://10.0.0.1:443");
-    assert.equal(c3.namespace, "operators");
-    assert.equal(c3.description, `in-cluster (${f.sa})`);
-    assert.equal(await c3.auth?.authorization({ refresh: false }), "Bearer sa-token");
+  const { KUBECONFIG: _, ...noKubeconfig } = all;
+  const c3 = await loadConfig({ serviceAccountDir: f.sa, env: f.env(noKubeconfig) });
+  assert.equal(c3.server, "https://10.0.0.1:443");
+  assert.equal(c3.namespace, "operators");
+  assert.equal(c3.description, `in-cluster (${f.sa})`);
+  assert.equal(await c3.auth?.authorization({ refresh: false }), "Bearer sa-token");
 
-    const c4 = await loadConfig({ serviceAccountDir: f.sa, env: f.env({ HOME: `${f.dir}/home` }) });
-    assert.equal(c4.server, "https://home.example:6443");
+  const c4 = await loadConfig({ serviceAccountDir: f.sa, env: f.env({ HOME: `${f.dir}/home` }) });
+  assert.equal(c4.server, "https://home.example:6443");
 
-    await assert.rejects(
-      loadConfig({ serviceAccountDir: f.sa, env: f.env({ HOME: `${f.dir}/nowhere` }) }),
-      /no Kubernetes configuration/,
-    );
-  } finally {
-    await Deno.remove(f.dir, { recursive: true });
-  }
+  await assert.rejects(
+    loadConfig({ serviceAccountDir: f.sa, env: f.env({ HOME: `${f.dir}/nowhere` }) }),
+    /no Kubernetes configuration/,
+  );
 });
 
 Deno.test("KUBECONFIG with several files merges them; the context option selects", async () => {
-  const f = await fixture();
-  try {
-    const env = f.env({ KUBECONFIG: `${f.envA}:${f.envB}` });
-    const first = await loadConfig({ env });
-    assert.equal(first.server, "https://a.example:6443", "the first file's current-context");
-    const b = await loadConfig({ env, context: "b" });
-    assert.equal(b.server, "https://b.example:6443");
-    assert.equal(await b.auth?.authorization({ refresh: true }), "Bearer tok-b");
-  } finally {
-    await Deno.remove(f.dir, { recursive: true });
-  }
+  await using f = await fixture();
+  const env = f.env({ KUBECONFIG: `${f.envA}:${f.envB}` });
+  const first = await loadConfig({ env });
+  assert.equal(first.server, "https://a.example:6443", "the first file's current-context");
+  const b = await loadConfig({ env, context: "b" });
+  assert.equal(b.server, "https://b.example:6443");
+  assert.equal(await b.auth?.authorization({ refresh: true }), "Bearer tok-b");
 });
 
 Deno.test("insecure-skip-tls-verify is refused with the reason", async () => {
-  const f = await fixture();
-  try {
-    const p = await f.write("skip.yaml", kubeconfig("https://x:1", { skip: true }));
-    await assert.rejects(
-      loadConfig({ kubeconfig: p }),
-      /insecure-skip-tls-verify is not supported/,
-    );
-    await assert.rejects(
-      loadConfig({ kubeconfig: `${f.dir}/missing.yaml` }),
-      /cannot load kubeconfig/,
-    );
-  } finally {
-    await Deno.remove(f.dir, { recursive: true });
-  }
+  await using f = await fixture();
+  const p = await f.write("skip.yaml", kubeconfig("https://x:1", { skip: true }));
+  await assert.rejects(
+    loadConfig({ kubeconfig: p }),
+    /insecure-skip-tls-verify is not supported/,
+  );
+  await assert.rejects(
+    loadConfig({ kubeconfig: `${f.dir}/missing.yaml` }),
+    /cannot load kubeconfig/,
+  );
 });
 
 Deno.test("in-cluster: IPv6 hosts are bracketed; a missing token fails at load time", async () => {
-  const f = await fixture();
-  try {
-    const env = f.env({ KUBERNETES_SERVICE_HOST: "fd00::1", KUBERNETES_SERVICE_PORT: "443" });
-    const c = await loadInClusterConfig({ dir: f.sa, env });
-    assert.equal(c.server, "https://[fd00::1]:443");
-    await Deno.remove(`${f.sa}/token`);
-    await assert.rejects(loadInClusterConfig({ dir: f.sa, env }), Deno.errors.NotFound);
-    await assert.rejects(
-      loadInClusterConfig({ dir: f.sa, env: f.env({}) }),
-      /KUBERNETES_SERVICE_HOST/,
-    );
-  } finally {
-    await Deno.remove(f.dir, { recursive: true });
-  }
+  await using f = await fixture();
+  const env = f.env({ KUBERNETES_SERVICE_HOST: "fd00::1", KUBERNETES_SERVICE_PORT: "443" });
+  const c = await loadInClusterConfig({ dir: f.sa, env });
+  assert.equal(c.server, "https://[fd00::1]:443");
+  await Deno.remove(`${f.sa}/token`);
+  await assert.rejects(loadInClusterConfig({ dir: f.sa, env }), Deno.errors.NotFound);
+  await assert.rejects(
+    loadInClusterConfig({ dir: f.sa, env: f.env({}) }),
+    /KUBERNETES_SERVICE_HOST/,
+  );
 });
 
 Deno.test("TokenFileAuth caches within its period and re-reads on refresh or after it", async () => {
-  const f = await fixture();
-  try {
-    const path = `${f.sa}/token`;
-    const cached = new TokenFileAuth(path);
-    assert.equal(await cached.authorization({ refresh: false }), "Bearer sa-token");
-    await Deno.writeTextFile(path, "rotated");
-    assert.equal(await cached.authorization({ refresh: false }), "Bearer sa-token", "cached");
-    assert.equal(await cached.authorization({ refresh: true }), "Bearer rotated", "after a 401");
-    const eager = new TokenFileAuth(path, 0);
-    await eager.authorization({ refresh: false });
-    await Deno.writeTextFile(path, "again");
-    assert.equal(await eager.authorization({ refresh: false }), "Bearer again", "period elapsed");
-    await Deno.writeTextFile(path, "  \n");
-    await assert.rejects(eager.authorization({ refresh: false }), /is empty/);
-  } finally {
-    await Deno.remove(f.dir, { recursive: true });
-  }
+  await using f = await fixture();
+  const path = `${f.sa}/token`;
+  const cached = new TokenFileAuth(path);
+  assert.equal(await cached.authorization({ refresh: false }), "Bearer sa-token");
+  await Deno.writeTextFile(path, "rotated");
+  assert.equal(await cached.authorization({ refresh: false }), "Bearer sa-token", "cached");
+  assert.equal(await cached.authorization({ refresh: true }), "Bearer rotated", "after a 401");
+  const eager = new TokenFileAuth(path, 0);
+  await eager.authorization({ refresh: false });
+  await Deno.writeTextFile(path, "again");
+  assert.equal(await eager.authorization({ refresh: false }), "Bearer again", "period elapsed");
+  await Deno.writeTextFile(path, "  \n");
+  await assert.rejects(eager.authorization({ refresh: false }), /is empty/);
 });
 
 Deno.test("resourcePath covers core and named groups, namespaces, names and subresources", () => {

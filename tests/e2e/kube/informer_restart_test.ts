@@ -18,7 +18,7 @@ import {
 } from "../../../src/kube/mod.ts";
 import { Informer, type InformerErrorInfo, objectKey } from "../../../src/kube/mod.ts";
 import { type ControlPlane, waitFor, withControlPlane } from "../../support/control_plane.ts";
-import { adminClient, CONFIGMAPS } from "./_support.ts";
+import { adminClient, CONFIGMAPS, quietLogger } from "./_support.ts";
 
 interface ConfigMap extends KubeObject {
   data?: Record<string, string>;
@@ -225,18 +225,3 @@ Deno.test(
     });
   }, { name: "kube-informer-restart" }),
 );
-
-/** A logger that drops everything (the failure paths log by design). */
-function quietLogger() {
-  const l = {
-    name: "quiet",
-    debug() {},
-    info() {},
-    warn() {},
-    error() {},
-    enabled: () => false,
-    with: () => l,
-    child: () => l,
-  };
-  return l;
-}
