@@ -186,28 +186,24 @@ Deno.test("every generated schema is structural", () => {
 });
 
 Deno.test("names, scope, subresources and printer columns", () => {
+  /** The config kinds' columns: the target's name, then the same four. */
+  const configColumns = (target: "CRD" | "XRD") => [
+    [target, "string", `.spec.target${target}.name`],
+    ["Hub", "string", ".spec.hubVersion"],
+    ["Phase", "string", ".status.phase"],
+    ["Lossless", "boolean", ".status.overallLossless"],
+    ["Age", "date", ".metadata.creationTimestamp"],
+  ];
   const expected: Record<string, { plural: string; short: string; columns: string[][] }> = {
     CRDConversionConfig: {
       plural: "crdconversionconfigs",
       short: "ccc",
-      columns: [
-        ["CRD", "string", ".spec.targetCRD.name"],
-        ["Hub", "string", ".spec.hubVersion"],
-        ["Phase", "string", ".status.phase"],
-        ["Lossless", "boolean", ".status.overallLossless"],
-        ["Age", "date", ".metadata.creationTimestamp"],
-      ],
+      columns: configColumns("CRD"),
     },
     XRDConversionConfig: {
       plural: "xrdconversionconfigs",
       short: "xcc",
-      columns: [
-        ["XRD", "string", ".spec.targetXRD.name"],
-        ["Hub", "string", ".spec.hubVersion"],
-        ["Phase", "string", ".status.phase"],
-        ["Lossless", "boolean", ".status.overallLossless"],
-        ["Age", "date", ".metadata.creationTimestamp"],
-      ],
+      columns: configColumns("XRD"),
     },
     ConversionWebhookServer: {
       plural: "conversionwebhookservers",

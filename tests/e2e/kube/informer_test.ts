@@ -15,19 +15,22 @@ import assert from "node:assert/strict";
 import { setTimeout as delay } from "node:timers/promises";
 import { Registry } from "prom-client";
 import {
+  Controller,
+  enqueueFor,
+  Informer,
+  type InformerErrorInfo,
   KubeApiError,
   KubeClient,
   KubeNetworkError,
   type KubeObject,
   type ListOptions,
   loadKubeconfig,
+  objectKey,
   type ObjectList,
   type ResourceRef,
   type WatchEvent,
   type WatchOptions,
 } from "../../../src/kube/mod.ts";
-import { Controller, enqueueFor } from "../../../src/kube/mod.ts";
-import { Informer, type InformerErrorInfo, objectKey } from "../../../src/kube/mod.ts";
 import { type ControlPlane, waitFor, withControlPlane } from "../../support/control_plane.ts";
 import {
   adminClient,
