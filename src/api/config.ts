@@ -15,7 +15,7 @@
  */
 import { z } from "zod";
 import type { ConversionConfigSpec } from "../engine/mod.ts";
-import { objectMeta } from "./meta.ts";
+import { objectMeta, optionalStrings } from "./meta.ts";
 import { ConversionRuleSchema, jsonMap } from "./rules.ts";
 
 export const CONFIG_GROUP = "terasky.com";
@@ -74,9 +74,7 @@ const configStatus = z.looseObject({
   schemaHash: z.string().optional(),
   phase: z.string().optional(),
   conditions: z.array(condition).optional(),
-  assignedWebhookServer: z.string().optional(),
-  webhookPath: z.string().optional(),
-  webhookURL: z.string().optional(),
+  ...optionalStrings("assignedWebhookServer", "webhookPath", "webhookURL"),
   webhookPort: z.number().optional(),
   generatedCRDs: z.array(jsonMap).optional(),
   overallLossless: z.boolean().optional(),

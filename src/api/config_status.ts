@@ -5,7 +5,7 @@
  * types, handover reasons.
  */
 import { z } from "zod";
-import { conditionList } from "./meta.ts";
+import { conditionList, optionalStrings } from "./meta.ts";
 
 /** The values of a config's `status.phase`. */
 export const CONFIG_PHASES = [
@@ -81,9 +81,7 @@ const commonStatus = {
   schemaHash: z.string().optional(),
   phase: z.enum(CONFIG_PHASES).optional(),
   conditions: conditionList.optional(),
-  assignedWebhookServer: z.string().optional(),
-  webhookPath: z.string().optional(),
-  webhookURL: z.string().optional(),
+  ...optionalStrings("assignedWebhookServer", "webhookPath", "webhookURL"),
   overallLossless: z.boolean().optional(),
   spokeStatuses: z.array(SpokeStatusSchema).optional(),
   lastAppliedPlanHash: z.string().optional(),

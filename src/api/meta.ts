@@ -7,6 +7,15 @@ import { z } from "zod";
 /** A map of strings (labels, annotations, key renames, ...). */
 export const stringMap = z.record(z.string(), z.string());
 
+/** `{name: optional string}` for each name, in the order given (the CRD keeps it). */
+export function optionalStrings<const K extends string>(
+  ...names: K[]
+): { [N in K]: z.ZodOptional<z.ZodString> } {
+  return Object.fromEntries(names.map((n) => [n, z.string().optional()])) as {
+    [N in K]: z.ZodOptional<z.ZodString>;
+  };
+}
+
 /** The ObjectMeta fields convctl and the operator read; everything else is kept as is. */
 export const objectMeta = z.looseObject({
   name: z.string().optional(),

@@ -14,7 +14,7 @@
  */
 import { z } from "zod";
 import { kindShape } from "./config.ts";
-import { conditionList, stringMap } from "./meta.ts";
+import { conditionList, optionalStrings, stringMap } from "./meta.ts";
 
 export const WEBHOOK_SERVER_KIND = "ConversionWebhookServer";
 
@@ -68,15 +68,6 @@ const resourceRequirements = z.object({
   requests: z.record(z.string(), IntOrStringSchema).optional(),
   claims: z.array(z.object({ name: z.string(), request: z.string().optional() })).optional(),
 });
-
-/** `{name: optional string}` for each name, in the order given (the CRD keeps it). */
-function optionalStrings<const K extends string>(
-  ...names: K[]
-): { [N in K]: z.ZodOptional<z.ZodString> } {
-  return Object.fromEntries(names.map((n) => [n, z.string().optional()])) as {
-    [N in K]: z.ZodOptional<z.ZodString>;
-  };
-}
 
 const toleration = z.object({
   ...optionalStrings("key", "operator", "value", "effect"),
