@@ -15,7 +15,7 @@
  */
 import { z } from "zod";
 import type { ConversionConfigSpec } from "../engine/mod.ts";
-import { objectMeta, optionalStrings } from "./meta.ts";
+import { manifestMeta, optionalStrings } from "./meta.ts";
 import { ConversionRuleSchema, jsonMap } from "./rules.ts";
 
 export const CONFIG_GROUP = "terasky.com";
@@ -84,26 +84,27 @@ const configStatus = z.looseObject({
 });
 
 /** The top-level fields of a `terasky.com/v1alpha1` object of `kind` (server.ts uses it too). */
-export function kindShape<const K extends string, Spec extends z.ZodType, Status extends z.ZodType>(
-  kind: K,
-  spec: Spec,
-  status: Status,
-) {
+export function kindShape<
+  const K extends string,
+  Meta extends z.ZodType,
+  Spec extends z.ZodType,
+  Status extends z.ZodType,
+>(kind: K, metadata: Meta, spec: Spec, status: Status) {
   return {
     apiVersion: z.literal(CONFIG_API_VERSION),
     kind: z.literal(kind),
-    metadata: objectMeta.optional(),
+    metadata: metadata.optional(),
     spec,
     status: status.optional(),
   };
 }
 
 export const XRDConversionConfigSchema = z.strictObject(
-  kindShape(XRD_CONFIG_KIND, XRDConversionConfigSpecSchema, configStatus),
+  kindShape(XRD_CONFIG_KIND, manifestMeta, XRDConversionConfigSpecSchema, configStatus),
 );
 
 export const CRDConversionConfigSchema = z.strictObject(
-  kindShape(CRD_CONFIG_KIND, CRDConversionConfigSpecSchema, configStatus),
+  kindShape(CRD_CONFIG_KIND, manifestMeta, CRDConversionConfigSpecSchema, configStatus),
 );
 
 export type XRDConversionConfigSpec = z.infer<typeof XRDConversionConfigSpecSchema>;

@@ -16,8 +16,11 @@ export function optionalStrings<const K extends string>(
   };
 }
 
-/** The ObjectMeta fields convctl and the operator read; everything else is kept as is. */
-export const objectMeta = z.looseObject({
+/**
+ * The ObjectMeta fields convctl and the operator read from a config (a manifest may carry
+ * `generateName` and `namespace`); everything else is kept as is.
+ */
+export const manifestMeta = z.looseObject({
   name: z.string().optional(),
   generateName: z.string().optional(),
   namespace: z.string().optional(),
@@ -30,6 +33,9 @@ export const objectMeta = z.looseObject({
   annotations: stringMap.optional(),
   finalizers: z.array(z.string()).optional(),
 });
+
+/** The ObjectMeta fields the operator reads from a cluster-scoped object it owns. */
+export const objectMeta = manifestMeta.omit({ generateName: true, namespace: true });
 
 /**
  * A standard `metav1.Condition`, with the apiserver's own limits (type ≤ 316 characters, reason

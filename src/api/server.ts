@@ -14,7 +14,7 @@
  */
 import { z } from "zod";
 import { kindShape } from "./config.ts";
-import { conditionList, optionalStrings, stringMap } from "./meta.ts";
+import { conditionList, objectMeta, optionalStrings, stringMap } from "./meta.ts";
 
 export const WEBHOOK_SERVER_KIND = "ConversionWebhookServer";
 
@@ -231,6 +231,7 @@ export const ConversionWebhookServerStatusSchema = z.object({
 export const ConversionWebhookServerSchema = z.object(
   kindShape(
     WEBHOOK_SERVER_KIND,
+    objectMeta,
     ConversionWebhookServerSpecSchema,
     ConversionWebhookServerStatusSchema,
   ),
