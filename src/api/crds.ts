@@ -2,7 +2,7 @@
  * CustomResourceDefinitions for dco's own kinds, generated from the zod schemas (issue #6).
  *
  * `z.toJSONSchema(schema, {io: "input", target: "openapi-3.0"})` gives almost an OpenAPI v3
- * schema; {@link toStructural} turns it into a *structural* one (deno-toolchain.md §4):
+ * schema; {@link toStructural} turns it into a *structural* one (what the apiserver requires of a CRD schema):
  * - `additionalProperties: false` (strict objects) is dropped: Kubernetes forbids it next to
  *   `properties`, and pruning already drops unknown fields;
  * - loose objects (`additionalProperties: {}`) and untyped nodes (`z.unknown()`) become
@@ -22,11 +22,13 @@ import {
   CONFIG_VERSION,
   CRD_CONFIG_KIND,
   CRDConversionConfigSpecSchema,
-  CRDConversionConfigStatusSchema,
   XRD_CONFIG_KIND,
   XRDConversionConfigSpecSchema,
-  XRDConversionConfigStatusSchema,
 } from "./config.ts";
+import {
+  CRDConversionConfigStatusSchema,
+  XRDConversionConfigStatusSchema,
+} from "./config_status.ts";
 import {
   ConversionWebhookServerSpecSchema,
   ConversionWebhookServerStatusSchema,
@@ -212,8 +214,8 @@ function configColumns(targetColumn: string, targetField: string): PrinterColumn
 }
 
 /**
- * The three kinds (api.md §0). Short names are a [Deno] choice (api.md names none; the reference
- * CRDs have none): `ccc`, `xcc`, `cws`, the ones the e2e support CRDs already use.
+ * The three kinds, all cluster-scoped. Short names are dco's own choice (the reference CRDs have
+ * none): `ccc`, `xcc`, `cws`, the ones the e2e support CRDs already use.
  */
 export const KIND_DEFS: readonly KindDef[] = [
   {

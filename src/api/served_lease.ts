@@ -1,5 +1,5 @@
 /**
- * The served-target Lease wire format (runtime.md §7), shared by the webhook-server (publisher)
+ * The served-target Lease wire format (docs/design/kube.md#served-target-lease-report-format), shared by the webhook-server (publisher)
  * and the manager (aggregator), so both read one definition of names, labels, annotations,
  * sizes and timing bounds.
  *
@@ -21,6 +21,7 @@
  * import it (docs/architecture.md layering).
  */
 import { gunzipSync, gzipSync } from "node:zlib";
+import { base64ToBytes, bytesToBase64 } from "../lib/base64.ts";
 
 /** Prefix of the per-pod Lease name (keeps them apart from leader-election Leases). */
 export const SERVED_LEASE_PREFIX = "dco-served-";
@@ -31,7 +32,7 @@ export const SERVED_TARGETS_TRUNCATED_ANNOTATION =
   "conversion.terasky.com/served-targets-truncated";
 /** Label naming the ConversionWebhookServer instance (what the manager selects on). */
 export const WEBHOOK_SERVER_LABEL = "conversion.terasky.com/webhook-server";
-/** Label scoping the manager's Lease cache (runtime §2.1). */
+/** Label scoping the manager's Lease cache (it caches only Leases dco wrote). */
 export const MANAGED_BY_LABEL = "app.kubernetes.io/managed-by";
 /** Value of {@link MANAGED_BY_LABEL}. */
 export const MANAGED_BY_VALUE = "declarative-conversion-operator";
@@ -209,19 +210,4 @@ export function servedAnnotations(
       truncated: true,
     };
   }
-}
-
-function bytesToBase64(bytes: Uint8Array): string {
-  let s = "";
-  for (let i = 0; i < bytes.length; i += 0x8000) {
-    s += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
-  }
-  return btoa(s);
-}
-
-function base64ToBytes(text: string): Uint8Array {
-  const s = atob(text);
-  const out = new Uint8Array(s.length);
-  for (let i = 0; i < s.length; i++) out[i] = s.charCodeAt(i);
-  return out;
 }

@@ -1,6 +1,7 @@
 /**
- * zod schema for `ConversionWebhookServer` (`terasky.com/v1alpha1`, api.md §3): a deployable
- * instance of the conversion runtime.
+ * zod schema for `ConversionWebhookServer` (`terasky.com/v1alpha1`): a deployable instance of the
+ * conversion runtime (a Deployment, its Service, certificate and PodDisruptionBudget, which the
+ * manager renders from this spec).
  *
  * Like the config kinds, this is the source of the CRD's OpenAPI schema (see crds.ts), so it only
  * uses shapes that map onto a structural schema: no unions of objects, no recursion; Kubernetes
@@ -12,14 +13,15 @@
  * Schema defaults (`.default()`) are the ones the apiserver applies; decoding applies them too.
  */
 import { z } from "zod";
-import { conditionList, CONFIG_API_VERSION } from "./config.ts";
+import { kindShape } from "./config.ts";
+import { conditionList, objectMeta, optionalStrings, stringMap } from "./meta.ts";
 
 export const WEBHOOK_SERVER_KIND = "ConversionWebhookServer";
 
-/** Default pod service account (api.md §3.1); the chart sets its own. */
+/** Default pod service account; the chart sets its own. */
 export const DEFAULT_WEBHOOK_SERVICE_ACCOUNT = "declarative-conversion-webhook-server";
 
-/** Condition types written on a ConversionWebhookServer (api.md §3.3). */
+/** Condition types written on a ConversionWebhookServer. */
 export const WEBHOOK_SERVER_CONDITION_TYPES = [
   "Available",
   "ServiceReady",
@@ -28,7 +30,10 @@ export const WEBHOOK_SERVER_CONDITION_TYPES = [
   "DeletionBlocked",
 ] as const;
 
-/** `extraArgs` must not name these (admission and reconcile, api.md §4.2). */
+/**
+ * `extraArgs` must not name these: the manager sets them itself (admission rejects them, and the
+ * reconcile would override them).
+ */
 export const MANAGED_WEBHOOK_SERVER_FLAGS = [
   "webhook-server-name",
   "tls-cert-dir",
@@ -49,8 +54,6 @@ const k8sObject = z.looseObject({});
 export const IntOrStringSchema = z.union([z.int(), z.string()]);
 export type IntOrString = z.infer<typeof IntOrStringSchema>;
 
-const stringMap = z.record(z.string(), z.string());
-
 const labelSelector = z.object({
   matchLabels: stringMap.optional(),
   matchExpressions: z.array(z.object({
@@ -67,10 +70,7 @@ const resourceRequirements = z.object({
 });
 
 const toleration = z.object({
-  key: z.string().optional(),
-  operator: z.string().optional(),
-  value: z.string().optional(),
-  effect: z.string().optional(),
+  ...optionalStrings("key", "operator", "value", "effect"),
   tolerationSeconds: z.int().optional(),
 });
 
@@ -99,14 +99,11 @@ const volumeMount = z.object({
   name: z.string(),
   mountPath: z.string(),
   readOnly: z.boolean().optional(),
-  subPath: z.string().optional(),
-  subPathExpr: z.string().optional(),
-  mountPropagation: z.string().optional(),
-  recursiveReadOnly: z.string().optional(),
+  ...optionalStrings("subPath", "subPathExpr", "mountPropagation", "recursiveReadOnly"),
 });
 
 // ---------------------------------------------------------------------------------------------
-// spec (api.md §3.1)
+// spec
 
 const autoscaling = z.object({
   minReplicas: z.int32().min(1),
@@ -148,7 +145,7 @@ const podDisruptionBudget = z.object({
   maxUnavailable: IntOrStringSchema.optional(),
 });
 
-/** [P15] Absent ≡ every field at its default. */
+/** Absent ≡ every field at its default. */
 const startupProbe = z.object({
   enabled: z.boolean().default(true),
   periodSeconds: z.int32().min(1).default(5),
@@ -156,7 +153,7 @@ const startupProbe = z.object({
 });
 
 /**
- * [P15] Writing the block is the opt-in to the shard pool: `sharding: {}` is a member (the
+ * Writing the block is the opt-in to the shard pool: `sharding: {}` is a member (the
  * default of `enabled` lives inside the block, and structural defaulting only descends into
  * objects that are present, so an absent block stays absent).
  */
@@ -166,7 +163,10 @@ export const ShardingSchema = z.object({
 });
 export type Sharding = z.infer<typeof ShardingSchema>;
 
-/** [P14] How a replica leaves service; admission checks the timing inequality. */
+/**
+ * How a replica leaves service. Admission checks the timing inequality: the grace period must
+ * cover the preStop sleep plus the webhook server's shutdown timeout.
+ */
 const rollout = z.object({
   preStopSleepSeconds: z.int32().min(0).max(300).default(5),
   terminationGracePeriodSeconds: z.int().min(1).default(45),
@@ -206,7 +206,7 @@ export const ConversionWebhookServerSpecSchema = z.object({
 });
 
 // ---------------------------------------------------------------------------------------------
-// status (api.md §3.2)
+// status
 
 const assignedConfig = z.object({
   name: z.string(),
@@ -222,43 +222,31 @@ export const ConversionWebhookServerStatusSchema = z.object({
   readyReplicas: z.int32().optional(),
   endpoint: z.string().optional(),
   assignedConfigs: z.array(assignedConfig).optional(),
-  /** [P15] Sorted intersection of the live replica reports. */
+  /** Sorted intersection of the live replica reports (docs/design/kube.md#served-target-lease-report-format). */
   servedTargets: z.array(z.string()).meta({ "x-kubernetes-list-type": "atomic" }).optional(),
-  /** [P15] Live replica Leases, including undecodable ones. */
+  /** Live replica Leases, including undecodable ones. */
   reportingReplicas: z.int32().optional(),
 });
 
-/** The ObjectMeta fields the operator reads; everything else is kept as is. */
-const objectMeta = z.looseObject({
-  name: z.string().optional(),
-  uid: z.string().optional(),
-  resourceVersion: z.string().optional(),
-  generation: z.number().optional(),
-  creationTimestamp: z.string().nullable().optional(),
-  deletionTimestamp: z.string().nullable().optional(),
-  labels: stringMap.optional(),
-  annotations: stringMap.optional(),
-  finalizers: z.array(z.string()).optional(),
-});
-
-export const ConversionWebhookServerSchema = z.object({
-  apiVersion: z.literal(CONFIG_API_VERSION),
-  kind: z.literal(WEBHOOK_SERVER_KIND),
-  metadata: objectMeta.optional(),
-  spec: ConversionWebhookServerSpecSchema,
-  status: ConversionWebhookServerStatusSchema.optional(),
-});
+export const ConversionWebhookServerSchema = z.object(
+  kindShape(
+    WEBHOOK_SERVER_KIND,
+    objectMeta,
+    ConversionWebhookServerSpecSchema,
+    ConversionWebhookServerStatusSchema,
+  ),
+);
 
 export type ConversionWebhookServerSpec = z.infer<typeof ConversionWebhookServerSpecSchema>;
 export type ConversionWebhookServerStatus = z.infer<typeof ConversionWebhookServerStatusSchema>;
 export type ConversionWebhookServer = z.infer<typeof ConversionWebhookServerSchema>;
 
-/** [P15] Pool membership: the block is present and `enabled` is not false. */
+/** Shard-pool membership: the block is present and `enabled` is not false. */
 export function isShardMember(spec: { sharding?: { enabled?: boolean } | null }): boolean {
   return spec.sharding != null && spec.sharding.enabled !== false;
 }
 
-/** [P15] A stored weight ≤ 0 (only reachable by bypassing admission) counts as 1. */
+/** A stored weight ≤ 0 (only reachable by bypassing admission) counts as 1. */
 export function shardWeight(spec: { sharding?: { weight?: number } | null }): number {
   const w = spec.sharding?.weight;
   return w === undefined || !Number.isFinite(w) || w <= 0 ? 1 : w;

@@ -1,5 +1,5 @@
 /**
- * The assignment resolver (runtime.md §3): which ConversionWebhookServer serves a config's target.
+ * The assignment resolver: which ConversionWebhookServer serves a config's target.
  * Pure and shared by the manager and every webhook-server replica, so all parties agree without
  * talking to each other. Precedence: explicit `webhookServerRef` > shard pool (weighted
  * rendezvous hashing) > the one server marked `default`.

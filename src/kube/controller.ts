@@ -1,8 +1,8 @@
 /**
  * The reconciler runner: a {@link WorkQueue}, N workers pulling keys from it, and a reconcile
  * function `(key, signal) => Promise<{requeueAfter?} | void>` — controller-runtime's
- * `Controller` without its manager, plus the helpers that feed it (informer events → keys, and
- * paced fan-out).
+ * `Controller` without its manager. What feeds its queue (informer events → keys, paced fan-out)
+ * is in ./enqueue.ts; its metric families are in ./controller_metrics.ts.
  *
  * Result handling (controller-runtime's, metric labels included):
  * | reconcile outcome            | queue                              | `result` label  |
@@ -19,17 +19,17 @@
  * also counted in `controller_runtime_reconcile_panics_total` and logged with its stack, then
  * handled as an error (controller-runtime's RecoverPanic). A worker never dies.
  *
- * Every reconcile is wrapped by the wake classifier (./wake.ts, runtime §9): entry consumes the
+ * Every reconcile is wrapped by the wake classifier (./wake.ts, docs/design/kube.md#wake-causes): entry consumes the
  * key's record and counts `dco_operator_wake_total{controller, cause}` once; exit arms a record
  * for a `requeueAfter` AND for rate-limited retries (error or `requeue`) with the computed
- * backoff delay (counted `backstop`, the spec's recommendation). The record's timer and the
+ * backoff delay (counted `backstop`, conservatively). The record's timer and the
  * queue's delayed add are the same one, because `addAfter` replaces a pending delayed add.
  * One further choice: a run that ends with no timer (success without requeue, or a terminal
  * error) cancels the delayed add armed by the previous run of that key, if it is still pending —
  * the newest reconcile's decision wins, so a superseded timer neither costs a reconcile nor gets
  * counted as a `watch` wake. Delayed adds scheduled by anyone else are never cancelled.
  *
- * Metric families (operations §1.4; shared by all controllers of a registry):
+ * Metric families (./controller_metrics.ts; shared by all controllers of a registry):
  * `controller_runtime_reconcile_total{controller, result}`, `…_reconcile_errors_total`,
  * `…_terminal_reconcile_errors_total`, `…_reconcile_panics_total`, `…_reconcile_time_seconds`,
  * `…_max_concurrent_reconciles`, `…_active_workers`, plus the queue's `workqueue_*`.
@@ -37,11 +37,15 @@
  * Stop: `stop()` shuts the queue down (no new keys are handed out), aborts the `signal` passed
  * to in-flight reconciles and waits for them to return.
  */
-import { Counter, Gauge, Histogram, type Registry } from "prom-client";
+import type { Registry } from "prom-client";
 import { createLogger, type Logger } from "../obs/log.ts";
 import { type Clock, realClock } from "./clock.ts";
-import type { KubeObject } from "./client.ts";
-import { type Informer, objectKey } from "./informer.ts";
+import {
+  type ControllerMetrics,
+  controllerMetrics,
+  type ReconcileLabel,
+  RESULTS,
+} from "./controller_metrics.ts";
 import { type RateLimiter, WorkQueue } from "./workqueue.ts";
 import { WakeClassifier } from "./wake.ts";
 
@@ -62,119 +66,6 @@ export class TerminalError extends Error {
   constructor(message: string, opts?: { cause?: unknown }) {
     super(message, opts);
   }
-}
-
-/** controller-runtime's reconcile-time buckets (seconds). */
-export const RECONCILE_TIME_BUCKETS: readonly number[] = [
-  0.005,
-  0.01,
-  0.025,
-  0.05,
-  0.1,
-  0.15,
-  0.2,
-  0.25,
-  0.3,
-  0.35,
-  0.4,
-  0.45,
-  0.5,
-  0.6,
-  0.7,
-  0.8,
-  0.9,
-  1.0,
-  1.25,
-  1.5,
-  1.75,
-  2.0,
-  2.5,
-  3.0,
-  3.5,
-  4.0,
-  4.5,
-  5,
-  6,
-  7,
-  8,
-  9,
-  10,
-  15,
-  20,
-  25,
-  30,
-  40,
-  50,
-  60,
-];
-
-const RESULTS = ["success", "error", "requeue", "requeue_after"] as const;
-type ReconcileLabel = typeof RESULTS[number];
-
-interface ControllerMetrics {
-  total: Counter<"controller" | "result">;
-  errors: Counter<"controller">;
-  terminal: Counter<"controller">;
-  panics: Counter<"controller">;
-  time: Histogram<"controller">;
-  maxConcurrent: Gauge<"controller">;
-  active: Gauge<"controller">;
-}
-
-const metricsByRegistry = new WeakMap<Registry, ControllerMetrics>();
-
-function controllerMetrics(registry: Registry): ControllerMetrics {
-  let m = metricsByRegistry.get(registry);
-  if (m) return m;
-  const registers = [registry];
-  const labelNames = ["controller"] as const;
-  m = {
-    total: new Counter({
-      name: "controller_runtime_reconcile_total",
-      help: "Total number of reconciliations per controller",
-      labelNames: ["controller", "result"] as const,
-      registers,
-    }),
-    errors: new Counter({
-      name: "controller_runtime_reconcile_errors_total",
-      help: "Total number of reconciliation errors per controller",
-      labelNames,
-      registers,
-    }),
-    terminal: new Counter({
-      name: "controller_runtime_terminal_reconcile_errors_total",
-      help: "Total number of terminal reconciliation errors per controller",
-      labelNames,
-      registers,
-    }),
-    panics: new Counter({
-      name: "controller_runtime_reconcile_panics_total",
-      help: "Total number of reconciliation panics per controller",
-      labelNames,
-      registers,
-    }),
-    time: new Histogram({
-      name: "controller_runtime_reconcile_time_seconds",
-      help: "Length of time per reconciliation per controller",
-      labelNames,
-      buckets: [...RECONCILE_TIME_BUCKETS],
-      registers,
-    }),
-    maxConcurrent: new Gauge({
-      name: "controller_runtime_max_concurrent_reconciles",
-      help: "Maximum number of concurrent reconciles per controller",
-      labelNames,
-      registers,
-    }),
-    active: new Gauge({
-      name: "controller_runtime_active_workers",
-      help: "Number of currently used workers per controller",
-      labelNames,
-      registers,
-    }),
-  };
-  metricsByRegistry.set(registry, m);
-  return m;
 }
 
 const BUG_ERRORS: ReadonlySet<unknown> = new Set([
@@ -202,7 +93,7 @@ export interface ControllerOptions {
   clock?: Clock;
   logger?: Logger;
   rateLimiter?: RateLimiter;
-  /** Wake-classifier tolerance; default 15 s (runtime §9). */
+  /** Wake-classifier tolerance; default 15 s (docs/design/kube.md#wake-causes). */
   wakeToleranceMs?: number;
 }
 
@@ -378,154 +269,4 @@ export class Controller {
     this.wake.arm(key, delayMs, due - delayMs);
     this.#ownTimers.set(key, due);
   }
-}
-
-// ---------------------------------------------------------------------------------------------
-// Feeding controllers
-
-/** Anything keys can be added to: a {@link WorkQueue}, a {@link Pacer}. */
-export interface KeySink {
-  add(key: string): void;
-}
-
-/** Maps an object to the keys to enqueue (a string, several, or none). */
-export type KeyMapper<T> = (obj: T) => Iterable<string> | string | undefined;
-
-/** Options of {@link enqueueFor}. */
-export interface EnqueueForOptions<T> {
-  /** Return false to ignore an event (e.g. an update that changed nothing relevant). */
-  predicate?: (event: "add" | "update" | "delete", obj: T, oldObj?: T) => boolean;
-  logger?: Logger;
-}
-
-/**
- * Wires an informer's events to a queue: every add/update/delete enqueues `map(obj)` (default:
- * the object's own key); an update maps both the old and the new object (a changed reference
- * must wake both sides). Returns the function that unwires it.
- */
-export function enqueueFor<T extends KubeObject>(
-  informer: Informer<T>,
-  sink: KeySink,
-  map: KeyMapper<T> = objectKey,
-  opts: EnqueueForOptions<T> = {},
-): () => void {
-  const log = opts.logger ?? createLogger("kube.enqueue");
-  const push = (obj: T) => {
-    let keys: Iterable<string> | string | undefined;
-    try {
-      keys = map(obj);
-    } catch (e) {
-      log.error("key mapper threw", { informer: informer.name, error: e });
-      return;
-    }
-    if (keys === undefined) return;
-    if (typeof keys === "string") sink.add(keys);
-    else for (const k of keys) sink.add(k);
-  };
-  const ok = (ev: "add" | "update" | "delete", obj: T, old?: T) =>
-    !opts.predicate || opts.predicate(ev, obj, old);
-  return informer.addEventHandler({
-    add: (obj) => ok("add", obj) && push(obj),
-    update: (old, obj) => {
-      if (!ok("update", obj, old)) return;
-      push(old);
-      push(obj);
-    },
-    delete: (obj) => ok("delete", obj) && push(obj),
-  });
-}
-
-/** Options of a {@link Pacer}. */
-export interface PacerOptions {
-  /** Keys per second; default 50 (runtime §6.5, G9). */
-  qps?: number;
-  clock?: Clock;
-}
-
-/**
- * Paced fan-out: keys added here reach the sink at no more than `qps` per second, in order,
- * each pending key once (adding a key already pending does nothing). Several fan-outs share the
- * pace. `stop()` drops what is pending.
- */
-export class Pacer implements KeySink {
-  readonly qps: number;
-  #sink: KeySink;
-  #clock: Clock;
-  #interval: number;
-  #pending = new Set<string>();
-  #nextAt = -Infinity;
-  #timer: number | undefined;
-  #stopped = false;
-  #idle: Array<() => void> = [];
-
-  constructor(sink: KeySink, opts: PacerOptions = {}) {
-    this.#sink = sink;
-    this.qps = opts.qps ?? 50;
-    if (!(this.qps > 0)) throw new Error(`Pacer: qps must be > 0, got ${this.qps}`);
-    this.#clock = opts.clock ?? realClock;
-    this.#interval = 1000 / this.qps;
-  }
-
-  /** Adds one key. */
-  add(key: string): void {
-    this.addAll([key]);
-  }
-
-  /** Adds keys (in order). */
-  addAll(keys: Iterable<string>): void {
-    if (this.#stopped) return;
-    for (const k of keys) this.#pending.add(k);
-    this.#pump();
-  }
-
-  /** Keys not yet passed on. */
-  get pending(): number {
-    return this.#pending.size;
-  }
-
-  /** Resolves when nothing is pending. */
-  idle(): Promise<void> {
-    if (this.#pending.size === 0) return Promise.resolve();
-    return new Promise((resolve) => this.#idle.push(resolve));
-  }
-
-  /** Drops pending keys and the timer. */
-  stop(): void {
-    this.#stopped = true;
-    this.#pending.clear();
-    if (this.#timer !== undefined) this.#clock.clearTimeout(this.#timer);
-    this.#timer = undefined;
-    for (const w of this.#idle.splice(0)) w();
-  }
-
-  #pump(): void {
-    if (this.#timer !== undefined || this.#stopped) return;
-    while (this.#pending.size > 0) {
-      const now = this.#clock.now();
-      if (now < this.#nextAt) {
-        this.#timer = this.#clock.setTimeout(() => {
-          this.#timer = undefined;
-          this.#pump();
-        }, this.#nextAt - now);
-        return;
-      }
-      const key = this.#pending.values().next().value as string;
-      this.#pending.delete(key);
-      this.#nextAt = now + this.#interval;
-      this.#sink.add(key);
-    }
-    for (const w of this.#idle.splice(0)) w();
-  }
-}
-
-/** Passes `keys` to `sink` at `qps` (default 50) per second; resolves when all are passed. */
-export async function pacedEnqueue(
-  sink: KeySink,
-  keys: Iterable<string>,
-  opts: PacerOptions = {},
-): Promise<void> {
-  const p = new Pacer(sink, opts);
-  p.addAll(keys);
-  await p.idle();
-  p.stop();
 }

@@ -4,7 +4,7 @@
  * kube-rs, kept in one small class because the store's correctness depends on the watcher's
  * resourceVersion bookkeeping.
  *
- * Behaviour (runtime.md §1, §8.2 steps 3/5/7, §8.8; design.md "Informers and queues"):
+ * Behaviour (docs/design/kube.md#informers):
  * - Initial LIST is paged (`limit`, default 500) and consistent (read from etcd); a continue
  *   token that expires (410) restarts the LIST unpaged. The WATCH starts at the LIST's
  *   resourceVersion with `allowWatchBookmarks`; every event and bookmark advances it, so a
@@ -20,11 +20,10 @@
  *   passed to {@link Informer.onError} handlers. Before the first sync, a non-retryable answer to
  *   the LIST (400 bad selector, 401, 403 missing RBAC, 404 kind not installed, 405, 406, 415,
  *   422) is terminal: the informer enters phase `failed` and {@link Informer.waitForSync}
- *   rejects at once with that cause, so a process exits non-zero instead of hanging (runtime
- *   §8.2 step 7). After the first sync nothing is terminal: the cache keeps serving its last
+ *   rejects at once with that cause, so a process exits non-zero at startup instead of hanging. After the first sync nothing is terminal: the cache keeps serving its last
  *   state and the informer keeps retrying, loudly (as client-go's reflector does).
  * - `transform(obj)` runs on every object before it is stored (list items and ADDED, MODIFIED
- *   and DELETED objects; never on bookmarks). Contract (runtime §8.8): mutate in place, allocate
+ *   and DELETED objects; never on bookmarks). Contract: mutate in place, allocate
  *   nothing you can avoid, be idempotent, pass objects you do not recognise through unchanged.
  *   A transform that throws is a bug: it is logged and the object is stored as it is (an error
  *   must never drop an event).
@@ -35,31 +34,19 @@
  *   each of them (as client-go does), unless `{replay: false}`.
  */
 import { createLogger, type Logger } from "../obs/log.ts";
+import { abortableSleep, type BackoffOptions, computeBackoff } from "./backoff.ts";
+import type { KubeClient } from "./client.ts";
+import { isGone, isNonRetryable, KubeApiError, KubeNetworkError } from "./errors.ts";
 import {
-  isGone,
-  KubeApiError,
-  type KubeClient,
-  KubeNetworkError,
   type KubeObject,
   type ObjectList,
   resourcePath,
   type ResourceRef,
   type WatchEvent,
-} from "./client.ts";
+} from "./objects.ts";
+import type { InformerErrorInfo, InformerPhase, InformerStatus } from "./informer_status.ts";
+import { type IndexFunction, objectKey, ObjectStore } from "./store.ts";
 
-/** Store key: `namespace/name`, or `name` for cluster-scoped objects. */
-export function objectKey(obj: KubeObject): string {
-  const m = obj.metadata;
-  return m?.namespace ? `${m.namespace}/${m.name}` : `${m?.name}`;
-}
-
-/** Splits a store key into namespace (undefined for cluster-scoped) and name. */
-export function splitKey(key: string): { namespace?: string; name: string } {
-  const i = key.indexOf("/");
-  return i < 0 ? { name: key } : { namespace: key.slice(0, i), name: key.slice(i + 1) };
-}
-
-/** Where the informer is in its life. */
 /**
  * A watch that ends with nothing delivered sooner than this counts as a failed watch (backoff).
  * Real watches last minutes and carry bookmarks; an empty early end means something in the path
@@ -67,50 +54,11 @@ export function splitKey(key: string): { namespace?: string; name: string } {
  */
 export const EMPTY_WATCH_MIN_MS = 1_000;
 
-export type InformerPhase = "new" | "listing" | "watching" | "backoff" | "failed" | "stopped";
-
-/** A snapshot of the informer's health, for logs, readiness and tests. */
-export interface InformerStatus {
-  readonly phase: InformerPhase;
-  readonly synced: boolean;
-  /** The resourceVersion the next watch resumes from. */
-  readonly resourceVersion: string;
-  readonly objects: number;
-  /** Completed LISTs (1 after the initial sync; more after 410 relists). */
-  readonly lists: number;
-  /** WATCH requests opened. */
-  readonly watches: number;
-  readonly bookmarks: number;
-  /** 410 Gone answers and ERROR events seen (each one triggers a relist). */
-  readonly expired: number;
-  /** Failures since the last successful LIST or productive WATCH. */
-  readonly consecutiveFailures: number;
-  readonly lastError?: Error;
-}
-
 /** Event handlers; all optional. */
 export interface InformerEventHandler<T extends KubeObject> {
   add?(obj: T): void;
   update?(oldObj: T, newObj: T): void;
   delete?(obj: T): void;
-}
-
-/** Context of a failure passed to {@link Informer.onError} handlers. */
-export interface InformerErrorInfo {
-  readonly operation: "list" | "watch";
-  /** True when the informer gave up (only before the first sync). */
-  readonly terminal: boolean;
-  /** Delay before the next attempt (absent when terminal or relisting at once). */
-  readonly retryInMs?: number;
-  readonly consecutiveFailures: number;
-}
-
-/** Reconnect backoff: `initialMs · 2^(n−1)` capped at `maxMs`, ± `jitter`. */
-export interface BackoffOptions {
-  initialMs?: number;
-  maxMs?: number;
-  /** Relative random spread, 0..1; default 0.1. */
-  jitter?: number;
 }
 
 /** Options of an {@link Informer}. */
@@ -131,45 +79,6 @@ export interface InformerOptions<T extends KubeObject> {
   logger?: Logger;
 }
 
-/** Reconnect delay for the n-th consecutive failure (n ≥ 1). */
-export function computeBackoff(
-  n: number,
-  opts: BackoffOptions = {},
-  random: () => number = Math.random,
-): number {
-  const initial = opts.initialMs ?? 800;
-  const max = opts.maxMs ?? 30_000;
-  const jitter = opts.jitter ?? 0.1;
-  const base = Math.min(max, initial * 2 ** Math.min(Math.max(0, n - 1), 52));
-  return Math.round(Math.min(max, base * (1 + jitter * (2 * random() - 1))));
-}
-
-/** Status codes that end an informer before its first sync (they will not fix themselves). */
-const TERMINAL_BEFORE_SYNC = new Set([400, 401, 403, 404, 405, 406, 415, 422]);
-
-/** Whether an error of a first LIST means "give up" rather than "retry". */
-export function isNonRetryable(e: unknown): boolean {
-  return e instanceof KubeApiError && TERMINAL_BEFORE_SYNC.has(e.status);
-}
-
-interface Index<T> {
-  fn: (obj: T) => readonly string[] | string | undefined;
-  values: Map<string, Set<string>>;
-}
-
-function sleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    if (signal.aborted) return resolve();
-    const done = () => {
-      clearTimeout(t);
-      signal.removeEventListener("abort", done);
-      resolve();
-    };
-    const t = setTimeout(done, ms);
-    signal.addEventListener("abort", done, { once: true });
-  });
-}
-
 function toError(e: unknown): Error {
   return e instanceof Error ? e : new Error(String(e));
 }
@@ -182,8 +91,7 @@ export class Informer<T extends KubeObject = KubeObject> implements AsyncDisposa
   #opts: InformerOptions<T>;
   #log: Logger;
 
-  #store = new Map<string, T>();
-  #indexes = new Map<string, Index<T>>();
+  #store: ObjectStore<T>;
   #handlers = new Set<InformerEventHandler<T>>();
   #errorHandlers = new Set<(e: Error, info: InformerErrorInfo) => void>();
 
@@ -212,6 +120,7 @@ export class Informer<T extends KubeObject = KubeObject> implements AsyncDisposa
         ? `${opts.resource.plural}.${opts.resource.group}`
         : opts.resource.plural);
     this.#log = (opts.logger ?? createLogger("kube.informer")).with({ informer: this.name });
+    this.#store = new ObjectStore<T>(`informer ${this.name}`, this.#log);
     let resolve!: () => void;
     let reject!: (e: Error) => void;
     const promise = new Promise<void>((res, rej) => [resolve, reject] = [res, rej]);
@@ -290,11 +199,11 @@ export class Informer<T extends KubeObject = KubeObject> implements AsyncDisposa
 
   /** All stored objects (a fresh array; the objects are the stored ones — do not mutate). */
   list(): T[] {
-    return [...this.#store.values()];
+    return this.#store.list();
   }
 
   keys(): string[] {
-    return [...this.#store.keys()];
+    return this.#store.keys();
   }
 
   get size(): number {
@@ -305,28 +214,18 @@ export class Informer<T extends KubeObject = KubeObject> implements AsyncDisposa
    * Adds a secondary index: `fn` maps an object to the values it is found under (e.g.
    * `spec.targetCRD.name`). May be added before or after start.
    */
-  addIndex(name: string, fn: (obj: T) => readonly string[] | string | undefined): void {
-    if (this.#indexes.has(name)) throw new Error(`informer ${this.name}: index ${name} exists`);
-    const idx: Index<T> = { fn, values: new Map() };
-    this.#indexes.set(name, idx);
-    for (const [key, obj] of this.#store) this.#indexOne(idx, key, obj, true);
+  addIndex(name: string, fn: IndexFunction<T>): void {
+    this.#store.addIndex(name, fn);
   }
 
   /** Objects whose index `name` contains `value`. */
   byIndex(name: string, value: string): T[] {
-    const out: T[] = [];
-    for (const key of this.indexKeys(name, value)) {
-      const o = this.#store.get(key);
-      if (o) out.push(o);
-    }
-    return out;
+    return this.#store.byIndex(name, value);
   }
 
   /** Store keys whose index `name` contains `value`. */
   indexKeys(name: string, value: string): string[] {
-    const idx = this.#indexes.get(name);
-    if (!idx) throw new Error(`informer ${this.name}: no index ${name}`);
-    return [...(idx.values.get(value) ?? [])];
+    return this.#store.indexKeys(name, value);
   }
 
   // -- handlers ---------------------------------------------------------------------------------
@@ -413,7 +312,7 @@ export class Informer<T extends KubeObject = KubeObject> implements AsyncDisposa
           consecutiveFailures: this.#failures,
         });
         this.#phase = "backoff";
-        await sleep(delay, signal);
+        await abortableSleep(delay, signal);
       }
     }
   }
@@ -487,12 +386,7 @@ export class Informer<T extends KubeObject = KubeObject> implements AsyncDisposa
 
   /** Swaps in a fresh list and emits the differences as events. */
   #replace(fresh: Map<string, T>): void {
-    const old = this.#store;
-    this.#store = fresh;
-    for (const idx of this.#indexes.values()) {
-      idx.values.clear();
-      for (const [key, obj] of fresh) this.#indexOne(idx, key, obj, true);
-    }
+    const old = this.#store.replaceAll(fresh);
     for (const [key, obj] of fresh) {
       const prev = old.get(key);
       if (!prev) this.#dispatch("add", obj);
@@ -569,13 +463,7 @@ export class Informer<T extends KubeObject = KubeObject> implements AsyncDisposa
 
   #upsert(obj: T): void {
     this.#transform(obj);
-    const key = objectKey(obj);
-    const prev = this.#store.get(key);
-    this.#store.set(key, obj);
-    for (const idx of this.#indexes.values()) {
-      if (prev) this.#indexOne(idx, key, prev, false);
-      this.#indexOne(idx, key, obj, true);
-    }
+    const prev = this.#store.put(objectKey(obj), obj);
     if (obj.metadata?.resourceVersion) this.#rv = obj.metadata.resourceVersion;
     if (prev) this.#dispatch("update", obj, prev);
     else this.#dispatch("add", obj);
@@ -583,33 +471,9 @@ export class Informer<T extends KubeObject = KubeObject> implements AsyncDisposa
 
   #remove(obj: T): void {
     this.#transform(obj);
-    const key = objectKey(obj);
-    const prev = this.#store.get(key);
-    this.#store.delete(key);
-    if (prev) { for (const idx of this.#indexes.values()) this.#indexOne(idx, key, prev, false); }
+    this.#store.remove(objectKey(obj));
     if (obj.metadata?.resourceVersion) this.#rv = obj.metadata.resourceVersion;
     this.#dispatch("delete", obj);
-  }
-
-  #indexOne(idx: Index<T>, key: string, obj: T, add: boolean): void {
-    let vals: readonly string[] | string | undefined;
-    try {
-      vals = idx.fn(obj);
-    } catch (e) {
-      this.#log.error("index function threw", { error: e, key });
-      return;
-    }
-    if (vals === undefined) return;
-    for (const v of typeof vals === "string" ? [vals] : vals) {
-      let set = idx.values.get(v);
-      if (add) {
-        if (!set) idx.values.set(v, set = new Set());
-        set.add(key);
-      } else if (set) {
-        set.delete(key);
-        if (set.size === 0) idx.values.delete(v);
-      }
-    }
   }
 
   #dispatch(kind: "add" | "update" | "delete", obj: T, prev?: T): void {

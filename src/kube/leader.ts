@@ -1,6 +1,6 @@
 /**
  * Lease leader election (`coordination.k8s.io/v1`) for the manager's `--leader-elect`
- * (runtime.md §2.1), with client-go's `leaderelection` semantics so a Deno manager and a Go one
+ * (docs/design/kube.md#leader-election-and-its-lease), with client-go's `leaderelection` semantics so a Deno manager and a Go one
  * would respect each other's Lease: acquire when the Lease is absent, released (no holder) or
  * expired; every write is an optimistic-concurrency update (a conflict means another candidate
  * won); the leader renews every `retryPeriod` and steps down when it could not renew for
@@ -13,15 +13,10 @@
  */
 import { createLogger, type Logger, serializeError } from "../obs/log.ts";
 import { type Clock, realClock } from "./clock.ts";
-import {
-  isAlreadyExists,
-  isConflict,
-  isNotFound,
-  type KubeClient,
-  type KubeObject,
-  type ResourceRef,
-} from "./client.ts";
-import { rfc3339Micro } from "./status.ts";
+import { rfc3339Micro } from "../lib/time.ts";
+import type { KubeClient } from "./client.ts";
+import { getOrUndefined, isAlreadyExists, isConflict, isNotFound } from "./errors.ts";
+import type { KubeObject, ResourceRef } from "./objects.ts";
 import { LEASES } from "./resources.ts";
 
 /** `spec` of a `coordination.k8s.io/v1` Lease (times are `metav1.MicroTime`). */
@@ -39,7 +34,7 @@ export interface Lease extends KubeObject {
   spec?: LeaseSpec;
 }
 
-/** The manager's leader-election Lease name (runtime.md §2.1). */
+/** The manager's leader-election Lease name. */
 export const MANAGER_LEASE_NAME = "declarative-conversion-operator.terasky.com";
 
 /** client-go's jitter factor of the acquire loop (`JitterFactor = 1.2`). */
@@ -249,36 +244,32 @@ export class LeaderElector {
     const stamp = rfc3339Micro(now);
     const call = { signal: stop, timeoutMs: Math.max(1, Math.ceil(timeoutMs)) };
     const durationSeconds = Math.max(1, Math.ceil(this.leaseDurationMs / 1000));
-    let lease: Lease;
+    let lease: Lease | undefined;
     try {
-      lease = await this.#client.get<Lease>(this.#ref, this.name, call);
+      lease = await getOrUndefined(this.#client.get<Lease>(this.#ref, this.name, call));
     } catch (e) {
-      if (stop.aborted) return false;
-      if (!isNotFound(e)) {
-        this.#log.warn("error retrieving lease", { error: serializeError(e) });
-        return false;
-      }
-      try {
-        const created = await this.#client.create<Lease>(this.#ref, {
-          apiVersion: "coordination.k8s.io/v1",
-          kind: "Lease",
-          metadata: { name: this.name, namespace: this.namespace },
-          spec: {
-            holderIdentity: this.identity,
-            leaseDurationSeconds: durationSeconds,
-            acquireTime: stamp,
-            renewTime: stamp,
-            leaseTransitions: 0,
-          },
-        }, call);
-        this.#observe(created);
-        return true;
-      } catch (e2) {
-        if (!stop.aborted && !isAlreadyExists(e2)) {
-          this.#log.warn("error creating lease", { error: serializeError(e2) });
-        }
-        return false;
-      }
+      if (!stop.aborted) this.#log.warn("error retrieving lease", { error: serializeError(e) });
+      return false;
+    }
+    if (lease === undefined) {
+      return await this.#write(
+        "creating",
+        stop,
+        isAlreadyExists,
+        () =>
+          this.#client.create<Lease>(this.#ref, {
+            apiVersion: "coordination.k8s.io/v1",
+            kind: "Lease",
+            metadata: { name: this.name, namespace: this.namespace },
+            spec: {
+              holderIdentity: this.identity,
+              leaseDurationSeconds: durationSeconds,
+              acquireTime: stamp,
+              renewTime: stamp,
+              leaseTransitions: 0,
+            },
+          }, call),
+      );
     }
     this.#observe(lease);
     const old = lease.spec ?? {};
@@ -295,13 +286,31 @@ export class LeaderElector {
       renewTime: stamp,
       leaseTransitions: same ? (old.leaseTransitions ?? 0) : (old.leaseTransitions ?? 0) + 1,
     };
+    const current = lease;
+    return await this.#write(
+      "updating",
+      stop,
+      isConflict,
+      () => this.#client.update<Lease>(this.#ref, { ...current, spec }, call),
+    );
+  }
+
+  /**
+   * One Lease write: observed and `true` when it lands; `false` when it fails, logged unless we
+   * were stopped or the failure is the expected race (`lost`: another candidate wrote first).
+   */
+  async #write(
+    what: "creating" | "updating",
+    stop: AbortSignal,
+    lost: (e: unknown) => boolean,
+    write: () => Promise<Lease>,
+  ): Promise<boolean> {
     try {
-      const updated = await this.#client.update<Lease>(this.#ref, { ...lease, spec }, call);
-      this.#observe(updated);
+      this.#observe(await write());
       return true;
     } catch (e) {
-      if (!stop.aborted && !isConflict(e)) {
-        this.#log.warn("error updating lease", { error: serializeError(e) });
+      if (!stop.aborted && !lost(e)) {
+        this.#log.warn(`error ${what} lease`, { error: serializeError(e) });
       }
       return false;
     }

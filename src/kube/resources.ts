@@ -3,7 +3,7 @@
  * takes the namespace of a namespaced kind (undefined: all namespaces). dco's own kinds and the
  * neighbours' kinds it targets are in src/api/resources.ts.
  */
-import type { ResourceRef } from "./client.ts";
+import type { ResourceRef } from "./objects.ts";
 
 const namespaced =
   (group: string, version: string, plural: string) => (namespace?: string): ResourceRef => ({

@@ -1,14 +1,17 @@
 /**
- * Status and apply helpers (runtime.md §1 "[Deno] framework obligations", api.md §0): the
+ * Status and apply helpers (docs/design/kube.md#status-conditions-and-server-side-apply): the
  * `metav1.Condition` list-map rules (a condition's `lastTransitionTime` moves only when its
  * `status` flips — the handover timer depends on it), an RFC 7386 JSON merge-patch diff, status
  * writes as a merge patch against the object read at reconcile start (so a reconcile never
  * overwrites fields it did not change), and server-side apply with dco's field manager.
  * Generic over kinds: no conversion knowledge lives here.
  */
-import type { KubeClient, KubeObject, ResourceRef, WriteOptions } from "./client.ts";
+import { isRecord, jsonEqual, type JsonValue } from "../lib/json.ts";
+import { rfc3339 } from "../lib/time.ts";
+import type { KubeClient, WriteOptions } from "./client.ts";
+import type { KubeObject, ResourceRef } from "./objects.ts";
 
-/** The field manager of every server-side apply the operator makes (runtime.md §1). */
+/** The field manager of every server-side apply the operator makes. */
 export const FIELD_MANAGER = "declarative-conversion-operator";
 
 /** A standard `metav1.Condition`; structurally the same as the API package's `Condition`. */
@@ -24,19 +27,6 @@ export interface StatusCondition {
 
 /** What a reconciler sets; the timestamp is the helper's business. */
 export type ConditionInput = Omit<StatusCondition, "lastTransitionTime">;
-
-/** A JSON value (what merge patches are made of). */
-export type JsonValue = null | boolean | number | string | JsonValue[] | { [k: string]: JsonValue };
-
-/** `metav1.Time` of `ms` (RFC 3339 UTC, whole seconds): `2026-11-29T20:00:00Z`. */
-export function rfc3339(ms: number): string {
-  return new Date(Math.floor(ms / 1000) * 1000).toISOString().replace(/\.\d{3}Z$/, "Z");
-}
-
-/** `metav1.MicroTime` of `ms` (RFC 3339 UTC, six fraction digits): `...T20:00:00.123000Z`. */
-export function rfc3339Micro(ms: number): string {
-  return new Date(ms).toISOString().replace(/\.(\d{3})Z$/, ".$1000Z");
-}
 
 /** The condition of `type`, if present. */
 export function findCondition(
@@ -62,7 +52,7 @@ export function setCondition(
   const old = i >= 0 ? list[i] : undefined;
   const stamp = old && old.status === input.status && old.lastTransitionTime
     ? old.lastTransitionTime
-    : rfc3339(typeof now === "number" ? now : now.getTime());
+    : rfc3339(now);
   const next: StatusCondition = {
     type: input.type,
     status: input.status,
@@ -87,27 +77,14 @@ export function removeCondition(
 // ---------------------------------------------------------------------------------------------
 // JSON merge patch (RFC 7386)
 
-function isPlainObject(v: unknown): v is Record<string, unknown> {
-  return typeof v === "object" && v !== null && !Array.isArray(v);
-}
-
-/** Structural JSON equality (key order ignored; `undefined` members count as absent). */
-export function jsonEqual(a: unknown, b: unknown): boolean {
-  if (a === b) return true;
-  if (Array.isArray(a)) {
-    return Array.isArray(b) && a.length === b.length && a.every((x, i) => jsonEqual(x, b[i]));
-  }
-  if (isPlainObject(a) && isPlainObject(b)) {
-    const ka = Object.keys(a).filter((k) => a[k] !== undefined);
-    const kb = Object.keys(b).filter((k) => b[k] !== undefined);
-    return ka.length === kb.length && ka.every((k) => k in b && jsonEqual(a[k], b[k]));
-  }
-  return false;
-}
-
 /** A deep copy as plain JSON (drops `undefined` members, as serialization would). */
 function toJson(v: unknown): JsonValue {
   return v === undefined ? null : JSON.parse(JSON.stringify(v)) as JsonValue;
+}
+
+/** JSON equality of values as they would be sent: `undefined` members count as absent. */
+function sameJson(a: unknown, b: unknown): boolean {
+  return jsonEqual(toJson(a), toJson(b));
 }
 
 /**
@@ -117,7 +94,7 @@ function toJson(v: unknown): JsonValue {
  * side is not an object the patch is `after` itself. Equal inputs give `{}`.
  */
 export function mergePatchFor(before: unknown, after: unknown): JsonValue {
-  if (!isPlainObject(before) || !isPlainObject(after)) return toJson(after);
+  if (!isRecord(before) || !isRecord(after)) return toJson(after);
   const patch: { [k: string]: JsonValue } = {};
   for (const k of Object.keys(before)) {
     const had = before[k] !== undefined && before[k] !== null;
@@ -126,15 +103,15 @@ export function mergePatchFor(before: unknown, after: unknown): JsonValue {
   for (const [k, v] of Object.entries(after)) {
     if (v === undefined || v === null) continue;
     const old = before[k];
-    if (jsonEqual(old, v)) continue;
-    patch[k] = isPlainObject(old) && isPlainObject(v) ? mergePatchFor(old, v) : toJson(v);
+    if (sameJson(old, v)) continue;
+    patch[k] = isRecord(old) && isRecord(v) ? mergePatchFor(old, v) : toJson(v);
   }
   return patch;
 }
 
 /** Whether a merge patch changes nothing. */
 export function isEmptyPatch(patch: JsonValue): boolean {
-  return isPlainObject(patch) && Object.keys(patch).length === 0;
+  return isRecord(patch) && Object.keys(patch).length === 0;
 }
 
 /** Anything with a `status` (a whole object as read or as edited). */
@@ -144,7 +121,7 @@ export interface HasStatus {
 
 /**
  * Writes `after.status` as a JSON merge patch on the `/status` subresource, computed against
- * `before.status` (the object read at reconcile start, runtime.md §1): only what this reconcile
+ * `before.status` (the object read at reconcile start): only what this reconcile
  * changed is sent, so concurrent writers of other fields are not overwritten. No optimistic lock
  * (as controller-runtime's `MergeFrom`). When nothing changed no request is made and `undefined`
  * is returned; otherwise the apiserver's answer.
@@ -163,7 +140,7 @@ export async function patchStatus<T extends KubeObject = KubeObject>(
 }
 
 /**
- * Server-side apply of `obj` with dco's field manager and `force=true` (runtime.md §1): `PATCH`
+ * Server-side apply of `obj` with dco's field manager and `force=true` (dco owns what it applies): `PATCH`
  * `application/apply-patch+yaml`. A thin, defaulted {@link KubeClient.apply}.
  */
 export function applyObject<T extends KubeObject = KubeObject>(

@@ -1,5 +1,5 @@
 /**
- * The wake-cause metric of runtime.md §9: `dco_operator_wake_total{controller, cause}` with
+ * The wake-cause metric (docs/design/kube.md#wake-causes): `dco_operator_wake_total{controller, cause}` with
  * `cause` ∈ `watch` | `backstop`, one increment per reconcile, so "watches carry the load" is
  * measured rather than believed.
  *
@@ -12,7 +12,7 @@
  *   arrivals too), otherwise — no record, or more than 15 s early — `watch`.
  *   Every backstop logs `controller`, `key` and `armed_for` (Go duration format).
  *
- * **Error retries arm too** (the spec's recommendation, adopted): a failed reconcile's
+ * **Error retries arm too** (a deliberate choice): a failed reconcile's
  * rate-limited retry is a timer, so it is armed with the computed backoff delay and its wake is
  * counted as `backstop` — conservative, the watch share is never flattered by retries. The
  * reference arms only from `requeueAfter`, which counts retries as `watch`.

@@ -1,6 +1,6 @@
 /**
  * A rate-limited, delaying workqueue with controller-runtime (client-go) semantics, and the
- * `workqueue_*` metric families of operations §1.4 under the same names and labels.
+ * `workqueue_*` metric families under client-go's names and labels (docs/design/kube.md#workqueue).
  *
  * Semantics:
  * - A key is queued at most once (`dirty`) and is **never handed to two workers at once**
@@ -9,8 +9,8 @@
  * - `addRateLimited(key)` waits `max(per-key backoff, token bucket)`: per key 5 ms doubling to a
  *   1000 s cap, reset by `forget(key)`; overall 10 qps with a burst of 100 (client-go's
  *   `DefaultTypedControllerRateLimiter`).
- * - `addAfter(key, d)` schedules a delayed add. **Deviation from client-go, on purpose (runtime
- *   §9 "Queue interaction"):** a newer `addAfter` for a key *replaces* its pending delayed add,
+ * - `addAfter(key, d)` schedules a delayed add. **Deviation from client-go, on purpose (the wake
+ *   classifier needs it, docs/design/kube.md#wake-causes):** a newer `addAfter` for a key *replaces* its pending delayed add,
  *   whether the new due time is earlier or later, so the timer that fires is the one last armed
  *   (client-go keeps the earliest, which would make the wake classifier call that earlier timer
  *   a `watch`). `cancelAfter` removes a pending delayed add.

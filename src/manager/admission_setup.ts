@@ -5,7 +5,13 @@
  * docs/design/manager.md#admission.
  */
 import { XRD_CONFIG_KIND } from "../api/mod.ts";
-import { isAlreadyExists, isConflict, type KubeClient, type KubeObject } from "../kube/mod.ts";
+import {
+  getOrUndefined,
+  isAlreadyExists,
+  isConflict,
+  type KubeClient,
+  type KubeObject,
+} from "../kube/mod.ts";
 import {
   MUTATING_WEBHOOK_CONFIGURATIONS,
   SECRETS,
@@ -20,7 +26,6 @@ import { createNodeAdmissionListener } from "./admission/http.ts";
 import { BuiltinIssuer } from "./builtin_certs.ts";
 import {
   type DepsOptions,
-  getOrUndefined,
   getTarget,
   type ManagerCaches,
   rawConfigSummary,
@@ -211,12 +216,12 @@ function admissionCertKeeper(
   namespace: string,
 ): AdmissionCertKeeper {
   const store = {
-    get: (ns: string, name: string) => getOrUndefined(client, SECRETS(ns), name),
+    get: (ns: string, name: string) => getOrUndefined(client.get(SECRETS(ns), name)),
     create: (ns: string, secret: KubeObject) => client.create(SECRETS(ns), secret),
     update: (ns: string, secret: KubeObject) => client.update(SECRETS(ns), secret),
   };
   const webhookConfigStore = (resource: ResourceRef) => ({
-    get: (name: string) => getOrUndefined(client, resource, name),
+    get: (name: string) => getOrUndefined(client.get(resource, name)),
     patch: (name: string, patch: unknown) =>
       client.patch(resource, name, patch, { type: "strategic" }),
   });

@@ -20,8 +20,8 @@ import { type ServedLeaseLike, servedLeaseSelector } from "../api/served_lease.t
 import type { ServerInfo } from "../assign/resolve.ts";
 import type { JsonObject } from "../engine/mod.ts";
 import {
+  getOrUndefined,
   Informer,
-  isNotFound,
   type KubeClient,
   type KubeObject,
   type ResourceRef,
@@ -147,20 +147,6 @@ export function createManagerCaches(opts: {
 // ---------------------------------------------------------------------------------------------
 // Reads
 
-/** The object, undefined when it does not exist (read through). */
-export async function getOrUndefined(
-  client: KubeClient,
-  ref: ResourceRef,
-  name: string,
-): Promise<KubeObject | undefined> {
-  try {
-    return await client.get(ref, name);
-  } catch (e) {
-    if (isNotFound(e)) return undefined;
-    throw e;
-  }
-}
-
 /** A target from its cache, else (feature off for that kind) a live GET. */
 export async function getTarget(
   o: DepsOptions,
@@ -172,7 +158,7 @@ export async function getTarget(
     const obj = cache.get(name);
     return obj === undefined ? undefined : structuredClone(obj) as unknown as JsonObject;
   }
-  const live = await getOrUndefined(o.client, TARGET_RESOURCES[configKind], name);
+  const live = await getOrUndefined(o.client.get(TARGET_RESOURCES[configKind], name));
   return live as unknown as JsonObject | undefined;
 }
 

@@ -4,7 +4,7 @@
  * serialized as `{name, message, stack, cause, ...own fields}`.
  *
  * Why our own ~150 lines instead of pino or LogTape: zero dependencies and zero permissions (pino
- * needs full `--allow-env` and `--allow-sys=hostname`, notes/deno-toolchain.md §9), a level check
+ * needs full `--allow-env` and `--allow-sys=hostname` under Deno 2), a level check
  * that is one integer comparison, and the field layout we want without a formatter layer.
  *
  * The level and format come from controller-runtime's zap flags so the chart's values and

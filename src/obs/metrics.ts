@@ -5,7 +5,7 @@
  * Why not prom-client's `collectDefaultMetrics`: its process metrics read `/proc/self/*`, and
  * Deno 2 demands `--allow-all` for any `/proc` path, so `process_resident_memory_bytes` and
  * friends silently report 0; its event-loop-lag figures are far too small under Deno
- * (notes/deno-toolchain.md §3). The collectors here need no permission at all:
+ * (measured). The collectors here need no permission at all:
  *
  * | family                              | source                                             |
  * | ----------------------------------- | -------------------------------------------------- |
@@ -17,8 +17,8 @@
  * | `deno_v8_external_bytes`            | `Deno.memoryUsage().external`                      |
  * | `deno_event_loop_lag_seconds`       | timer-drift sampler: max lag over a short window    |
  *
- * `process_open_fds`/`process_max_fds` are left out: they exist only in `/proc` (operations §1.4
- * says "where readable"; under our permissions they are not).
+ * `process_open_fds`/`process_max_fds` are left out: they exist only in `/proc`, which our
+ * permissions do not let us read.
  *
  * Every family is registered once per registry; a role exposes ONE registry on `/metrics` (or
  * several merged with {@link metricsResponse}, which refuses duplicates: a duplicate family would

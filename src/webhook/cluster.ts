@@ -13,8 +13,9 @@ import {
 } from "../api/resources.ts";
 import type { ServerInfo } from "../assign/resolve.ts";
 import type { JsonObject } from "../engine/mod.ts";
-import type { KubeClient, KubeObject, ResourceRef } from "../kube/client.ts";
-import { enqueueFor, type KeySink, Pacer } from "../kube/controller.ts";
+import type { KubeClient } from "../kube/client.ts";
+import { enqueueFor, type KeySink, Pacer } from "../kube/enqueue.ts";
+import type { KubeObject, ResourceRef } from "../kube/objects.ts";
 import { Informer } from "../kube/informer.ts";
 import { CRD_RESOURCE } from "../kube/resources.ts";
 import type { Logger } from "../obs/log.ts";

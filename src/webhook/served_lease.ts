@@ -28,8 +28,9 @@ import {
   servedLeaseLabels,
   servedLeaseName,
 } from "../api/served_lease.ts";
-import { isAlreadyExists, isNotFound, type KubeClient } from "../kube/client.ts";
+import type { KubeClient } from "../kube/client.ts";
 import { type Clock, realClock } from "../kube/clock.ts";
+import { getOrUndefined, isAlreadyExists } from "../kube/errors.ts";
 import type { Lease } from "../kube/leader.ts";
 import { LEASES } from "../kube/resources.ts";
 import { rfc3339Micro } from "../lib/time.ts";
@@ -297,12 +298,7 @@ export class ServedTargetPublisher {
         },
       };
     };
-    let current: Lease | undefined;
-    try {
-      current = await client.get<Lease>(ref, this.leaseName);
-    } catch (e) {
-      if (!isNotFound(e)) throw e;
-    }
+    const current = await getOrUndefined(client.get<Lease>(ref, this.leaseName));
     if (current === undefined) {
       const fresh = stamp({ metadata: {} });
       try {

@@ -36,7 +36,7 @@ function errorsOf(obj: unknown): string[] {
   return r.ok ? [] : r.errors;
 }
 
-/** A valid params block for every strategy (engine.md §6). */
+/** A valid params block for every strategy (docs/strategies.md). */
 const BLOCKS: Record<string, unknown> = {
   fieldRename: { hubPath: "spec.a", spokePath: "spec.b" },
   scalarToObject: {

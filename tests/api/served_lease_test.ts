@@ -1,5 +1,5 @@
 /**
- * The served-target Lease codec (runtime.md §7): sort/dedupe/join/gzip/base64, both size bounds
+ * The served-target Lease codec (docs/design/kube.md#served-target-lease-report-format): sort/dedupe/join/gzip/base64, both size bounds
  * enforced exactly at the limit in both directions (encode throws, decode is unreadable — never a
  * prefix), garbage in every layer is unreadable, and the Lease-level reader honours the truncated
  * marker.
@@ -57,7 +57,7 @@ function randomNames(n: number): string[] {
   return out;
 }
 
-Deno.test("names, labels and constants follow runtime §7", () => {
+Deno.test("names, labels and constants of the Lease report format", () => {
   assert.equal(servedLeaseName("ws-abc-123"), "dco-served-ws-abc-123");
   assert.deepEqual(servedLeaseLabels("default"), {
     "conversion.terasky.com/webhook-server": "default",

@@ -20,7 +20,7 @@
  */
 import type * as k8s from "@kubernetes/client-node";
 import { parse } from "yaml";
-import { isNotFound, type KubeClient } from "../../src/kube/client.ts";
+import { isNotFound, type KubeClient } from "../../src/kube/mod.ts";
 import { jsonEqual, rfc3339 } from "../../src/lib/mod.ts";
 
 export const XRD_CRD = parse(

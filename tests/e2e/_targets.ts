@@ -16,7 +16,7 @@ import {
   twoVersionCRD,
   twoVersionXRD,
 } from "../support/dco_stack.ts";
-import { KubeClient, loadKubeconfig } from "../../src/kube/client.ts";
+import { KubeClient, loadKubeconfig } from "../../src/kube/mod.ts";
 import { FakeCrossplane, XRD_CRD, XRDS } from "./_crossplane.ts";
 
 /** The annotation naming the config that manages a target. */

@@ -58,7 +58,7 @@ import {
   xrdGuardWebhookConfiguration,
 } from "../support/dco_stack.ts";
 import { httpGet } from "../support/role_process.ts";
-import { isConflict, KubeClient, loadKubeconfig } from "../../src/kube/client.ts";
+import { isConflict, KubeClient, loadKubeconfig } from "../../src/kube/mod.ts";
 import { FakeCrossplane, XRDS } from "./_crossplane.ts";
 import { crdTarget, MANAGED_BY, PLAN_HASH, type TargetKind, xrdTarget } from "./_targets.ts";
 import { base64ToText, rfc3339 } from "../../src/lib/mod.ts";

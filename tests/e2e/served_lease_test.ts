@@ -14,7 +14,7 @@ import {
   servedLeaseName,
   servedLeaseSelector,
 } from "../../src/api/served_lease.ts";
-import { isNotFound, type KubeClient, type KubeObject } from "../../src/kube/client.ts";
+import { isNotFound, type KubeClient, type KubeObject } from "../../src/kube/mod.ts";
 import type { Lease } from "../../src/kube/leader.ts";
 import { LEASES } from "../../src/kube/resources.ts";
 import { aggregateServedTargets } from "../../src/manager/served_targets.ts";
@@ -25,7 +25,7 @@ import {
   type ServedTargetPublisherOptions,
 } from "../../src/webhook/served_lease.ts";
 import { waitFor, withControlPlane } from "../support/control_plane.ts";
-import { adminClient } from "../kube/_support.ts";
+import { adminClient } from "./kube/_support.ts";
 
 const PODS = (namespace: string) => ({ group: "", version: "v1", plural: "pods", namespace });
 

@@ -34,7 +34,7 @@ function value(text: string, name: string): number {
 
 Deno.test("one scrape: runtime families present, no duplicate family or series, RSS > 0", async () => {
   using m = createMetricsRegistry();
-  // A controller in the same registry adds the framework families (operations §1.1 note).
+  // A controller in the same registry adds the framework families to the same scrape.
   const ctrl = new Controller({ name: "c", registry: m.registry, reconcile: async () => {} });
   const res = await metricsResponse(m.registry);
   assert.equal(res.status, 200);

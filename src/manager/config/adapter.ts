@@ -13,8 +13,8 @@ import type { ConfigKind, ConversionConfig, ConversionWebhookServer } from "../.
 import { CRD_CONFIG_KIND, parseConfig, XRD_CONFIG_KIND } from "../../api/mod.ts";
 import {
   applyObject,
+  getOrUndefined,
   type Informer,
-  isNotFound,
   type KubeClient,
   type KubeObject,
   patchStatus,
@@ -48,20 +48,6 @@ function configKindOfTarget(kind: TargetKind): ConfigKind {
   return kind === "XRD" ? XRD_CONFIG_KIND : CRD_CONFIG_KIND;
 }
 
-/** A live GET; NotFound is undefined. */
-async function getLive(
-  client: KubeClient,
-  resource: ResourceRef,
-  name: string,
-): Promise<KubeObject | undefined> {
-  try {
-    return await client.get(resource, name);
-  } catch (e) {
-    if (isNotFound(e)) return undefined;
-    throw e;
-  }
-}
-
 /** An object from its cache (a copy), else (no cache for it) a live GET. */
 async function cachedOrLive(
   client: KubeClient,
@@ -69,7 +55,9 @@ async function cachedOrLive(
   resource: ResourceRef,
   name: string,
 ): Promise<JsonObject | undefined> {
-  const obj = cache === undefined ? await getLive(client, resource, name) : cache.get(name);
+  const obj = cache === undefined
+    ? await getOrUndefined(client.get(resource, name))
+    : cache.get(name);
   if (obj === undefined) return undefined;
   return (cache === undefined ? obj : structuredClone(obj)) as unknown as JsonObject;
 }
@@ -80,7 +68,7 @@ export async function readCABundle(
   serverName: string,
   namespace: string,
 ): Promise<string | undefined> {
-  const secret = await getLive(client, SECRETS(namespace), tlsSecretName(serverName));
+  const secret = await getOrUndefined(client.get(SECRETS(namespace), tlsSecretName(serverName)));
   if (secret === undefined) return undefined;
   const data = (secret as { data?: Record<string, string> }).data ?? {};
   for (const key of ["ca.crt", "tls.crt"]) {
@@ -103,7 +91,7 @@ export function configReconcileDeps(
     // build on the previous reconcile's own writes, which the cache may not have seen yet (a
     // stale phase would repeat the apply and count the transition twice).
     async getConfig(kind, name) {
-      const obj = await getLive(client, CONFIG_RESOURCES[kind], name);
+      const obj = await getOrUndefined(client.get(CONFIG_RESOURCES[kind], name));
       return obj === undefined ? undefined : decodeConfig(obj);
     },
     getTarget(kind, name) {
@@ -116,7 +104,9 @@ export function configReconcileDeps(
       );
     },
     async getTargetLive(kind, name) {
-      const obj = await getLive(client, TARGET_RESOURCES[configKindOfTarget(kind)], name);
+      const obj = await getOrUndefined(
+        client.get(TARGET_RESOURCES[configKindOfTarget(kind)], name),
+      );
       return obj as unknown as JsonObject | undefined;
     },
     getGeneratedCRD: (name) => cachedOrLive(client, caches.crds, CRD_RESOURCE, name),

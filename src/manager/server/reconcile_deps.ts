@@ -1,10 +1,10 @@
 /** The CWS reconcile's dependencies backed by the manager's client and caches. */
-import { applyObject, isAlreadyExists, patchStatus } from "../../kube/mod.ts";
+import { applyObject, getOrUndefined, isAlreadyExists, patchStatus } from "../../kube/mod.ts";
 import { BuiltinIssuer } from "../builtin_certs.ts";
 import { SERVER_RESOURCE } from "../../api/resources.ts";
 import { admissionContext } from "../admission_setup.ts";
 import { type DepsOptions, listConfigsWithPhase, listServedLeases } from "../caches.ts";
-import { clientSecretStore, undefinedIfNotFound } from "../secret_store.ts";
+import { clientSecretStore } from "../secret_store.ts";
 import type { ServerReconcileDeps } from "./reconcile.ts";
 import type { ServerChildSettings } from "./settings.ts";
 
@@ -20,7 +20,7 @@ export function serverReconcileDeps(
     settings,
     // Read through: the finalizer and status writes must build on the previous reconcile's own
     // writes, which the cache may not have seen yet.
-    getServer: (name) => undefinedIfNotFound(() => client.get(SERVER_RESOURCE, name)),
+    getServer: (name) => getOrUndefined(client.get(SERVER_RESOURCE, name)),
     async updateFinalizers(server, finalizers) {
       return await client.patch(
         SERVER_RESOURCE,

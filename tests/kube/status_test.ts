@@ -1,31 +1,25 @@
 /**
- * Status helpers without a cluster: condition list-map semantics (api.md §0 — only a `status`
- * flip restamps `lastTransitionTime`), the RFC 7386 merge-patch diff (checked both against
+ * Status helpers without a cluster: condition list-map semantics (only a `status` flip
+ * restamps `lastTransitionTime`), the RFC 7386 merge-patch diff (checked both against
  * expected patches and by applying it back with an independent RFC 7386 `apply`), and that
- * patchStatus/applyObject send what runtime.md §1 prescribes.
+ * patchStatus/applyObject send what docs/design/kube.md#status-conditions-and-server-side-apply
+ * says.
  */
 import assert from "node:assert/strict";
-import type {
-  KubeClient,
-  KubeObject,
-  PatchOptions,
-  ResourceRef,
-} from "../../../src/kube/client.ts";
+import type { KubeClient, KubeObject, PatchOptions, ResourceRef } from "../../src/kube/mod.ts";
 import {
   applyObject,
   FIELD_MANAGER,
   findCondition,
   isEmptyPatch,
-  jsonEqual,
-  type JsonValue,
   mergePatchFor,
   patchStatus,
   removeCondition,
-  rfc3339,
-  rfc3339Micro,
   setCondition,
   type StatusCondition,
-} from "../../../src/kube/status.ts";
+} from "../../src/kube/status.ts";
+import { jsonEqual, type JsonValue } from "../../src/lib/json.ts";
+import { rfc3339, rfc3339Micro } from "../../src/lib/time.ts";
 
 const T0 = Date.UTC(2026, 10, 29, 20, 0, 0, 123);
 const T1 = T0 + 60_000;
@@ -121,12 +115,10 @@ Deno.test("removeCondition: removes by type, keeps the rest, does not mutate", (
 });
 
 /** RFC 7386 MergePatch, written from the RFC's pseudo-code (independent of the SUT). */
-function applyMergePatch(target: unknown, patch: unknown): unknown {
+function applyMergePatch(target: JsonValue | undefined, patch: JsonValue): JsonValue {
   if (typeof patch !== "object" || patch === null || Array.isArray(patch)) return patch;
-  const out: Record<string, unknown> =
-    typeof target === "object" && target !== null && !Array.isArray(target)
-      ? { ...target as Record<string, unknown> }
-      : {};
+  const out: { [k: string]: JsonValue } =
+    typeof target === "object" && target !== null && !Array.isArray(target) ? { ...target } : {};
   for (const [k, v] of Object.entries(patch)) {
     if (v === null) delete out[k];
     else out[k] = applyMergePatch(out[k], v);

@@ -11,14 +11,17 @@
  */
 import assert from "node:assert/strict";
 import {
+  Informer,
+  type InformerErrorInfo,
   KubeApiError,
+  type KubeClient,
   KubeNetworkError,
   type KubeObject,
+  objectKey,
   type ResourceRef,
-} from "../../src/kube/client.ts";
-import { Informer, type InformerErrorInfo, objectKey } from "../../src/kube/informer.ts";
-import { type ControlPlane, waitFor, withControlPlane } from "../support/control_plane.ts";
-import { adminClient, CONFIGMAPS } from "./_support.ts";
+} from "../../../src/kube/mod.ts";
+import { type ControlPlane, waitFor, withControlPlane } from "../../support/control_plane.ts";
+import { adminClient, CONFIGMAPS, quietLogger } from "./_support.ts";
 
 interface ConfigMap extends KubeObject {
   data?: Record<string, string>;
@@ -42,6 +45,25 @@ function mirror(inf: Informer<ConfigMap>): Map<string, string | undefined> {
     delete: (o) => m.delete(objectKey(o)),
   });
   return m;
+}
+
+/**
+ * ConfigMaps `names` (each `v: "1"`) in a fresh namespace, and a fast-retrying informer on them
+ * (not started) whose failures and handler-built mirror are recorded.
+ */
+async function watched(cp: ControlPlane, admin: KubeClient, prefix: string, names: string[]) {
+  const ns = await cp.createNamespace(prefix);
+  const ref: ResourceRef = CONFIGMAPS(ns);
+  for (const n of names) await admin.create(ref, cm(n, "1"));
+  const inf = new Informer<ConfigMap>({
+    client: admin,
+    resource: ref,
+    backoff: FAST,
+    logger: quietLogger(),
+  });
+  const errors: Array<[Error, InformerErrorInfo]> = [];
+  inf.onError((e, info) => errors.push([e, info]));
+  return { ns, ref, inf, errors, seen: mirror(inf) };
 }
 
 /** `key → data.v` of the informer's cache. */
@@ -87,18 +109,9 @@ Deno.test(
       name: "reconnects with backoff; changes made during the outage or right after arrive",
       ignore: cp.external, // restarts the local apiserver
       fn: async () => {
-        const ns = await cp.createNamespace("restart");
-        const ref: ResourceRef = CONFIGMAPS(ns);
-        for (const n of ["keep", "upd", "del"]) await admin.create(ref, cm(n, "1"));
-        await using inf = new Informer<ConfigMap>({
-          client: admin,
-          resource: ref,
-          backoff: FAST,
-          logger: quietLogger(),
-        });
-        const errors: Array<[Error, InformerErrorInfo]> = [];
-        inf.onError((e, info) => errors.push([e, info]));
-        const seen = mirror(inf);
+        const w = await watched(cp, admin, "restart", ["keep", "upd", "del"]);
+        const { ns, ref, errors, seen } = w;
+        await using inf = w.inf;
         await inf.start().waitForSync();
         const before = new Map([[`${ns}/keep`, "1"], [`${ns}/upd`, "1"], [`${ns}/del`, "1"]]);
         assert.deepEqual(cached(inf), before);
@@ -167,18 +180,9 @@ Deno.test(
       name: "deleted in etcd and compacted while the apiserver is down: 410 on resume, relist",
       ignore: cp.external, // needs the local etcd and apiserver
       fn: async () => {
-        const ns = await cp.createNamespace("restart410");
-        const ref: ResourceRef = CONFIGMAPS(ns);
-        for (const n of ["a", "b", "c"]) await admin.create(ref, cm(n, "1"));
-        await using inf = new Informer<ConfigMap>({
-          client: admin,
-          resource: ref,
-          backoff: FAST,
-          logger: quietLogger(),
-        });
-        const errors: Array<[Error, InformerErrorInfo]> = [];
-        inf.onError((e, info) => errors.push([e, info]));
-        const seen = mirror(inf);
+        const w = await watched(cp, admin, "restart410", ["a", "b", "c"]);
+        const { ns, ref, errors, seen } = w;
+        await using inf = w.inf;
         const deleted: string[] = [];
         inf.addEventHandler({ delete: (o) => deleted.push(objectKey(o)) });
         await inf.start().waitForSync();
@@ -225,18 +229,3 @@ Deno.test(
     });
   }, { name: "kube-informer-restart" }),
 );
-
-/** A logger that drops everything (the failure paths log by design). */
-function quietLogger() {
-  const l = {
-    name: "quiet",
-    debug() {},
-    info() {},
-    warn() {},
-    error() {},
-    enabled: () => false,
-    with: () => l,
-    child: () => l,
-  };
-  return l;
-}

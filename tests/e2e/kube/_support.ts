@@ -1,16 +1,19 @@
 /**
  * Helpers of the cluster-backed framework tests: clients for the control plane's admin
  * (client certificate, through a kubeconfig file) and for ServiceAccount identities (real
- * tokens from the TokenRequest API, laid out like an in-cluster credentials directory).
+ * tokens from the TokenRequest API, laid out like an in-cluster credentials directory), a quiet
+ * logger and a rejection catcher.
  */
+import assert from "node:assert/strict";
 import {
   KubeClient,
   type KubeObject,
   loadInClusterConfig,
   loadKubeconfig,
   type ResourceRef,
-} from "../../src/kube/client.ts";
-import type { ControlPlane } from "../support/control_plane.ts";
+} from "../../../src/kube/mod.ts";
+import type { Logger } from "../../../src/obs/log.ts";
+import type { ControlPlane } from "../../support/control_plane.ts";
 
 export const CONFIGMAPS = (namespace?: string): ResourceRef => ({
   group: "",
@@ -135,4 +138,29 @@ export async function grant(
     subjects: [{ kind: "ServiceAccount", name: sa, namespace }],
   }, { fieldManager: "dco-test" });
   return { role, binding };
+}
+
+/** A logger that drops everything (the failure paths log by design). */
+export function quietLogger(): Logger {
+  const l = {
+    name: "quiet",
+    debug() {},
+    info() {},
+    warn() {},
+    error() {},
+    enabled: () => false,
+    with: () => l,
+    child: () => l,
+  };
+  return l;
+}
+
+/** The reason `p` rejects with; fails the test when it resolves. */
+export async function rejects<T>(p: Promise<T>): Promise<unknown> {
+  try {
+    await p;
+  } catch (e) {
+    return e;
+  }
+  throw new assert.AssertionError({ message: "expected a rejection" });
 }

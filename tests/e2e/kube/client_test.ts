@@ -15,13 +15,14 @@ import {
   KubeNetworkError,
   type KubeObject,
   loadConfig,
-} from "../../src/kube/client.ts";
+} from "../../../src/kube/mod.ts";
 import { setTimeout as delay } from "node:timers/promises";
-import { waitFor, withControlPlane } from "../support/control_plane.ts";
+import { waitFor, withControlPlane } from "../../support/control_plane.ts";
 import {
   adminClient,
   CONFIGMAPS,
   grant,
+  rejects,
   SECRETS,
   serviceAccountClient,
   serviceAccountToken,
@@ -39,15 +40,6 @@ const cm = (name: string, data: Record<string, string> = {}, labels?: Record<str
   metadata: { name, labels },
   data,
 });
-
-async function rejects<T>(p: Promise<T>): Promise<unknown> {
-  try {
-    await p;
-  } catch (e) {
-    return e;
-  }
-  throw new assert.AssertionError({ message: "expected a rejection" });
-}
 
 Deno.test(
   "kube client against a real apiserver",

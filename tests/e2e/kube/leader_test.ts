@@ -17,17 +17,17 @@ import {
   loadKubeconfig,
   type ResourceRef,
   type WriteOptions,
-} from "../../src/kube/client.ts";
-import { LeaderElector, type Lease } from "../../src/kube/leader.ts";
-import { LEASES } from "../../src/kube/resources.ts";
+} from "../../../src/kube/mod.ts";
+import { LeaderElector, type Lease } from "../../../src/kube/leader.ts";
+import { LEASES } from "../../../src/kube/resources.ts";
 import {
   applyObject,
   patchStatus,
   setCondition,
   type StatusCondition,
-} from "../../src/kube/status.ts";
-import { type ControlPlane, waitFor, withControlPlane } from "../support/control_plane.ts";
-import { setLogSink } from "../../src/obs/log.ts";
+} from "../../../src/kube/status.ts";
+import { type ControlPlane, waitFor, withControlPlane } from "../../support/control_plane.ts";
+import { setLogSink } from "../../../src/obs/log.ts";
 import { adminClient } from "./_support.ts";
 
 /** A real client whose writes can be cut (as if the network to the apiserver broke). */
@@ -73,6 +73,16 @@ function candidate(client: KubeClient, namespace: string, name: string, identity
   return { elector, rec };
 }
 
+/** A candidate for Lease "lock" on a cuttable client of its own, closed when it is disposed. */
+async function contender(cp: ControlPlane, namespace: string, identity: string) {
+  const client = await cuttableClient(cp);
+  return {
+    ...candidate(client, namespace, "lock", identity),
+    client,
+    [Symbol.dispose]: () => client.close(),
+  };
+}
+
 Deno.test("LeaderElector rejects timings that could make two leaders", () => {
   const client = {} as KubeClient;
   const base = {
@@ -113,10 +123,8 @@ async function steps(cp: ControlPlane, t: Deno.TestContext, admin: KubeClient, l
 
   await t.step("exactly one of two leads; release hands over at once", async () => {
     const ns = await cp.createNamespace("le");
-    using ca = await cuttableClient(cp);
-    using cb = await cuttableClient(cp);
-    const a = candidate(ca, ns, "lock", "a");
-    const b = candidate(cb, ns, "lock", "b");
+    using a = await contender(cp, ns, "a");
+    using b = await contender(cp, ns, "b");
     let overlap = false;
     const monitor = setInterval(() => {
       if (a.elector.isLeader() && b.elector.isLeader()) overlap = true;
@@ -168,18 +176,16 @@ async function steps(cp: ControlPlane, t: Deno.TestContext, admin: KubeClient, l
 
   await t.step("a leader that cannot renew steps down; the other takes over", async () => {
     const ns = await cp.createNamespace("le");
-    using ca = await cuttableClient(cp);
-    using cb = await cuttableClient(cp);
-    const a = candidate(ca, ns, "lock", "a");
+    using a = await contender(cp, ns, "a");
     const runA = a.elector.run();
     await waitFor("a to lead", () => a.elector.isLeader(), { timeoutMs: 10_000 });
-    const b = candidate(cb, ns, "lock", "b");
+    using b = await contender(cp, ns, "b");
     const runB = b.elector.run();
     await delay(600);
     assert.ok(!b.elector.isLeader(), "b must not take a lease that is being renewed");
     const before = (await readLease(ns, "lock")).spec?.leaseTransitions ?? 0;
 
-    ca.cut = true; // a's renewals now fail
+    a.client.cut = true; // a's renewals now fail
     const signal = a.rec.signal;
     assert.ok(signal && !signal.aborted);
     assert.equal(await runA, "lost");
@@ -201,10 +207,8 @@ async function steps(cp: ControlPlane, t: Deno.TestContext, admin: KubeClient, l
 
   await t.step("a non-leader's stop leaves the leader's lease alone", async () => {
     const ns = await cp.createNamespace("le");
-    using ca = await cuttableClient(cp);
-    using cb = await cuttableClient(cp);
-    const a = candidate(ca, ns, "lock", "a");
-    const b = candidate(cb, ns, "lock", "b");
+    using a = await contender(cp, ns, "a");
+    using b = await contender(cp, ns, "b");
     const runA = a.elector.run();
     await waitFor("a to lead", () => a.elector.isLeader(), { timeoutMs: 10_000 });
     const runB = b.elector.run();
@@ -237,8 +241,7 @@ async function steps(cp: ControlPlane, t: Deno.TestContext, admin: KubeClient, l
         leaseTransitions: 4,
       },
     });
-    using ca = await cuttableClient(cp);
-    const a = candidate(ca, ns, "lock", "a");
+    using a = await contender(cp, ns, "a");
     const runA = a.elector.run();
     await waitFor("a to observe ghost", () => a.elector.getLeader() === "ghost");
     assert.ok(!a.elector.isLeader(), "a valid-looking lease is not taken at once");

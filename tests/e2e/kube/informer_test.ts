@@ -15,21 +15,32 @@ import assert from "node:assert/strict";
 import { setTimeout as delay } from "node:timers/promises";
 import { Registry } from "prom-client";
 import {
+  Controller,
+  enqueueFor,
+  Informer,
+  type InformerErrorInfo,
   KubeApiError,
   KubeClient,
   KubeNetworkError,
   type KubeObject,
   type ListOptions,
   loadKubeconfig,
+  objectKey,
   type ObjectList,
   type ResourceRef,
   type WatchEvent,
   type WatchOptions,
-} from "../../src/kube/client.ts";
-import { Controller, enqueueFor } from "../../src/kube/controller.ts";
-import { Informer, type InformerErrorInfo, objectKey } from "../../src/kube/informer.ts";
-import { type ControlPlane, waitFor, withControlPlane } from "../support/control_plane.ts";
-import { adminClient, CONFIGMAPS, grant, SECRETS, serviceAccountClient } from "./_support.ts";
+} from "../../../src/kube/mod.ts";
+import { type ControlPlane, waitFor, withControlPlane } from "../../support/control_plane.ts";
+import {
+  adminClient,
+  CONFIGMAPS,
+  grant,
+  quietLogger,
+  rejects,
+  SECRETS,
+  serviceAccountClient,
+} from "./_support.ts";
 
 interface ConfigMap extends KubeObject {
   data?: Record<string, string>;
@@ -116,15 +127,6 @@ async function compactEtcd(cp: ControlPlane, revision: string): Promise<void> {
   });
   const body = await res.text();
   assert.ok(res.ok, `etcd compaction failed: ${res.status} ${body}`);
-}
-
-async function rejection(p: Promise<unknown>): Promise<unknown> {
-  try {
-    await p;
-  } catch (e) {
-    return e;
-  }
-  throw new assert.AssertionError({ message: "expected a rejection" });
 }
 
 Deno.test(
@@ -401,7 +403,7 @@ Deno.test(
       });
       inf.onError((_e, info) => errors.push(info));
       const guard = AbortSignal.timeout(30_000); // only so a regression fails instead of hanging
-      const e403 = await rejection(inf.start().waitForSync(guard));
+      const e403 = await rejects(inf.start().waitForSync(guard));
       assert.ok(e403 instanceof KubeApiError, String(e403));
       assert.equal(e403.status, 403);
       assert.equal(e403.reason, "Forbidden");
@@ -409,14 +411,14 @@ Deno.test(
       assert.equal(inf.status().phase, "failed");
       assert.equal(inf.status().lastError, e403);
       assert.deepEqual(errors.map((i) => [i.operation, i.terminal]), [["list", true]]);
-      assert.equal(await rejection(inf.waitForSync()), e403, "later waiters get the same cause");
+      assert.equal(await rejects(inf.waitForSync()), e403, "later waiters get the same cause");
 
       await using missing = new Informer({
         client: admin,
         resource: { group: "not-installed.dco.test", version: "v1", plural: "things" },
         logger: quietLogger(),
       });
-      const e404 = await rejection(missing.start().waitForSync(guard));
+      const e404 = await rejects(missing.start().waitForSync(guard));
       assert.equal((e404 as KubeApiError).status, 404);
 
       await using badSelector = new Informer({
@@ -425,7 +427,7 @@ Deno.test(
         labelSelector: "app in (",
         logger: quietLogger(),
       });
-      const e400 = await rejection(badSelector.start().waitForSync(guard));
+      const e400 = await rejects(badSelector.start().waitForSync(guard));
       assert.equal((e400 as KubeApiError).status, 400);
     });
 
@@ -584,18 +586,3 @@ Deno.test(
     apiServerArgs: ["--watch-cache-sizes=secrets#0"],
   }),
 );
-
-/** A logger that drops everything (the failure paths log by design). */
-function quietLogger() {
-  const l = {
-    name: "quiet",
-    debug() {},
-    info() {},
-    warn() {},
-    error() {},
-    enabled: () => false,
-    with: () => l,
-    child: () => l,
-  };
-  return l;
-}

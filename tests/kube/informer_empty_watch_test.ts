@@ -3,8 +3,7 @@
  * failed watch with backoff, not a tight reconnect loop — against a fake client.
  */
 import assert from "node:assert/strict";
-import type { KubeClient } from "../../../src/kube/client.ts";
-import { Informer, type InformerErrorInfo } from "../../../src/kube/informer.ts";
+import { Informer, type InformerErrorInfo, type KubeClient } from "../../src/kube/mod.ts";
 
 Deno.test("informer: an empty watch that ends at once backs off and is reported", async () => {
   let watches = 0;

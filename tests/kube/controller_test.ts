@@ -5,7 +5,7 @@
  */
 import assert from "node:assert/strict";
 import { Registry } from "prom-client";
-import { FakeClock } from "../../../src/kube/clock.ts";
+import { FakeClock } from "../../src/kube/clock.ts";
 import {
   Controller,
   isPanic,
@@ -13,8 +13,8 @@ import {
   Pacer,
   type ReconcileResult,
   TerminalError,
-} from "../../../src/kube/controller.ts";
-import { setLogSink } from "../../../src/obs/log.ts";
+} from "../../src/kube/mod.ts";
+import { setLogSink } from "../../src/obs/log.ts";
 import { deferred, sample, scrape, settle } from "./_helpers.ts";
 
 type Step = (key: string, signal: AbortSignal) => Promise<ReconcileResult | void>;
@@ -57,6 +57,19 @@ async function quietly(fn: () => Promise<void>): Promise<string[]> {
   return lines;
 }
 
+/** Moves fake time by `ms`, lets the workers run, and checks how many reconciles ran so far. */
+async function advanceAndCount(
+  clock: FakeClock,
+  calls: readonly unknown[],
+  ms: number,
+  runs: number,
+  message = `${runs} reconcile(s) after ${ms} ms more`,
+): Promise<void> {
+  clock.advance(ms);
+  await settle();
+  assert.equal(calls.length, runs, message);
+}
+
 Deno.test("families exist at 0 after construction, with the worker count", async () => {
   const { metric, ctrl } = harness({ workers: 3 });
   for (const result of ["success", "error", "requeue", "requeue_after"]) {
@@ -83,9 +96,7 @@ Deno.test("success: counted, forgotten, no requeue", async () => {
   assert.deepEqual(calls.map((c) => c.key), ["ns/a"]);
   assert.equal(await metric("controller_runtime_reconcile_total", { result: "success" }), 1);
   assert.equal(await metric("controller_runtime_reconcile_time_seconds_count"), 1);
-  clock.advance(3_600_000);
-  await settle();
-  assert.equal(calls.length, 1);
+  await advanceAndCount(clock, calls, 3_600_000, 1);
   await ctrl.stop();
 });
 
@@ -97,18 +108,10 @@ Deno.test("an error is logged and retried with growing backoff; success forgets 
     ctrl.enqueue("a");
     await settle();
     assert.equal(calls.length, 1);
-    clock.advance(4);
-    await settle();
-    assert.equal(calls.length, 1, "not before the 5 ms backoff");
-    clock.advance(1);
-    await settle();
-    assert.equal(calls.length, 2, "retried after 5 ms");
-    clock.advance(9);
-    await settle();
-    assert.equal(calls.length, 2, "second backoff is 10 ms");
-    clock.advance(1);
-    await settle();
-    assert.equal(calls.length, 3, "third run succeeds");
+    await advanceAndCount(clock, calls, 4, 1, "not before the 5 ms backoff");
+    await advanceAndCount(clock, calls, 1, 2, "retried after 5 ms");
+    await advanceAndCount(clock, calls, 9, 2, "second backoff is 10 ms");
+    await advanceAndCount(clock, calls, 1, 3, "third run succeeds");
     assert.equal(ctrl.queue.numRequeues("a"), 0, "forgotten after success");
   });
   assert.equal(await metric("controller_runtime_reconcile_total", { result: "error" }), 2);
@@ -180,9 +183,7 @@ Deno.test("requeue: true is a rate-limited requeue", async () => {
   ctrl.start();
   ctrl.enqueue("a");
   await settle();
-  clock.advance(5);
-  await settle();
-  assert.equal(calls.length, 2);
+  await advanceAndCount(clock, calls, 5, 2);
   assert.equal(await metric("controller_runtime_reconcile_total", { result: "requeue" }), 1);
   await ctrl.stop();
 });
@@ -226,12 +227,8 @@ Deno.test("requeueAfter schedules the next run; a newer requeueAfter replaces th
   ctrl.enqueue("a"); // a watch event before the 60 s timer
   await settle();
   assert.equal(calls.length, 2);
-  clock.advance(10_000);
-  await settle();
-  assert.equal(calls.length, 3, "the newer 10 s timer fired");
-  clock.advance(60_000);
-  await settle();
-  assert.equal(calls.length, 3, "the replaced 60 s timer did not fire");
+  await advanceAndCount(clock, calls, 10_000, 3, "the newer 10 s timer fired");
+  await advanceAndCount(clock, calls, 60_000, 3, "the replaced 60 s timer did not fire");
   assert.equal(await metric("controller_runtime_reconcile_total", { result: "requeue_after" }), 2);
   assert.deepEqual(await wakes(), { watch: 2, backstop: 1 });
   await ctrl.stop();
@@ -277,9 +274,7 @@ Deno.test("a run without a timer cancels the timer its previous run armed", asyn
   ctrl.enqueue("a"); // the event's run returns no requeue: the 60 s timer is superseded
   await settle();
   assert.equal(ctrl.queue.delayedCount, 0);
-  clock.advance(120_000);
-  await settle();
-  assert.equal(calls.length, 2);
+  await advanceAndCount(clock, calls, 120_000, 2);
   assert.deepEqual(await wakes(), { watch: 2, backstop: 0 });
   await ctrl.stop();
 });
@@ -291,9 +286,7 @@ Deno.test("a delayed add scheduled by someone else is not cancelled by a run", a
   ctrl.enqueue("a");
   await settle();
   assert.equal(calls.length, 1);
-  clock.advance(30_000);
-  await settle();
-  assert.equal(calls.length, 2);
+  await advanceAndCount(clock, calls, 30_000, 2);
   await ctrl.stop();
 });
 

@@ -1,12 +1,12 @@
 /**
- * The wake-cause classifier (runtime.md §9), read back through the same registry a scrape reads.
+ * The wake-cause classifier (docs/design/kube.md#wake-causes), read back through the same registry a scrape reads.
  * Each of the three mutation-style tests names the mutation it must kill.
  */
 import assert from "node:assert/strict";
 import { Registry } from "prom-client";
-import { FakeClock } from "../../../src/kube/clock.ts";
-import { WAKE_TOLERANCE_MS, WakeClassifier } from "../../../src/kube/wake.ts";
-import { setLogSink } from "../../../src/obs/log.ts";
+import { FakeClock } from "../../src/kube/clock.ts";
+import { WAKE_TOLERANCE_MS, WakeClassifier } from "../../src/kube/wake.ts";
+import { setLogSink } from "../../src/obs/log.ts";
 import { sample, scrape } from "./_helpers.ts";
 
 const FIVE_MIN = 300_000;

@@ -1,6 +1,6 @@
 /** Shared helpers of the framework's unit tests (no cluster). */
 import type { Registry } from "prom-client";
-import { metricsResponse } from "../../../src/obs/metrics.ts";
+import { metricsResponse } from "../../src/obs/metrics.ts";
 
 /** Lets pending promise chains run (real macrotask turns; no fake time passes). */
 export async function settle(turns = 5): Promise<void> {

@@ -1,7 +1,7 @@
-// Run by tests/kube/client_test.ts as a child process under the operator's exact Deno flags:
+// Run by tests/e2e/kube/client_test.ts as a child process under the operator's exact Deno flags:
 // loads the connection from the environment (in-cluster or KUBECONFIG), lists and briefly watches
 // ConfigMaps, prints one JSON line. Args: <serviceAccountDir or ""> <namespace>.
-import { KubeClient } from "../../../src/kube/client.ts";
+import { KubeClient } from "../../../../src/kube/mod.ts";
 
 const [saDir, namespace] = Deno.args;
 using client = await KubeClient.fromEnvironment({ serviceAccountDir: saDir || undefined });

@@ -5,14 +5,14 @@
  */
 import assert from "node:assert/strict";
 import { Registry } from "prom-client";
-import { FakeClock } from "../../../src/kube/clock.ts";
+import { FakeClock } from "../../src/kube/clock.ts";
 import {
   BucketRateLimiter,
   defaultControllerRateLimiter,
   ItemExponentialRateLimiter,
   WorkQueue,
   WORKQUEUE_BUCKETS,
-} from "../../../src/kube/workqueue.ts";
+} from "../../src/kube/workqueue.ts";
 import { sample, scrape, settle } from "./_helpers.ts";
 
 function newQueue(opts: { registry?: Registry; clock?: FakeClock } = {}) {
