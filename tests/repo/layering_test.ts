@@ -19,7 +19,7 @@ export function readMap(markdown: string): Map<string, readonly string[]> {
   for (const line of section.split("\n")) {
     const cells = line.split("|").map((c) => c.trim());
     const m = /^`(src\/[\w./]+)`$/.exec(cells[1] ?? "");
-    if (!m) continue;
+    if (!m || cells.length < 5) continue; // a row of the three-column table only
     const may = cells[3] === "nothing" ? [] : [...cells[3].matchAll(/`(\w+)`/g)].map((x) => x[1]);
     rows.set(m[1], may);
   }
