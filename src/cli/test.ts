@@ -17,6 +17,7 @@ import { defineCommand } from "./command.ts";
 import { requireCleanAnalysis, requireStructurallyValid } from "./gates.ts";
 import { loadSamples, type Sample } from "./load.ts";
 import { toJson } from "./output.ts";
+import { rfc3339 } from "../lib/time.ts";
 import {
   exitCodeFor,
   type FailOn,
@@ -216,7 +217,7 @@ export function runConversionTests(
       config: options.configName,
       hubVersion: hub,
       servedVersions: [...served],
-      generatedAt: new Date().toISOString().replace(/\.\d+Z$/, "Z"),
+      generatedAt: rfc3339(Date.now()),
       durationMs: Math.round((performance.now() - started) * 1000) / 1000,
     },
     summary: {

@@ -3,6 +3,7 @@
  * first when edge cases are on), strings honouring length, `pattern` (best effort) and `format`,
  * and int-or-string values.
  */
+import { rfc3339 } from "../lib/time.ts";
 import type { Rng } from "./generate_rng.ts";
 import type { SchemaNode } from "./types.ts";
 
@@ -148,7 +149,7 @@ function formatString(format: unknown, ctx: ScalarCtx): string | undefined {
   const pad = (v: number, w: number) => String(v).padStart(w, "0");
   switch (format) {
     case "date-time":
-      return new Date(rng.int(0, 4102444800) * 1000).toISOString().replace(".000Z", "Z");
+      return rfc3339(rng.int(0, 4102444800) * 1000);
     case "date":
       return `${rng.int(1970, 2099)}-${pad(rng.int(1, 12), 2)}-${pad(rng.int(1, 28), 2)}`;
     case "uuid":
