@@ -28,6 +28,7 @@ import {
   UID_SCAN_BYTES,
 } from "./body.ts";
 import type { ConvertContext } from "./context.ts";
+import { objectProblem } from "./object_check.ts";
 
 export const REVIEW_API_VERSION = "apiextensions.k8s.io/v1";
 export const REVIEW_KIND = "ConversionReview";
@@ -330,14 +331,10 @@ function convertBatch(
           `objects; raise --request-timeout or send smaller batches`,
       );
     }
-    const obj = objects[i];
-    if (!isJsonObject(obj)) {
-      return failure(state, "bad_request", `decoding object ${i}: not a JSON object`);
-    }
-    const apiVersion = obj.apiVersion;
-    if (typeof apiVersion !== "string" || apiVersion === "") {
-      return failure(state, "bad_request", `decoding object ${i}: apiVersion is missing`);
-    }
+    const problem = objectProblem(objects[i], i);
+    if (problem !== undefined) return failure(state, "bad_request", problem);
+    const obj = objects[i] as JsonObject; // checked by objectProblem
+    const apiVersion = obj.apiVersion as string;
     if (tally === undefined || apiVersion !== lastApiVersion) {
       const from = versionOf(apiVersion);
       const direction = `${from}->${to}`;

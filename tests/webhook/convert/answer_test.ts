@@ -232,6 +232,21 @@ Deno.test("objects that do not decode are bad_request Failures", async () => {
     [[widget("v1", 0), "a string"], /^decoding object 1: not a JSON object$/],
     [[widget("v1", 0), [1, 2]], /^decoding object 1: not a JSON object$/],
     [[{ ...widget("v1", 0), apiVersion: 7 }], /^decoding object 0: apiVersion is missing$/],
+    // Never repaired silently: a string metadata would otherwise come back as {}.
+    [[{ ...widget("v1", 0), metadata: "w-0" }], /^decoding object 0: metadata is a string, not/],
+    [[{ ...widget("v1", 0), metadata: [] }], /^decoding object 0: metadata is an array, not/],
+    [
+      [widget("v1", 0), widget("v1", 1, { metadata: { name: "w-1", labels: { n: 1 } } })],
+      /^decoding object 1 \(w-1\): metadata\.labels\["n"\] is a number, not a string$/,
+    ],
+    [
+      [widget("v1", 0, { metadata: { name: "w", namespace: "ns", annotations: "x" } })],
+      /^decoding object 0 \(ns\/w\): metadata\.annotations is a string, not a map of strings$/,
+    ],
+    [
+      [widget("v1", 0, { metadata: { name: "w", annotations: { a: null } } })],
+      /^decoding object 0 \(w\): metadata\.annotations\["a"\] is null, not a string$/,
+    ],
   ];
   for (const [objects, message] of cases) {
     const out = await f.convert(review("uid-decode", "v2", objects));
@@ -424,4 +439,18 @@ Deno.test("the lossy counter counts an attempted object even when its conversion
   await f.convert(review("lossy-fail", "v2", [widget("v1alpha1", 1), bad]));
   const text = await f.promRegistry.metrics();
   assert.equal(lossyCount(text, "spoke_to_hub"), 2);
+});
+
+Deno.test("metadata without labels or annotations, or with null maps, still converts", async () => {
+  await using f = await startConversion();
+  const objects = [
+    widget("v1", 0, { metadata: { name: "a" } }),
+    widget("v1", 1, { metadata: { name: "b", labels: null, annotations: {} } }),
+  ];
+  const out = await f.convert(review("uid-meta", "v2", objects));
+  assert.equal(out.response.result.status, "Success");
+  assert.deepEqual(
+    (out.response.convertedObjects ?? []).map((o) => (o as JsonObject).metadata),
+    [{ name: "a" }, { name: "b", labels: null, annotations: {} }],
+  );
 });
