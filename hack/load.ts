@@ -36,6 +36,7 @@ import { createConvertHandler } from "./_fetch_convert.ts";
 import { SILENT } from "../src/webhook/_log.ts";
 import { PlanRegistry } from "../src/webhook/registry.ts";
 import { TlsServer } from "../src/net/mod.ts";
+import { RawConnection } from "./_raw_http.ts";
 
 const MAX_DURATION_S = 300;
 const MAX_REQUESTS = 1_000_000;
@@ -116,116 +117,6 @@ async function startSelf(server: ServerKind): Promise<{ url: string; ca: string 
   return { url: `https://127.0.0.1:${port}/convert/${SYNTHETIC_TARGET}`, ca: ca.cert };
 }
 
-// --- a minimal HTTP/1.1 client with TCP_NODELAY ---------------------------------------------------
-
-const CRLF2 = new Uint8Array([13, 10, 13, 10]);
-
-function indexOfSeq(b: Uint8Array, seq: Uint8Array, from: number, to: number): number {
-  outer: for (let i = from; i + seq.length <= to; i++) {
-    for (let j = 0; j < seq.length; j++) if (b[i + j] !== seq[j]) continue outer;
-    return i;
-  }
-  return -1;
-}
-
-/** One keep-alive connection; `request` writes a whole request in one write. */
-class RawConnection {
-  #buf = new Uint8Array(64 * 1024);
-  #start = 0;
-  #end = 0;
-  readonly #conn: Deno.TlsConn;
-  readonly #decoder = new TextDecoder();
-
-  private constructor(conn: Deno.TlsConn) {
-    this.#conn = conn;
-  }
-
-  static async open(url: URL, caCerts: string[]): Promise<RawConnection> {
-    const hostname = url.hostname.replace(/^\[|\]$/g, "");
-    const tcp = await Deno.connect({ hostname, port: Number(url.port || 443) });
-    tcp.setNoDelay(true);
-    const tls = await Deno.startTls(tcp, { hostname, caCerts, alpnProtocols: ["http/1.1"] });
-    return new RawConnection(tls);
-  }
-
-  async #fill(): Promise<void> {
-    if (this.#start > 0 && this.#end === this.#buf.length) {
-      this.#buf.copyWithin(0, this.#start, this.#end);
-      this.#end -= this.#start;
-      this.#start = 0;
-    }
-    if (this.#end === this.#buf.length) {
-      const bigger = new Uint8Array(this.#buf.length * 2);
-      bigger.set(this.#buf.subarray(0, this.#end));
-      this.#buf = bigger;
-    }
-    const n = await this.#conn.read(this.#buf.subarray(this.#end));
-    if (n === null) throw new Error("connection closed by the server");
-    this.#end += n;
-  }
-
-  async #need(n: number): Promise<void> {
-    while (this.#end - this.#start < n) await this.#fill();
-  }
-
-  async #line(): Promise<string> {
-    for (;;) {
-      const i = indexOfSeq(this.#buf, CRLF2.subarray(0, 2), this.#start, this.#end);
-      if (i >= 0) {
-        const s = this.#decoder.decode(this.#buf.subarray(this.#start, i));
-        this.#start = i + 2;
-        return s;
-      }
-      await this.#fill();
-    }
-  }
-
-  /** Sends `message` (head + body) and returns the status and the body's first bytes. */
-  async request(message: Uint8Array): Promise<{ status: number; head: string }> {
-    // One write call from our side; the runtime may still accept it in parts.
-    for (let off = 0; off < message.byteLength;) {
-      off += await this.#conn.write(message.subarray(off));
-    }
-    let headEnd: number;
-    while ((headEnd = indexOfSeq(this.#buf, CRLF2, this.#start, this.#end)) < 0) {
-      await this.#fill();
-    }
-    const head = this.#decoder.decode(this.#buf.subarray(this.#start, headEnd));
-    this.#start = headEnd + 4;
-    const status = Number(head.slice(9, 12));
-    const length = /\r\ncontent-length:\s*(\d+)/i.exec(head);
-    let first = "";
-    if (length !== null) {
-      const n = Number(length[1]);
-      await this.#need(n);
-      first = this.#decoder.decode(this.#buf.subarray(this.#start, this.#start + Math.min(n, 256)));
-      this.#start += n;
-    } else if (/\r\ntransfer-encoding:\s*chunked/i.test(head)) {
-      for (;;) {
-        const size = parseInt(await this.#line(), 16);
-        await this.#need(size + 2);
-        if (first === "") {
-          first = this.#decoder.decode(this.#buf.subarray(this.#start, this.#start + size));
-        }
-        this.#start += size + 2;
-        if (size === 0) break;
-      }
-    } else {
-      throw new Error(`response without a length: ${head}`);
-    }
-    if (this.#start === this.#end) this.#start = this.#end = 0;
-    return { status, head: first };
-  }
-
-  close(): void {
-    try {
-      this.#conn.close();
-    } catch {
-      // already closed
-    }
-  }
-}
-
 // --- the load loop --------------------------------------------------------------------------------
 
 export interface LoadOptions {
@@ -267,10 +158,12 @@ async function makeSender(o: LoadOptions): Promise<{ send: Send; close(): void }
     message.set(head);
     message.set(o.body, head.byteLength);
     let conn = await RawConnection.open(url, o.caCerts);
+    const decoder = new TextDecoder();
     return {
       send: async () => {
         try {
-          return await conn.request(message);
+          const { status, body } = await conn.request(message);
+          return { status, head: decoder.decode(body.subarray(0, 256)) };
         } catch (e) {
           conn.close(); // reconnect on the next request
           conn = await RawConnection.open(url, o.caCerts);

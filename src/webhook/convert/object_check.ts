@@ -1,6 +1,6 @@
 /**
  * What an object of a ConversionReview must be before it is converted: a JSON object with an
- * `apiVersion`, whose `metadata`, when present, is an object whose `labels` and `annotations`, when
+ * `apiVersion`, a string `kind` if any, whose `metadata`, when present, is an object whose `labels` and `annotations`, when
  * present, map strings to strings. Anything else is answered with a Failure that names the object:
  * converting it would mean repairing it silently (a string `metadata` would come back as `{}`, a
  * numeric label would be carried into an object the apiserver then rejects or prunes).
@@ -13,6 +13,10 @@ export function objectProblem(obj: unknown, i: number): string | undefined {
   const apiVersion = obj.apiVersion;
   if (typeof apiVersion !== "string" || apiVersion === "") {
     return `decoding object ${i}: apiVersion is missing`;
+  }
+  const kind = obj.kind;
+  if (kind !== undefined && typeof kind !== "string") {
+    return `decoding object ${i}: kind is ${typeName(kind)}, not a string`;
   }
   const metadata = obj.metadata;
   if (metadata === undefined) return undefined;

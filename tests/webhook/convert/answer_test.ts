@@ -232,6 +232,7 @@ Deno.test("objects that do not decode are bad_request Failures", async () => {
     [[widget("v1", 0), "a string"], /^decoding object 1: not a JSON object$/],
     [[widget("v1", 0), [1, 2]], /^decoding object 1: not a JSON object$/],
     [[{ ...widget("v1", 0), apiVersion: 7 }], /^decoding object 0: apiVersion is missing$/],
+    [[{ ...widget("v1", 0), kind: [1] }], /^decoding object 0: kind is an array, not a string$/],
     // Never repaired silently: a string metadata would otherwise come back as {}.
     [[{ ...widget("v1", 0), metadata: "w-0" }], /^decoding object 0: metadata is a string, not/],
     [[{ ...widget("v1", 0), metadata: [] }], /^decoding object 0: metadata is an array, not/],
