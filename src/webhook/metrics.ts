@@ -58,7 +58,7 @@ const FAMILIES = {
   dco_webhook_registry_last_reload_timestamp_seconds: "Unix time of the last successful compile.",
   dco_webhook_registry_reload_total: "Compile attempts.",
   dco_webhook_registry_compile_errors_total: "Compile failures that left a stale or absent plan.",
-  dco_webhook_ready: "1 after the initial sync completed.",
+  dco_webhook_ready: "1 while ready: the initial sync completed and a usable TLS pair is served.",
   dco_webhook_initial_sync_duration_seconds: "Wall time of the successful initial sync pass.",
   dco_webhook_initial_sync_targets: "Configs processed by the initial sync.",
   dco_webhook_tls_reload_failures_total:
