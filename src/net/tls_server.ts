@@ -70,7 +70,7 @@ export function validityProblem(
  * a one-line reason naming what is wrong.
  */
 export function validateKeyPair(pair: KeyPairPem, now: Date = new Date()): KeyPairInfo {
-  const reason = (e: unknown) => e instanceof Error ? e.message : String(e);
+  const reason = (e: unknown) => (e instanceof Error ? e.message : String(e)).replace(/\s+/g, " ");
   let x509: X509Certificate;
   try {
     if (!pair.cert.includes("-----BEGIN CERTIFICATE-----")) throw new Error("no CERTIFICATE block");
