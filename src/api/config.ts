@@ -32,12 +32,40 @@ const spoke = z.strictObject({
   rules: z.array(ConversionRuleSchema).nullable().default([]),
 });
 
+/** The ConversionReview versions the apiserver knows (and dco answers). */
+export const CONVERSION_REVIEW_VERSIONS = ["v1", "v1beta1"] as const;
+
+/** The rule on `spec.conversionReviewVersions`, as both the decode and the CRD say it. */
+export const REVIEW_VERSIONS_RULE =
+  'must contain "v1" (an empty list means ["v1"]); the ConversionReview versions are "v1" and ' +
+  '"v1beta1"';
+
+/**
+ * `spec.conversionReviewVersions`: a set of the known versions that contains `v1` (empty ⇒ the
+ * default `["v1"]`, as the manager applies it). Offline the refine checks it; the CRD says the same
+ * as a CEL rule on a list of at most two.
+ */
+function conversionReviewVersions() {
+  return z.array(z.enum(CONVERSION_REVIEW_VERSIONS))
+    .refine((l) => new Set(l).size === l.length, { message: "must not list a version twice" })
+    .refine((l) => l.length === 0 || l.includes("v1"), { message: REVIEW_VERSIONS_RULE })
+    .meta({
+      maxItems: CONVERSION_REVIEW_VERSIONS.length,
+      "x-kubernetes-list-type": "set",
+      "x-kubernetes-validations": [{
+        rule: "size(self) == 0 || 'v1' in self",
+        message: REVIEW_VERSIONS_RULE,
+      }],
+    })
+    .default(["v1"]);
+}
+
 const commonSpec = {
   hubVersion: z.string(),
   // minItems is the structural stage's check offline ("spokes non-empty"); the CRD enforces it.
   spokes: z.array(spoke).meta({ minItems: 1 }),
   webhookServerRef: z.strictObject({ name: z.string() }).optional(),
-  conversionReviewVersions: z.array(z.string()).default(["v1"]),
+  conversionReviewVersions: conversionReviewVersions(),
   unmappedFieldPolicy: z.enum(["Error", "Warn"]).default("Error"),
   unmappedFieldReason: z.string().optional(),
   driftPolicy: z.enum(["KeepServingStale", "FailClosed"]).default("KeepServingStale"),

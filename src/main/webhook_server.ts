@@ -2,10 +2,12 @@
  * The webhook-server role: answers the apiserver's ConversionReviews for the targets assigned to
  * this ConversionWebhookServer from an in-memory plan registry. This file is only the startup
  * order, and each step is a safety property: flags (invalid ⇒ exit 1); caches, registry, metrics,
- * controllers; the TLS pair read once (missing or invalid ⇒ exit 1); informers; the plain server;
- * cache sync (a terminal cache failure ⇒ exit 1); the initial sync, retried every 2 s until clean
- * (only a shutdown aborts it); the served-target Lease published once and its loop started; the
- * TLS listener bound; ready. Stopping: docs/design/manager.md#shutdown.
+ * controllers; the TLS pair read and validated once (unreadable, not PEM, mismatched or outside
+ * its validity ⇒ exit 1 with the reason); informers; the plain server; cache sync (a terminal cache
+ * failure ⇒ exit 1); the initial sync, retried every 2 s until clean (only a shutdown aborts it);
+ * the served-target Lease published once and its loop started; the TLS listener bound; ready —
+ * and unready whenever the listener holds no usable pair. Stopping:
+ * docs/design/manager.md#shutdown.
  *
  * The plain server (/healthz, /readyz, /metrics) starts before any cache sync, so a slow start is
  * visible and not killed by liveness; the replica turns ready only once the initial sync is clean
@@ -34,7 +36,7 @@ import {
 } from "../webhook/served_lease.ts";
 import {
   createPlainListener,
-  readKeyPair,
+  loadKeyPair,
   startPlainServer,
   TlsServer as ConversionServer,
 } from "../net/mod.ts";
@@ -119,12 +121,14 @@ async function main(argv: readonly string[]): Promise<never> {
       controllers.get(key.slice(0, key.indexOf("/")) as ConfigKind)?.queue.add(key),
   };
 
-  // The TLS pair must be readable now.
-  await role.step(
-    "cannot load the TLS certificate",
-    { dir: flags.tlsCertDir },
-    () => readKeyPair(flags.tlsCertDir),
-  );
+  // The TLS pair must be usable now.
+  try {
+    await loadKeyPair(flags.tlsCertDir);
+  } catch (e) {
+    await role.fail(`cannot load the TLS certificate: ${(e as Error).message}`, {
+      dir: flags.tlsCertDir,
+    });
+  }
 
   // Informers, then the plain server before any sync.
   caches.start();
@@ -187,6 +191,11 @@ async function main(argv: readonly string[]): Promise<never> {
         certDir: flags.tlsCertDir,
         reloadIntervalMs: flags.certReloadIntervalMs,
         listener: convert,
+        // Readiness holds a usable pair; a failed reload is counted.
+        onState: (state, result) => {
+          metrics.observeTls(state, result);
+          role.readiness.gate("tls", state.problem);
+        },
       }),
   );
   caches.connect(routeByKind);

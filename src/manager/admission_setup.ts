@@ -18,7 +18,7 @@ import {
   VALIDATING_WEBHOOK_CONFIGURATIONS,
 } from "../kube/resources.ts";
 import type { ResourceRef } from "../kube/mod.ts";
-import { type ServerHandle, TlsServer } from "../net/mod.ts";
+import { type ServerHandle, TlsServer, type TlsState } from "../net/mod.ts";
 import { createLogger, type Logger } from "../obs/log.ts";
 import type { AdmissionContext, ConfigSummary } from "./admission/context.ts";
 import { AdmissionCertKeeper, type AdmissionCertState } from "./admission_certs.ts";
@@ -77,6 +77,8 @@ export function xrdGuardLookup(caches: Pick<ManagerCaches, "configs">): XrdConfi
 /** What starting admission needs of the role runtime (src/main/_role.ts). */
 export interface AdmissionStartup {
   readonly log: Logger;
+  /** Readiness gates: held while the admission listener has no usable pair. */
+  readonly readiness: { gate(name: string, reason: string): void };
   /** Exits (without an error) when a shutdown was asked for. */
   exitIfStopping(): Promise<void>;
   /** Starts a listener; its failure is logged as `failure`, and exits 1. */
@@ -107,6 +109,7 @@ export async function startAdmission(
         certDir: flags.webhookCertDir,
         reloadIntervalMs: CERT_RELOAD_INTERVAL_MS,
         listener: listener(),
+        onState: gateReadiness(role),
       }));
     role.log.info("admission webhooks serving", { address });
     return;
@@ -130,6 +133,7 @@ export async function startAdmission(
       source: keeper.secretRef,
       reloadIntervalMs: CERT_RELOAD_INTERVAL_MS,
       listener: listener(),
+      onState: gateReadiness(role),
     }));
   keeper.onEnsured = () => server.reloadNow();
   keeper.start(keeper.nextDelay(state));
@@ -140,6 +144,11 @@ export async function startAdmission(
     mutatingWebhookConfiguration: flags.admissionMutatingWebhookConfiguration || undefined,
     notAfter: state ? new Date(state.notAfter).toISOString() : undefined,
   });
+}
+
+/** The admission listener's certificate state holds the manager's readiness. */
+function gateReadiness(role: AdmissionStartup): (state: TlsState) => void {
+  return (state) => role.readiness.gate("admission tls", state.problem);
 }
 
 /**

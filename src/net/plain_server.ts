@@ -22,7 +22,8 @@ export interface DebugRegistrySource {
 }
 
 export interface PlainListenerOptions {
-  readiness: { readonly ready: boolean };
+  /** `reason`, when given, is what a 503 `/readyz` says (src/net/readiness.ts). */
+  readiness: { readonly ready: boolean; readonly reason?: string };
   registry: DebugRegistrySource;
   /**
    * The exposition: a prom-client registry holding every family (webhook set, framework,
@@ -59,7 +60,9 @@ export async function answerPlain(
     case "/healthz":
       return text(200, "ok");
     case "/readyz":
-      return opts.readiness.ready ? text(200, "ok") : text(503, "registry not yet fully synced");
+      return opts.readiness.ready
+        ? text(200, "ok")
+        : text(503, opts.readiness.reason || "registry not yet fully synced");
     case "/metrics": {
       const m = opts.metrics;
       if (m === undefined) return text(503, "metrics gatherer not configured");

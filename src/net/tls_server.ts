@@ -3,9 +3,10 @@
  * listener, the manager's admission listener): `node:https` with `noDelay`, HTTP/1.1 only, and
  * `setSecureContext` to swap pairs — no second listener, no refused connections.
  *
- * Certificates: a pair that fails to parse, or whose key does not match, keeps the last good one
- * serving; before the first good pair the port listens but every handshake fails, and polling
- * continues.
+ * Certificates: a pair that fails to parse, whose key does not match, or that is outside its
+ * validity keeps the last good one serving; before the first good pair the port listens but every
+ * handshake fails, and polling continues. Every attempt reports the certificate state (`onState`):
+ * the roles gate readiness on it and count failed reloads.
  */
 import { createPrivateKey, X509Certificate } from "node:crypto";
 import https from "node:https";
@@ -32,22 +33,73 @@ export interface KeyPairPem {
 export const CERT_FILE = "tls.crt";
 export const KEY_FILE = "tls.key";
 
-/** Reads `tls.crt` and `tls.key` from a directory. */
+/** Reads `tls.crt` and `tls.key` from a directory; an error names the file. */
 export async function readKeyPair(dir: string): Promise<KeyPairPem> {
-  const [cert, key] = await Promise.all([
-    Deno.readTextFile(join(dir, CERT_FILE)),
-    Deno.readTextFile(join(dir, KEY_FILE)),
-  ]);
+  const read = (file: string) =>
+    Deno.readTextFile(join(dir, file)).catch((e: unknown) => {
+      throw new Error(`cannot read ${join(dir, file)}: ${e instanceof Error ? e.message : e}`);
+    });
+  const [cert, key] = await Promise.all([read(CERT_FILE), read(KEY_FILE)]);
   return { cert, key };
 }
 
-/** What a certificate pair is, for logs; throws when the pair does not parse or match. */
-export function describeKeyPair(pair: KeyPairPem): { serial: string; notAfter: string } {
-  const x509 = new X509Certificate(pair.cert);
-  if (!x509.checkPrivateKey(createPrivateKey(pair.key))) {
-    throw new Error("tls.key does not match the certificate in tls.crt");
+/** What a usable certificate pair is, for logs, metrics and readiness. */
+export interface KeyPairInfo {
+  serial: string;
+  notBefore: Date;
+  notAfter: Date;
+}
+
+/** The one-line reason a loaded pair is not usable at `now`, or "" while it is. */
+export function validityProblem(
+  info: Pick<KeyPairInfo, "notBefore" | "notAfter">,
+  now: Date,
+): string {
+  if (now.getTime() > info.notAfter.getTime()) {
+    return `the certificate in ${CERT_FILE} expired at ${info.notAfter.toISOString()}`;
   }
-  return { serial: x509.serialNumber, notAfter: x509.validTo };
+  if (now.getTime() < info.notBefore.getTime()) {
+    return `the certificate in ${CERT_FILE} is not valid before ${info.notBefore.toISOString()}`;
+  }
+  return "";
+}
+
+/**
+ * Checks that a pair can serve TLS at `now`: `tls.crt` parses as a PEM certificate, `tls.key` as a
+ * PEM private key, the key matches the certificate, and `now` is inside its validity. Throws with
+ * a one-line reason naming what is wrong.
+ */
+export function validateKeyPair(pair: KeyPairPem, now: Date = new Date()): KeyPairInfo {
+  const reason = (e: unknown) => (e instanceof Error ? e.message : String(e)).replace(/\s+/g, " ");
+  let x509: X509Certificate;
+  try {
+    if (!pair.cert.includes("-----BEGIN CERTIFICATE-----")) throw new Error("no CERTIFICATE block");
+    x509 = new X509Certificate(pair.cert);
+  } catch (e) {
+    throw new Error(`${CERT_FILE} is not a PEM certificate (${reason(e)})`);
+  }
+  let key: ReturnType<typeof createPrivateKey>;
+  try {
+    key = createPrivateKey(pair.key);
+  } catch (e) {
+    throw new Error(`${KEY_FILE} is not a PEM private key (${reason(e)})`);
+  }
+  if (!x509.checkPrivateKey(key)) {
+    throw new Error(`${KEY_FILE} does not match the certificate in ${CERT_FILE}`);
+  }
+  const info = {
+    serial: x509.serialNumber,
+    notBefore: x509.validFromDate,
+    notAfter: x509.validToDate,
+  };
+  const problem = validityProblem(info, now);
+  if (problem !== "") throw new Error(problem);
+  return info;
+}
+
+/** Reads and validates the pair in `dir` (the webhook server's startup check). */
+export async function loadKeyPair(dir: string, now: Date = new Date()): Promise<KeyPairInfo> {
+  return validateKeyPair(await readKeyPair(dir), now);
 }
 
 export interface TlsServerOptions {
@@ -68,6 +120,20 @@ export interface TlsServerOptions {
   listener: NodeListener;
   logger?: TlsLogger;
   limits?: Partial<HttpLimits>;
+  /** Runs after every load attempt with the result and the state it left (see {@link TlsState}). */
+  onState?: (state: TlsState, result: ReloadResult) => void;
+  /** The clock the validity check reads (default: the system clock). */
+  now?: () => Date;
+}
+
+/** What a TLS listener is serving with. */
+export interface TlsState {
+  /** "" while a usable pair is served, else why not, in one line (`/readyz` says it). */
+  problem: string;
+  /** The served certificate's notAfter; null before the first good pair. */
+  notAfter: Date | null;
+  /** The served certificate's serial; "" before the first good pair. */
+  serial: string;
 }
 
 export type ReloadResult = "loaded" | "unchanged" | "reloaded" | "failed";
@@ -91,6 +157,7 @@ export class TlsServer implements ServerHandle {
   readonly #core: NodeServer;
   readonly #tls: https.Server;
   #pair: KeyPairPem | undefined;
+  #info: KeyPairInfo | undefined;
   #poll: ReturnType<typeof setInterval> | undefined;
   #busy: Promise<ReloadResult> = Promise.resolve("unchanged");
   #closing = false;
@@ -143,36 +210,63 @@ export class TlsServer implements ServerHandle {
     return this.#pair !== undefined;
   }
 
+  /** The state after the last attempt, re-checked against the clock now. */
+  get state(): TlsState {
+    const info = this.#info;
+    let problem = "";
+    if (info === undefined) {
+      problem = `no usable TLS certificate loaded from ${this.#source()}` +
+        (this.stats.lastError !== "" ? `: ${this.stats.lastError}` : "");
+    } else {
+      const invalid = validityProblem(info, this.#now());
+      if (invalid !== "") problem = `the served TLS certificate is unusable: ${invalid}`;
+    }
+    return { problem, notAfter: info?.notAfter ?? null, serial: info?.serial ?? "" };
+  }
+
   /** One poll: re-read the pair and install it when it changed and loads. Serialized. */
   reloadNow(): Promise<ReloadResult> {
-    this.#busy = this.#busy.then(() => this.#reload());
+    this.#busy = this.#busy.then(async () => {
+      const result = await this.#reload();
+      try {
+        if (!this.#closing) this.#opts.onState?.(this.state, result);
+      } catch (e) {
+        this.#log.error("TLS certificate state callback failed", { error: e });
+      }
+      return result;
+    });
     return this.#busy;
+  }
+
+  #now(): Date {
+    return this.#opts.now?.() ?? new Date();
   }
 
   async #reload(): Promise<ReloadResult> {
     if (this.#closing) return "unchanged";
     let pair: KeyPairPem;
-    let info: { serial: string; notAfter: string };
+    let info: KeyPairInfo;
     try {
       pair = this.#opts.loadPair !== undefined
         ? await this.#opts.loadPair()
         : await readKeyPair(this.#opts.certDir!);
       if (this.#pair?.cert === pair.cert && this.#pair.key === pair.key) return "unchanged";
       // setSecureContext accepts garbage silently and then fails every handshake: check first.
-      info = describeKeyPair(pair);
+      info = validateKeyPair(pair, this.#now());
       this.#tls.setSecureContext({ cert: pair.cert, key: pair.key, minVersion: "TLSv1.2" });
     } catch (e) {
       return this.#failed(e);
     }
     const first = this.#pair === undefined;
     this.#pair = pair;
+    this.#info = info;
     this.stats.serial = info.serial;
     if (!first) this.stats.reloads++;
     this.#log.info(first ? "TLS certificate loaded" : "TLS certificate reloaded", {
       address: formatAddr(this.addr),
       source: this.#source(),
       serial: info.serial,
-      notAfter: info.notAfter,
+      notAfter: info.notAfter.toISOString(),
     });
     return first ? "loaded" : "reloaded";
   }

@@ -58,9 +58,13 @@ const FAMILIES = {
   dco_webhook_registry_last_reload_timestamp_seconds: "Unix time of the last successful compile.",
   dco_webhook_registry_reload_total: "Compile attempts.",
   dco_webhook_registry_compile_errors_total: "Compile failures that left a stale or absent plan.",
-  dco_webhook_ready: "1 after the initial sync completed.",
+  dco_webhook_ready: "1 while ready: the initial sync completed and a usable TLS pair is served.",
   dco_webhook_initial_sync_duration_seconds: "Wall time of the successful initial sync pass.",
   dco_webhook_initial_sync_targets: "Configs processed by the initial sync.",
+  dco_webhook_tls_reload_failures_total:
+    "TLS certificate load attempts that kept the previous pair (or none).",
+  dco_webhook_tls_certificate_expiry_timestamp_seconds:
+    "Unix time the served TLS certificate expires; 0 = no certificate loaded.",
 } as const;
 
 type FamilyName = keyof typeof FAMILIES;
@@ -82,6 +86,8 @@ const LABELS = {
   dco_webhook_ready: [],
   dco_webhook_initial_sync_duration_seconds: [],
   dco_webhook_initial_sync_targets: [],
+  dco_webhook_tls_reload_failures_total: [],
+  dco_webhook_tls_certificate_expiry_timestamp_seconds: [],
 } as const satisfies Record<FamilyName, readonly string[]>;
 
 type LabelOf<N extends FamilyName> = (typeof LABELS)[N][number];
@@ -152,6 +158,8 @@ export class WebhookMetrics implements ConversionMetrics {
   readonly ready: Gauge;
   readonly initialSyncDuration: Gauge;
   readonly initialSyncTargets: Gauge;
+  readonly tlsReloadFailures: Counter;
+  readonly tlsCertificateExpiry: Gauge;
 
   constructor(registry: Registry) {
     const f = new FamilyFactory(registry);
@@ -176,6 +184,9 @@ export class WebhookMetrics implements ConversionMetrics {
     this.ready = f.gauge("dco_webhook_ready");
     this.initialSyncDuration = f.gauge("dco_webhook_initial_sync_duration_seconds");
     this.initialSyncTargets = f.gauge("dco_webhook_initial_sync_targets");
+    this.tlsReloadFailures = f.counter("dco_webhook_tls_reload_failures_total");
+    this.tlsCertificateExpiry = f.gauge("dco_webhook_tls_certificate_expiry_timestamp_seconds");
+    this.tlsCertificateExpiry.set(0);
     this.ready.set(0);
     this.registrySize.set(0);
   }
@@ -240,6 +251,12 @@ export class WebhookMetrics implements ConversionMetrics {
 
   setReady(ready: boolean): void {
     this.ready.set(ready ? 1 : 0);
+  }
+
+  /** One TLS load attempt (wire it as the conversion listener's `onState`). */
+  observeTls(state: { notAfter: Date | null }, result: string): void {
+    if (result === "failed") this.tlsReloadFailures.inc();
+    this.tlsCertificateExpiry.set(state.notAfter === null ? 0 : state.notAfter.getTime() / 1000);
   }
 
   /** Written once, immediately before the replica reports ready. */

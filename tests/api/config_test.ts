@@ -274,6 +274,28 @@ Deno.test("wrong types and enum values name the path", () => {
   );
 });
 
+Deno.test("conversionReviewVersions: a set of v1/v1beta1 that contains v1", () => {
+  const versions = (v: unknown) => crdConfig([], { conversionReviewVersions: v });
+  for (const ok of [["v1"], ["v1", "v1beta1"], ["v1beta1", "v1"], []]) {
+    const r = parseConfig(versions(ok));
+    assert.ok(r.ok, JSON.stringify(ok));
+    assert.deepEqual(r.config.spec.conversionReviewVersions, ok);
+  }
+  const rule = 'spec.conversionReviewVersions: must contain "v1" (an empty list means ["v1"]); ' +
+    'the ConversionReview versions are "v1" and "v1beta1"';
+  assert.deepEqual(errorsOf(versions(["v1beta1"])), [rule]);
+  assert.deepEqual(errorsOf(versions(["v1beta1", "v1beta1"])), [
+    "spec.conversionReviewVersions: must not list a version twice",
+    rule,
+  ]);
+  assert.deepEqual(errorsOf(versions(["v1", "v2"])), [
+    'spec.conversionReviewVersions[1]: must be one of "v1", "v1beta1", got "v2"',
+  ]);
+  assert.deepEqual(errorsOf(versions(["v1", "v1"])), [
+    "spec.conversionReviewVersions: must not list a version twice",
+  ]);
+});
+
 Deno.test("kind dispatch: missing and unknown kinds; XRD configs need targetXRD", () => {
   assert.deepEqual(errorsOf({ apiVersion: "terasky.com/v1alpha1" }), ["kind: missing kind"]);
   assert.deepEqual(errorsOf({ kind: "Widget" }), [

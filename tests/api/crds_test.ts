@@ -21,6 +21,7 @@ import {
   CONFIG_PHASES,
   ConversionWebhookServerSpecSchema,
   isShardMember,
+  REVIEW_VERSIONS_RULE,
   RULE_PARAMS_KEYS,
   shardWeight,
 } from "../../src/api/mod.ts";
@@ -257,6 +258,14 @@ Deno.test("config kinds: spec defaults, enums, rule blocks and status", () => {
     const p = propsOf(spec);
     assert.deepEqual(spec.required, [target, "hubVersion", "spokes"], kind);
     assert.deepEqual(p.conversionReviewVersions.default, ["v1"]);
+    // The apiserver checks what the offline decode checks: known versions, a set, v1 in it.
+    assert.deepEqual((p.conversionReviewVersions.items as SchemaNode).enum, ["v1", "v1beta1"]);
+    assert.equal(p.conversionReviewVersions.maxItems, 2);
+    assert.equal(p.conversionReviewVersions["x-kubernetes-list-type"], "set");
+    assert.deepEqual(p.conversionReviewVersions["x-kubernetes-validations"], [{
+      rule: "size(self) == 0 || 'v1' in self",
+      message: REVIEW_VERSIONS_RULE,
+    }]);
     assert.deepEqual([p.unmappedFieldPolicy.default, p.unmappedFieldPolicy.enum], [
       "Error",
       ["Error", "Warn"],

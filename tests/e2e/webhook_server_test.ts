@@ -2,8 +2,10 @@
  * The webhook-server role as a real process, under exactly its Deno permission flags, serving a
  * CRD's conversions through a real kube-apiserver: objects written at v1 are read, listed and
  * watched at v2; editing the config changes the next read; a config made invalid keeps the old
- * plan serving and shows the error in /debug/registry and the metrics; an identity without RBAC
- * makes the process exit non-zero instead of hanging.
+ * plan serving and shows the error in /debug/registry and the metrics; the CRD refuses a
+ * `conversionReviewVersions` without v1, and a target listing v1beta1 first is served (the
+ * apiserver then sends v1beta1 reviews); a reload to a mismatched key keeps the good pair serving
+ * and is counted; an identity without RBAC makes the process exit non-zero instead of hanging.
  */
 import assert from "node:assert/strict";
 import type * as k8s from "@kubernetes/client-node";
@@ -90,6 +92,7 @@ function startRole(
       `--kubeconfig=${opts.kubeconfig}`,
       "--enable-xrd-support=false",
       "--initial-sync-workers=2",
+      "--cert-reload-interval=1s",
       "--zap-log-level=debug",
     ],
   );
@@ -256,6 +259,74 @@ e2eTest(
           const r = JSON.parse((await get(`${role.metricsURL}/debug/registry`)).text || "[]");
           return r.length === 1 && !r[0].lastError;
         }, { timeoutMs: 30_000 });
+      },
+    );
+
+    await t.step(
+      "a config's conversionReviewVersions must contain v1 (the CRD's rule)",
+      async () => {
+        const bad = config("spec.capacity") as { spec: Record<string, unknown> };
+        bad.spec.conversionReviewVersions = ["v1beta1"];
+        const file = `${await cp.makeTempDir("ws-bad-config")}/config.json`;
+        await Deno.writeTextFile(file, JSON.stringify(bad));
+        const r = await cp.kubectl("apply", "-f", file);
+        assert.notEqual(r.code, 0, "rejected by the apiserver");
+        assert.match(r.stderr, /spec\.conversionReviewVersions/);
+        assert.match(r.stderr, /must contain "v1"/);
+      },
+    );
+
+    await t.step("a target listing v1beta1 first gets v1beta1 reviews, answered", async () => {
+      const path = "/spec/conversion/webhook/conversionReviewVersions";
+      const patch = (v: string[]) =>
+        kubectl(
+          "patch",
+          "crd",
+          TARGET,
+          "--type=json",
+          `-p=${JSON.stringify([{ op: "replace", path, value: v }])}`,
+        );
+      await patch(["v1beta1", "v1"]);
+      try {
+        // The apiserver picks up the new stanza shortly; every read must succeed meanwhile.
+        for (let i = 0; i < 10; i++) {
+          assert.deepEqual((await getAt("v2", "g1")).spec, { capacity: 7, color: "red" });
+        }
+        await cp.apply(gadget("v2", "g3", ns, { capacity: 5, color: "blue" }));
+        assert.deepEqual((await getAt("v1", "g3")).spec, { size: 5, color: "blue" });
+      } finally {
+        await patch(["v1"]);
+      }
+    });
+
+    await t.step(
+      "a reload to a bad pair keeps the good one serving, ready, and counted",
+      async () => {
+        const failures = async () =>
+          Number(
+            /^dco_webhook_tls_reload_failures_total (\d+)/m.exec(
+              (await get(`${role.metricsURL}/metrics`)).text,
+            )?.[1] ?? "NaN",
+          );
+        assert.equal(await failures(), 0);
+        const goodKey = await Deno.readTextFile(`${certDir}/tls.key`);
+        const stray = await (await createCA(await cp.makeTempDir("ws-stray"), "stray-ca"))
+          .issue({ commonName: "stray", hosts: ["127.0.0.1"] });
+        await Deno.writeTextFile(`${certDir}/tls.key`, stray.key);
+        try {
+          await waitFor("a counted reload failure", async () => await failures() > 0);
+          assert.match(
+            role.output(),
+            /reloading the TLS certificate failed; keeping the current one/,
+          );
+          assert.match(role.output(), /tls\.key does not match the certificate in tls\.crt/);
+          assert.equal((await ready()).status, 200, "the last good pair is still usable");
+          assert.equal((await getAt("v2", "g1")).apiVersion, `${GROUP}/v2`, "still converting");
+          const metrics = (await get(`${role.metricsURL}/metrics`)).text;
+          assert.match(metrics, /^dco_webhook_tls_certificate_expiry_timestamp_seconds \d{10}/m);
+        } finally {
+          await Deno.writeTextFile(`${certDir}/tls.key`, goodKey);
+        }
       },
     );
 

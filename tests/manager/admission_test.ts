@@ -216,6 +216,26 @@ Deno.test("config rule 2: undecodable objects are rejected as config-parse", asy
   );
 });
 
+Deno.test("config rule 2: conversionReviewVersions must contain v1, with the field and the rule", async () => {
+  for (const kind of ["crd", "xrd"] as const) {
+    const config = (v: string[]) =>
+      kind === "crd"
+        ? crdCreate(crdConfig({ conversionReviewVersions: v }))
+        : xrdCreate(xrdConfig({ conversionReviewVersions: v }));
+    assertDenied(
+      await config(["v1beta1"]),
+      '[config-parse] spec.conversionReviewVersions: must contain "v1"',
+      'the ConversionReview versions are "v1" and "v1beta1"',
+    );
+    assertDenied(
+      await config(["v1", "v2"]),
+      '[config-parse] spec.conversionReviewVersions[1]: must be one of "v1", "v1beta1", got "v2"',
+    );
+    assertDenied(await config(["v1", "v1"]), "must not list a version twice");
+    for (const ok of [["v1"], ["v1beta1", "v1"], []]) assertAllowed(await config(ok));
+  }
+});
+
 Deno.test("config rule 2: structure — policy reason, spokes, hub, duplicates", async () => {
   assertDenied(
     await crdCreate(crdConfig({ unmappedFieldPolicy: "Warn", unmappedFieldReason: "  " })),

@@ -19,7 +19,12 @@ import {
 } from "../../src/webhook/convert/mod.ts";
 import { WebhookMetrics } from "../../src/webhook/metrics.ts";
 import { PlanRegistry } from "../../src/webhook/registry.ts";
-import { type HttpLimits, type NodeListener, TlsServer } from "../../src/net/mod.ts";
+import {
+  type HttpLimits,
+  type NodeListener,
+  TlsServer,
+  type TlsServerOptions,
+} from "../../src/net/mod.ts";
 import { createCA, type KeyPair } from "../support/certs.ts";
 
 export { SYNTHETIC_GROUP, SYNTHETIC_TARGET };
@@ -100,6 +105,9 @@ export interface FixtureOptions
   reloadIntervalMs?: number;
   /** Replaces the conversion listener (shutdown tests hold requests). */
   listener?: NodeListener;
+  /** The TLS server's certificate-state callback and clock (the certificate-gate tests). */
+  onState?: TlsServerOptions["onState"];
+  now?: () => Date;
 }
 
 /** Starts a TLS conversion server with the synthetic plan installed. */
@@ -113,7 +121,16 @@ export async function startConversion(opts: FixtureOptions = {}): Promise<Conver
   const metrics = new WebhookMetrics(promRegistry);
   metrics.refreshRegistryGauges(registry.snapshot());
   const log = captureLog();
-  const { lookup, limits, pair: _, reloadIntervalMs = 0, listener, ...handlerOpts } = opts;
+  const {
+    lookup,
+    limits,
+    pair: _,
+    reloadIntervalMs = 0,
+    listener,
+    onState,
+    now,
+    ...handlerOpts
+  } = opts;
   const server = await TlsServer.start({
     address: "127.0.0.1:0",
     certDir: dir,
@@ -126,6 +143,8 @@ export async function startConversion(opts: FixtureOptions = {}): Promise<Conver
     }),
     logger: log,
     limits,
+    onState,
+    now,
   });
   const client = Deno.createHttpClient({ caCerts: [c.ca] });
   const base = `https://127.0.0.1:${server.addr.port}`;

@@ -47,6 +47,8 @@ Deno.test("every family has the catalog's name and type", async () => {
     dco_webhook_ready: "gauge",
     dco_webhook_initial_sync_duration_seconds: "gauge",
     dco_webhook_initial_sync_targets: "gauge",
+    dco_webhook_tls_reload_failures_total: "counter",
+    dco_webhook_tls_certificate_expiry_timestamp_seconds: "gauge",
   };
   assert.deepEqual([...WEBHOOK_METRIC_NAMES].sort(), Object.keys(expected).sort());
   for (const [name, type] of Object.entries(expected)) {

@@ -5,8 +5,8 @@
  * stringify → one write. No logging per object and no schema work per request: plans were
  * linked when they were installed.
  *
- * Every answer except 405 and 400 is a 200 `apiextensions.k8s.io/v1` ConversionReview carrying
- * the request uid, because the apiserver turns any other status into an opaque "invalid
+ * Every answer except 405 and 400 is a 200 ConversionReview at the request's apiVersion
+ * (`apiextensions.k8s.io/v1`, or `v1beta1` for a config that lists it) carrying the request uid, because the apiserver turns any other status into an opaque "invalid
  * response" for the user. Every Failure is built by {@link failure}; anything not anticipated is
  * a bug ("panic") and takes the one panic path of {@link reviewOutcome}.
  */
@@ -31,6 +31,14 @@ import type { ConvertContext } from "./context.ts";
 import { objectProblem } from "./object_check.ts";
 
 export const REVIEW_API_VERSION = "apiextensions.k8s.io/v1";
+/** What the apiserver sends when a target lists `v1beta1` before `v1`; same shape as v1. */
+export const REVIEW_API_VERSION_V1BETA1 = "apiextensions.k8s.io/v1beta1";
+const REVIEW_API_VERSIONS: ReadonlySet<unknown> = new Set([
+  REVIEW_API_VERSION,
+  REVIEW_API_VERSION_V1BETA1,
+]);
+/** A v1beta1 review's apiVersion in a body that was not parsed (too large, too deep). */
+const V1BETA1_IN_HEAD = /"apiVersion"\s*:\s*"apiextensions\.k8s\.io\/v1beta1"/;
 export const REVIEW_KIND = "ConversionReview";
 
 const encoder = new TextEncoder();
@@ -82,6 +90,8 @@ export interface ConversionReviewResponse {
 
 /** What one request has learnt so far: the Failure it may still get carries these. */
 interface ReviewState {
+  /** The request's ConversionReview apiVersion: the answer's must equal it. */
+  apiVersion: string;
   uid: string;
   direction: string;
   tallies: Map<string, DirectionTally> | undefined;
@@ -107,7 +117,7 @@ function failure(state: ReviewState, result: ReviewResult, message: string): Rev
   return {
     status: 200,
     body: encoder.encode(JSON.stringify({
-      apiVersion: REVIEW_API_VERSION,
+      apiVersion: state.apiVersion,
       kind: REVIEW_KIND,
       response: { uid: state.uid, result: { status: "Failure", message } },
     })),
@@ -198,7 +208,12 @@ function reviewOutcome(
   read: BodyRead,
   startedAt: number,
 ): ReviewOutcome {
-  const state: ReviewState = { uid: "", direction: "unknown", tallies: undefined };
+  const state: ReviewState = {
+    apiVersion: REVIEW_API_VERSION,
+    uid: "",
+    direction: "unknown",
+    tallies: undefined,
+  };
   let outcome: ReviewOutcome;
   try {
     outcome = read.ok ? review(ctx, target, read.bytes, state) : tooLarge(ctx, read.head, state);
@@ -238,8 +253,14 @@ function record(ctx: ConvertContext, target: string, o: ReviewOutcome, startedAt
   );
 }
 
-function tooLarge(ctx: ConvertContext, head: Uint8Array, state: ReviewState): ReviewOutcome {
+/** The uid and the review apiVersion of a body that is not parsed, from its head. */
+function recoverHead(head: Uint8Array, state: ReviewState): void {
   state.uid = recoverUid(head);
+  if (V1BETA1_IN_HEAD.test(decoder.decode(head))) state.apiVersion = REVIEW_API_VERSION_V1BETA1;
+}
+
+function tooLarge(ctx: ConvertContext, head: Uint8Array, state: ReviewState): ReviewOutcome {
+  recoverHead(head, state);
   return failure(
     state,
     "too_large",
@@ -258,7 +279,7 @@ function review(
   const deadline = ctx.clock() + ctx.requestTimeoutMs;
   const text = decoder.decode(bytes);
   if (nestingExceeds(text, ctx.maxJsonDepth)) {
-    state.uid = recoverUid(bytes.subarray(0, UID_SCAN_BYTES));
+    recoverHead(bytes.subarray(0, UID_SCAN_BYTES), state);
     return failure(
       state,
       "bad_request",
@@ -273,10 +294,13 @@ function review(
   }
   if (
     !isJsonObject(parsed) || parsed.kind !== REVIEW_KIND ||
-    parsed.apiVersion !== REVIEW_API_VERSION
+    !REVIEW_API_VERSIONS.has(parsed.apiVersion)
   ) {
-    return badRequest(`request body is not a ${REVIEW_API_VERSION} ${REVIEW_KIND}`);
+    return badRequest(
+      `request body is not a ${REVIEW_API_VERSION} (or v1beta1) ${REVIEW_KIND}`,
+    );
   }
+  state.apiVersion = parsed.apiVersion as string;
   const request = parsed.request;
   if (!isJsonObject(request)) return badRequest("ConversionReview has no request");
   if (typeof request.uid !== "string") return badRequest("ConversionReview request has no uid");
@@ -374,7 +398,7 @@ function convertBatch(
   let body: Uint8Array;
   try {
     body = encoder.encode(JSON.stringify({
-      apiVersion: REVIEW_API_VERSION,
+      apiVersion: state.apiVersion,
       kind: REVIEW_KIND,
       response: { uid: state.uid, result: { status: "Success" }, convertedObjects: converted },
     }));

@@ -108,11 +108,12 @@ Deno.test("a body that is not JSON is 400 bad_request", async () => {
   await f.assertServing();
 });
 
-Deno.test("a JSON body that is not a v1 ConversionReview is 400 bad_request", async () => {
+Deno.test("a JSON body that is not a v1 (or v1beta1) ConversionReview is 400 bad_request", async () => {
   await using f = await startConversion();
   const wrong = [
     { ...review("u", "v2", []), kind: "AdmissionReview" },
-    { ...review("u", "v2", []), apiVersion: "apiextensions.k8s.io/v1beta1" },
+    { ...review("u", "v2", []), apiVersion: "apiextensions.k8s.io/v2" },
+    { ...review("u", "v2", []), apiVersion: "v1beta1" },
     [review("u", "v2", [])],
     "a string",
   ];
@@ -120,11 +121,60 @@ Deno.test("a JSON body that is not a v1 ConversionReview is 400 bad_request", as
     await assertBadRequest(
       f,
       JSON.stringify(body),
-      /not a apiextensions.k8s.io\/v1 ConversionReview/,
+      /not a apiextensions.k8s.io\/v1 \(or v1beta1\) ConversionReview/,
     );
   }
   assert.equal(await reviewCount(f, "bad_request"), wrong.length);
   await f.assertServing();
+});
+
+/** The review `review(...)` builds, as `apiextensions.k8s.io/v1beta1`. */
+function v1beta1(body: JsonObject): JsonObject {
+  return { ...body, apiVersion: "apiextensions.k8s.io/v1beta1" };
+}
+
+Deno.test("a v1beta1 ConversionReview is answered as v1beta1, same shape as v1", async () => {
+  await using f = await startConversion();
+  const objects = [widget("v1", 0), widget("v1", 1)];
+  const v1 = await f.convert(review("same", "v2", objects));
+  const beta = await f.convert(v1beta1(review("same", "v2", objects)));
+  assert.equal(v1.apiVersion, "apiextensions.k8s.io/v1");
+  assert.equal(beta.apiVersion, "apiextensions.k8s.io/v1beta1", "the request's apiVersion");
+  assert.deepEqual({ ...beta, apiVersion: v1.apiVersion }, v1, "identical apart from apiVersion");
+  assert.equal(beta.response.result.status, "Success");
+  assert.equal(await reviewCount(f, "success"), 2);
+
+  // Failures answer at the request's apiVersion too: a conversion error, a registry miss, and
+  // bodies that are never parsed (too deep).
+  const failures: [JsonObject | string, string | undefined][] = [
+    [v1beta1(review("bad-object", "v2", [{ kind: "Widget" }])), T],
+    [v1beta1(review("miss", "v2", [])), "nope.example.com"],
+    [
+      JSON.stringify(v1beta1(review("deep", "v2", []))).replace(
+        /"objects":\[\]/,
+        `"objects":[{"spec":${"[".repeat(200)}${"]".repeat(200)}}]`,
+      ),
+      T,
+    ],
+  ];
+  for (const [body, target] of failures) {
+    const out = await f.convert(body, target);
+    assert.equal(out.apiVersion, "apiextensions.k8s.io/v1beta1", JSON.stringify(out));
+    assert.equal(out.kind, "ConversionReview");
+    assert.equal(out.response.result.status, "Failure");
+    assert.notEqual(out.response.uid, "");
+  }
+  await f.assertServing();
+});
+
+Deno.test("a v1beta1 review over the body limit is answered as v1beta1", async () => {
+  await using f = await startConversion({ maxRequestBytes: 4096 });
+  const objects = Array.from({ length: 50 }, (_, i) => widget("v1", i));
+  const out = await f.convert(v1beta1(review("beta-too-large", "v2", objects)));
+  assert.equal(out.apiVersion, "apiextensions.k8s.io/v1beta1");
+  assert.equal(out.response.uid, "beta-too-large");
+  assert.equal(out.response.result.status, "Failure");
+  assert.equal(await reviewCount(f, "too_large"), 1);
 });
 
 Deno.test("a ConversionReview without request is 400 bad_request", async () => {
