@@ -29,7 +29,7 @@ import { parseRoleFlags, Role } from "./_role.ts";
 
 const SHUTDOWN_TIMEOUT_MS = 30_000;
 /** How long a stopping leader waits for in-flight reconciles before leaving its Lease to expire. */
-const LEADER_STOP_TIMEOUT_MS = 10_000;
+const LEADER_STOP_TIMEOUT_MS = 5_000;
 
 async function serviceAccountNamespace(): Promise<string | undefined> {
   try {
