@@ -14,6 +14,13 @@
  * write of the old leader was answered before the new one sent the Lease write that made it
  * leader, and the ledger has no entry of the old leader after the first of the new one; on a
  * stop the Lease is released only after the old leader's last reconcile ended.
+ *
+ * Then the same with two real manager processes (`--leader-elect`, each with its own
+ * ServiceAccount so the apiserver's audit log attributes every write to its process): while a
+ * ConversionWebhookServer's `spec.replicas` keeps changing (so the leader keeps writing its
+ * Deployment), the leader gets SIGTERM; the audit log shows no write of the old manager after
+ * the request in which the new one took the Lease, and the old one's Lease release after its
+ * last other write.
  */
 import assert from "node:assert/strict";
 import { setTimeout as delay } from "node:timers/promises";
@@ -32,6 +39,83 @@ import { LeaderTerm } from "../../src/manager/leadership.ts";
 import { createLogger, setLogSink } from "../../src/obs/log.ts";
 import { createMetricsRegistry } from "../../src/obs/metrics.ts";
 import { type ControlPlane, e2eTest, waitFor } from "../support/control_plane.ts";
+import {
+  admissionCertificate,
+  installDcoCRDs,
+  startManager,
+  webhookServer,
+} from "../support/dco_stack.ts";
+import { MANAGER_LEASE_NAME } from "../../src/kube/leader.ts";
+import { clusterCA, serviceAccountToken } from "./kube/_support.ts";
+
+/** The apiserver's audit log: every write, at Metadata level (who, what, when). */
+const AUDIT = Deno.makeTempDirSync({ prefix: "dco-handover-audit-" });
+Deno.writeTextFileSync(
+  `${AUDIT}/policy.yaml`,
+  [
+    "apiVersion: audit.k8s.io/v1",
+    "kind: Policy",
+    "omitStages: [RequestReceived]",
+    "rules:",
+    "- level: Metadata",
+    "  verbs: [create, update, patch, delete, deletecollection]",
+    "- level: None",
+    "",
+  ].join("\n"),
+);
+
+interface AuditEvent {
+  stage: string;
+  verb: string;
+  user: { username: string };
+  objectRef?: { resource?: string; namespace?: string; name?: string; subresource?: string };
+  responseStatus?: { code?: number };
+  requestReceivedTimestamp: string;
+  stageTimestamp: string;
+}
+
+async function auditEvents(): Promise<AuditEvent[]> {
+  const text = await Deno.readTextFile(`${AUDIT}/audit.log`);
+  return text.split("\n").filter((l) => l.trim()).map((l) => JSON.parse(l) as AuditEvent);
+}
+
+const CLUSTER_ROLE_BINDINGS: ResourceRef = {
+  group: "rbac.authorization.k8s.io",
+  version: "v1",
+  plural: "clusterrolebindings",
+};
+
+/** A kubeconfig for ServiceAccount `name` (cluster-admin), in `dir`. */
+async function serviceAccountKubeconfig(
+  cp: ControlPlane,
+  admin: KubeClient,
+  ns: string,
+  name: string,
+  dir: string,
+): Promise<string> {
+  const token = await serviceAccountToken(admin, ns, name);
+  await admin.create(CLUSTER_ROLE_BINDINGS, {
+    metadata: { name: `${ns}-${name}` },
+    roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: "cluster-admin" },
+    subjects: [{ kind: "ServiceAccount", name, namespace: ns }],
+  });
+  const path = `${dir}/${name}.kubeconfig`;
+  await Deno.writeTextFile(
+    path,
+    JSON.stringify({
+      apiVersion: "v1",
+      kind: "Config",
+      clusters: [{
+        name: "cp",
+        cluster: { server: cp.server, "certificate-authority-data": btoa(clusterCA(cp)) },
+      }],
+      users: [{ name, user: { token } }],
+      contexts: [{ name, context: { cluster: "cp", user: name, namespace: ns } }],
+      "current-context": name,
+    }),
+  );
+  return path;
+}
 
 const CONFIGMAPS = (namespace: string): ResourceRef => ({
   group: "",
@@ -220,6 +304,10 @@ e2eTest(
           );
         },
       );
+      await t.step(
+        "two manager processes: SIGTERM hands over, no write of the old one after",
+        () => processHandover(cp, admin),
+      );
     } catch (e) {
       console.error(logs.join("\n"));
       throw e;
@@ -227,5 +315,117 @@ e2eTest(
       setLogSink(undefined);
     }
   },
-  { name: "handover" },
+  {
+    name: "handover",
+    apiServerArgs: [
+      `--audit-policy-file=${AUDIT}/policy.yaml`,
+      `--audit-log-path=${AUDIT}/audit.log`,
+    ],
+  },
 );
+
+async function processHandover(cp: ControlPlane, admin: KubeClient) {
+  await installDcoCRDs(cp, []);
+  const ns = await cp.createNamespace("dco-system");
+  const { certDir } = await admissionCertificate(cp, "dco-handover-ca");
+  const dir = await Deno.makeTempDir({ prefix: "dco-handover-" });
+  const kubeconfig = {
+    a: await serviceAccountKubeconfig(cp, admin, ns, "manager-a", dir),
+    b: await serviceAccountKubeconfig(cp, admin, ns, "manager-b", dir),
+  };
+  const users = {
+    a: `system:serviceaccount:${ns}:manager-a`,
+    b: `system:serviceaccount:${ns}:manager-b`,
+  };
+  const cws = "handover";
+  await cp.apply(
+    webhookServer(cws, { default: true, replicas: 2, certificate: { issuerRef: { name: "x" } } }),
+  );
+  const start = (which: "a" | "b") =>
+    startManager(cp, {
+      certDir,
+      namespace: ns,
+      certificateMode: "existing-secret",
+      features: { xrd: false },
+      leaderElect: true,
+      kubeconfig: kubeconfig[which],
+    });
+  await using a = start("a");
+  await waitFor("a to lead", () => a.output().includes("controllers started"), {
+    timeoutMs: 60_000,
+  });
+  await using b = start("b");
+  await waitFor("b to see a lead", () => /new leader observed.*manager_/.test(b.output()), {
+    timeoutMs: 60_000,
+  });
+  const deployments: ResourceRef = {
+    group: "apps",
+    version: "v1",
+    plural: "deployments",
+    namespace: ns,
+  };
+  const cwsRef: ResourceRef = {
+    group: "terasky.com",
+    version: "v1alpha1",
+    plural: "conversionwebhookservers",
+  };
+  const deployment = async () =>
+    (await admin.list<KubeObject & { spec?: { replicas?: number } }>(deployments)).items[0];
+  // Keep the leader writing: spec.replicas changes every 100 ms.
+  let churn = true;
+  let replicas = 2;
+  const churning = (async () => {
+    while (churn) {
+      replicas = replicas === 2 ? 3 : 2;
+      await admin.patch(cwsRef, cws, { spec: { replicas } }, { type: "merge" });
+      await delay(100);
+    }
+  })();
+  try {
+    await waitFor("a to follow the churn", async () => (await deployment())?.spec?.replicas === 3, {
+      timeoutMs: 30_000,
+    });
+    await delay(500);
+    a.child.kill("SIGTERM");
+    assert.equal((await a.child.status).code, 0, a.output().slice(-3000));
+    await waitFor("b to lead", () => b.output().includes("controllers started"), {
+      timeoutMs: 30_000,
+    });
+    await delay(1000);
+  } finally {
+    churn = false;
+    await churning;
+  }
+  await waitFor(
+    "b to reconcile the last change",
+    async () => (await deployment())?.spec?.replicas === replicas,
+    { timeoutMs: 30_000 },
+  );
+  assert.match(a.output(), /released leader lease/);
+
+  const events = (await auditEvents()).filter((e) =>
+    e.stage === "ResponseComplete" && (e.responseStatus?.code ?? 0) < 300
+  );
+  const isLease = (e: AuditEvent) =>
+    e.objectRef?.resource === "leases" && e.objectRef.name === MANAGER_LEASE_NAME;
+  const acquired = events.find((e) => e.user.username === users.b && isLease(e));
+  assert.ok(acquired, "b took the Lease");
+  const ofA = events.filter((e) => e.user.username === users.a);
+  const aWork = ofA.filter((e) => !isLease(e));
+  const bWork = events.filter((e) => e.user.username === users.b && !isLease(e));
+  const describe = (e: AuditEvent) =>
+    `${e.stageTimestamp} ${e.verb} ${e.objectRef?.resource}/${e.objectRef?.name}`;
+  assert.ok(aWork.length > 0 && bWork.length > 0, `writes: a ${aWork.length}, b ${bWork.length}`);
+  // MicroTime stamps have a fixed width: they order as strings.
+  const late = ofA.filter((e) => e.stageTimestamp >= acquired.requestReceivedTimestamp);
+  assert.deepEqual(late.map(describe), [], "no write of a after b's request that took the Lease");
+  const released = ofA.filter(isLease).at(-1)!;
+  const lastWork = aWork.at(-1)!;
+  assert.ok(
+    lastWork.stageTimestamp < released.requestReceivedTimestamp,
+    "a released after its last write",
+  );
+  console.log(
+    `processes: writes a ${aWork.length}, b ${bWork.length} (non-Lease); b acquired at ${acquired.requestReceivedTimestamp}, a's last write ${lastWork.stageTimestamp}`,
+  );
+}
