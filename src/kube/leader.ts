@@ -103,6 +103,8 @@ export class LeaderElector {
   #log: Logger;
   #ref: ResourceRef;
   #leading = false;
+  /** From acquiring until stepped down or wound down: a Lease naming anyone else is foreign. */
+  #holding = false;
   #observed: string | undefined;
   #observedTime = 0;
   #observedHolder: string | undefined;
@@ -198,6 +200,7 @@ export class LeaderElector {
       return "stopped";
     }
     this.#leading = true;
+    this.#holding = true;
     this.#log.info("successfully acquired lease");
     const lead = new AbortController();
     let work: Promise<void> = Promise.resolve();
@@ -213,19 +216,24 @@ export class LeaderElector {
     const outcome = await this.#keep(stop);
     this.#leading = false;
     lead.abort(new Error(`leadership ${outcome}`));
-    let ended = false;
     if (outcome === "stopped") {
       // Still the holder: keep the Lease (renewing) until the work has ended, then release so
-      // a successor takes over at once. Work that outlives stopTimeoutMs keeps the Lease from
-      // being released: it expires leaseDuration after the last renewal instead.
-      ended = await this.#windDown(work);
-      if (ended) await this.#release();
-      else {
+      // a successor takes over at once. Work that outlives stopTimeoutMs (or a Lease that can
+      // no longer be renewed) keeps the Lease from being released: it expires leaseDuration
+      // after the last renewal instead.
+      const ended = await this.#windDown(work);
+      if (ended === "ended") await this.#release();
+      else if (ended === "timeout") {
         this.#log.warn("work did not end in time; the lease is left to expire", {
           stopTimeout: this.stopTimeoutMs,
         });
+      } else {
+        this.#log.warn("lease lost while the work wound down; not released", {
+          holder: this.#observedHolder,
+        });
       }
     }
+    this.#holding = false;
     try {
       this.#opts.onStoppedLeading();
     } catch (e) {
@@ -252,10 +260,10 @@ export class LeaderElector {
   }
 
   /**
-   * After a stop: renews every retryPeriod until `work` settles (true) or stopTimeoutMs passes
-   * or a renewal fails for good (false).
+   * After a stop: renews every retryPeriod until `work` settles ("ended"), stopTimeoutMs passes
+   * ("timeout") or a renewal fails for good ("lost").
    */
-  async #windDown(work: Promise<void>): Promise<boolean> {
+  async #windDown(work: Promise<void>): Promise<"ended" | "timeout" | "lost"> {
     let settled = false;
     const ended = work.then(() => settled = true);
     const bound = new AbortController();
@@ -264,13 +272,13 @@ export class LeaderElector {
     ended.then(() => wake.abort());
     try {
       for (;;) {
-        if (settled) return true;
+        if (settled) return "ended";
         const left = until - this.#clock.now();
-        if (left <= 0) return false;
+        if (left <= 0) return "timeout";
         await this.#sleep(Math.min(this.retryPeriodMs, left), wake.signal);
-        if (settled) return true;
-        if (this.#clock.now() >= until) return false;
-        if (await this.#renew(bound.signal) !== "held") return settled;
+        if (settled) return "ended";
+        if (this.#clock.now() >= until) return "timeout";
+        if (await this.#renew(bound.signal) !== "held") return settled ? "ended" : "lost";
       }
     } finally {
       bound.abort();
@@ -300,7 +308,7 @@ export class LeaderElector {
   /**
    * client-go's `tryAcquireOrRenew`: read the Lease (create it when absent); refuse when another
    * holder's lease is still valid by our observation; otherwise write ourselves as holder with
-   * the read resourceVersion ("held"). While leading, a Lease naming anyone else (or no one) is
+   * the read resourceVersion ("held"). While holding, a Lease naming anyone else (or no one) is
    * "foreign": someone took it, and we must not write it back. Any error or conflict is "retry".
    */
   async #tryAcquireOrRenew(
@@ -319,7 +327,7 @@ export class LeaderElector {
       return "retry";
     }
     if (lease === undefined) {
-      if (this.#leading) return "foreign"; // deleted under us
+      if (this.#holding) return "foreign"; // deleted under us
       return await this.#write(
         now,
         "creating",
@@ -343,7 +351,7 @@ export class LeaderElector {
     this.#observe(lease);
     const old = lease.spec ?? {};
     const holder = old.holderIdentity ?? "";
-    if (this.#leading && holder !== this.identity) return "foreign";
+    if (this.#holding && holder !== this.identity) return "foreign";
     if (holder && holder !== this.identity && this.#observedTime + this.leaseDurationMs > now) {
       return "retry"; // held by another, not expired
     }

@@ -3,7 +3,8 @@
  * its work, keeps the Lease (renewing) while the in-flight reconcile finishes and releases only
  * after; work that outlives stopTimeout leaves the Lease to expire instead of releasing it; a
  * renewal that finds another holder steps down at once, with no retry and no write; leadership
- * counts from the last successful renewal, and a lost Lease is never released. The fenced
+ * counts from the last successful renewal, and a lost Lease is never released; a Lease taken
+ * (or cleared) while the work winds down is left alone. The fenced
  * client view (`KubeClient.withSignal`) sends nothing once its signal aborted and aborts what is
  * in flight.
  */
@@ -253,3 +254,22 @@ Deno.test("a client view fenced by a signal sends nothing once it aborted and ab
   assert.equal((await base.get<KubeObject>(ref, "x")).metadata.name, "x");
   hold.resolve();
 });
+
+for (const other of ["b", ""]) {
+  Deno.test(`a Lease taken (holder "${other}") while the work winds down is neither written over nor released`, async () => {
+    const clock = new FakeClock();
+    const leases = new FakeLeases();
+    const { e } = elector(leases, clock, () => new Promise<void>(() => {}));
+    const run = e.run();
+    await settle();
+    const stopped = e.stop();
+    await settle();
+    leases.takeOver(other);
+    const writes = leases.writes.length;
+    await tick(clock, TIMING.leaseDurationMs + 1000);
+    await stopped;
+    assert.equal(await run, "stopped");
+    assert.equal(leases.holder, other);
+    assert.equal(leases.writes.length, writes, "nothing written after it was taken");
+  });
+}
