@@ -108,6 +108,10 @@ export class KubeClient implements Disposable {
   #http: Deno.HttpClient;
   #userAgent: string;
   #timeoutMs: number;
+  /** Aborts every request of this client and refuses new ones ({@link withSignal}). */
+  #fence: AbortSignal | undefined;
+  /** Whether `#http` belongs to another client (a {@link withSignal} view). */
+  #sharedHttp = false;
 
   constructor(connection: ClusterConnection, opts: KubeClientOptions = {}) {
     this.connection = connection;
@@ -135,8 +139,27 @@ export class KubeClient implements Disposable {
     return this.connection.namespace;
   }
 
+  /**
+   * A view of this client (same connection, same HTTP client) whose every request is aborted
+   * when `signal` aborts, and which sends no request after that: the fence the manager's
+   * leader-only controllers write through, so nothing they send outlives leadership
+   * (docs/design/kube.md#leader-election-and-its-lease). Closing the view closes nothing;
+   * closing this client closes the view's connections too.
+   */
+  withSignal(signal: AbortSignal): KubeClient {
+    const view = new KubeClient(this.connection, {
+      userAgent: this.#userAgent,
+      timeoutMs: this.#timeoutMs,
+    });
+    view.#http.close();
+    view.#http = this.#http;
+    view.#sharedHttp = true;
+    view.#fence = this.#fence ? AbortSignal.any([this.#fence, signal]) : signal;
+    return view;
+  }
+
   close(): void {
-    this.#http.close();
+    if (!this.#sharedHttp) this.#http.close();
   }
 
   [Symbol.dispose](): void {
@@ -150,6 +173,11 @@ export class KubeClient implements Disposable {
    * No deadline applies here (used for streams); {@link KubeClient.call} adds one.
    */
   async request(method: string, path: string, opts: RequestOptions = {}): Promise<Response> {
+    const fence = this.#fence;
+    if (fence) {
+      if (fence.aborted) throw fence.reason;
+      opts = { ...opts, signal: opts.signal ? AbortSignal.any([fence, opts.signal]) : fence };
+    }
     const url = this.server + path + queryString(opts.query);
     const what = `${method} ${path}`;
     const body = opts.body === undefined
@@ -167,6 +195,7 @@ export class KubeClient implements Disposable {
       if (body !== undefined) headers.set("content-type", opts.contentType ?? "application/json");
       const authz = await auth?.authorization({ refresh: attempt > 0 });
       if (authz) headers.set("authorization", authz);
+      if (opts.signal?.aborted) throw opts.signal.reason;
       let res: Response;
       try {
         res = await fetch(url, { method, headers, body, signal: opts.signal, client: this.#http });

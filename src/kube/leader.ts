@@ -1,10 +1,17 @@
 /**
  * Lease leader election (`coordination.k8s.io/v1`) for the manager's `--leader-elect`
- * (docs/design/kube.md#leader-election-and-its-lease), with client-go's `leaderelection` semantics so a Deno manager and a Go one
- * would respect each other's Lease: acquire when the Lease is absent, released (no holder) or
- * expired; every write is an optimistic-concurrency update (a conflict means another candidate
- * won); the leader renews every `retryPeriod` and steps down when it could not renew for
- * `renewDeadline`; stopping releases the Lease so a successor takes over at once.
+ * (docs/design/kube.md#leader-election-and-its-lease), with client-go's `leaderelection` semantics
+ * so a Deno manager and a Go one would respect each other's Lease: acquire when the Lease is
+ * absent, released (no holder) or expired; every write is an optimistic-concurrency update (a
+ * conflict means another candidate won); the leader renews every `retryPeriod`.
+ *
+ * Never two leaders at once — stricter than client-go in three places:
+ * - a renewal that reads another holder in the Lease steps down at once (no retrying for the
+ *   rest of the renew window), and `renewDeadline` counts from the last successful renewal;
+ * - a stopping leader aborts its work's signal, keeps renewing while the work winds down (up to
+ *   `stopTimeoutMs`) and releases only once the work has ended — if it has not, it leaves the
+ *   Lease to expire;
+ * - a lost leadership is never released (the work may still be winding down; the owner exits).
  *
  * Expiry is judged like client-go: by this process's clock, from the moment it last saw the
  * Lease record change, plus `leaseDuration` — never by comparing the holder's `renewTime` with
@@ -54,11 +61,17 @@ export interface LeaderElectorOptions {
   renewDeadlineMs?: number;
   /** Interval between acquire attempts (jittered) and renewals. 2 s. */
   retryPeriodMs?: number;
+  /**
+   * How long a stopping leader waits (renewing) for the work of `onStartedLeading` to end
+   * before it gives up releasing; default `leaseDuration`.
+   */
+  stopTimeoutMs?: number;
   clock?: Clock;
   /**
-   * Called once leadership is acquired; `signal` aborts when it is lost or the elector stops.
-   * A returned promise is awaited (up to leaseDuration) before a stopping leader releases the
-   * Lease, so the work can wind down before a successor starts; its rejection is logged.
+   * Called once leadership is acquired; `signal` aborts when it is lost or the elector stops,
+   * and the work must stop writing then. The returned promise is the work: it must settle once
+   * the work has ended; a stopping leader releases the Lease only after it settled (up to
+   * `stopTimeoutMs`), so a successor never starts while it runs. A rejection is logged.
    */
   onStartedLeading: (signal: AbortSignal) => void | Promise<void>;
   /** Called once after leadership ends (lost or stopped); never if it was not acquired. */
@@ -83,15 +96,20 @@ export class LeaderElector {
   readonly leaseDurationMs: number;
   readonly renewDeadlineMs: number;
   readonly retryPeriodMs: number;
+  readonly stopTimeoutMs: number;
   #opts: LeaderElectorOptions;
   #client: KubeClient;
   #clock: Clock;
   #log: Logger;
   #ref: ResourceRef;
   #leading = false;
+  /** From acquiring until stepped down or wound down: a Lease naming anyone else is foreign. */
+  #holding = false;
   #observed: string | undefined;
   #observedTime = 0;
   #observedHolder: string | undefined;
+  /** Our clock when the last successful acquire/renew write was sent. */
+  #renewedAt = -Infinity;
   #stop: AbortController | undefined;
   #done: Promise<LeaderElectionOutcome> | undefined;
 
@@ -104,6 +122,7 @@ export class LeaderElector {
     this.leaseDurationMs = opts.leaseDurationMs ?? 15_000;
     this.renewDeadlineMs = opts.renewDeadlineMs ?? 10_000;
     this.retryPeriodMs = opts.retryPeriodMs ?? 2_000;
+    this.stopTimeoutMs = opts.stopTimeoutMs ?? this.leaseDurationMs;
     this.#clock = opts.clock ?? realClock;
     this.#ref = LEASES(opts.namespace);
     this.#log = (opts.logger ?? createLogger("kube.leader")).with({
@@ -120,9 +139,12 @@ export class LeaderElector {
     }
   }
 
-  /** Whether this candidate currently leads. */
+  /**
+   * Whether this candidate currently leads: it has not stepped down and its last renewal is
+   * younger than renewDeadline by the clock (so a late timer cannot stretch leadership).
+   */
   isLeader(): boolean {
-    return this.#leading;
+    return this.#leading && this.#clock.now() < this.#renewedAt + this.renewDeadlineMs;
   }
 
   /** The holder last observed in the Lease ("" = released; undefined = not read yet). */
@@ -138,7 +160,10 @@ export class LeaderElector {
     );
   }
 
-  /** Stops campaigning/leading, releases the Lease if held, and waits for {@link run} to end. */
+  /**
+   * Stops campaigning/leading: aborts the work's signal, waits for the work (renewing, up to
+   * stopTimeoutMs), releases the Lease if held and the work ended, and waits for {@link run}.
+   */
   async stop(): Promise<void> {
     this.#stop?.abort(new Error("leader election stopped"));
     await this.#done?.catch(() => {});
@@ -166,7 +191,7 @@ export class LeaderElector {
     this.#log.info("attempting to acquire leader lease");
     for (;;) {
       if (stop.aborted) return "stopped";
-      if (await this.#tryAcquireOrRenew(stop, this.renewDeadlineMs)) break;
+      if (await this.#tryAcquireOrRenew(stop, this.renewDeadlineMs) === "held") break;
       const jittered = this.retryPeriodMs * (1 + Math.random() * JITTER_FACTOR);
       await this.#sleep(jittered, stop);
     }
@@ -175,6 +200,7 @@ export class LeaderElector {
       return "stopped";
     }
     this.#leading = true;
+    this.#holding = true;
     this.#log.info("successfully acquired lease");
     const lead = new AbortController();
     let work: Promise<void> = Promise.resolve();
@@ -186,30 +212,28 @@ export class LeaderElector {
       this.#log.error("onStartedLeading failed", { error: serializeError(e) });
     }
 
-    // Renew until a renewal window fails or we are stopped.
-    let outcome: LeaderElectionOutcome = "stopped";
-    for (;;) {
-      await this.#sleep(this.retryPeriodMs, stop);
-      if (stop.aborted) break;
-      if (await this.#renew(stop)) continue;
-      if (stop.aborted) break;
-      outcome = "lost";
-      this.#log.error("failed to renew lease: leadership lost", {
-        renewDeadline: this.renewDeadlineMs,
-      });
-      break;
-    }
-
+    // Renew until a renewal fails for good or we are stopped.
+    const outcome = await this.#keep(stop);
     this.#leading = false;
     lead.abort(new Error(`leadership ${outcome}`));
     if (outcome === "stopped") {
-      // Let the leader's work wind down before a successor may start (bounded: after
-      // leaseDuration without renewals the Lease has expired for everyone anyway).
-      const bound = new AbortController();
-      await Promise.race([work, this.#sleep(this.leaseDurationMs, bound.signal)]);
-      bound.abort();
+      // Still the holder: keep the Lease (renewing) until the work has ended, then release so
+      // a successor takes over at once. Work that outlives stopTimeoutMs (or a Lease that can
+      // no longer be renewed) keeps the Lease from being released: it expires leaseDuration
+      // after the last renewal instead.
+      const ended = await this.#windDown(work);
+      if (ended === "ended") await this.#release();
+      else if (ended === "timeout") {
+        this.#log.warn("work did not end in time; the lease is left to expire", {
+          stopTimeout: this.stopTimeoutMs,
+        });
+      } else {
+        this.#log.warn("lease lost while the work wound down; not released", {
+          holder: this.#observedHolder,
+        });
+      }
     }
-    await this.#release();
+    this.#holding = false;
     try {
       this.#opts.onStoppedLeading();
     } catch (e) {
@@ -218,18 +242,65 @@ export class LeaderElector {
     return outcome;
   }
 
-  /**
-   * One renewal window (client-go's `renew`): retry every retryPeriod until a renewal succeeds
-   * (true) or renewDeadline has passed since the window opened (false); false when stopped.
-   */
-  async #renew(stop: AbortSignal): Promise<boolean> {
-    const deadline = this.#clock.now() + this.renewDeadlineMs;
+  /** Renews every retryPeriod while leading; "stopped" on `stop`, "lost" when it must step down. */
+  async #keep(stop: AbortSignal): Promise<LeaderElectionOutcome> {
     for (;;) {
-      const left = deadline - this.#clock.now();
-      if (left <= 0 || stop.aborted) return false;
-      if (await this.#tryAcquireOrRenew(stop, left)) return true;
-      const wait = Math.min(this.retryPeriodMs, deadline - this.#clock.now());
-      if (wait <= 0) return false;
+      await this.#sleep(this.retryPeriodMs, stop);
+      if (stop.aborted) return "stopped";
+      const renewed = await this.#renew(stop);
+      if (renewed === "held") continue;
+      if (stop.aborted && renewed !== "foreign") return "stopped";
+      this.#log.error("leadership lost", {
+        reason: renewed === "foreign" ? "the lease names another holder" : "renewDeadline passed",
+        holder: this.#observedHolder,
+        renewDeadline: this.renewDeadlineMs,
+      });
+      return "lost";
+    }
+  }
+
+  /**
+   * After a stop: renews every retryPeriod until `work` settles ("ended"), stopTimeoutMs passes
+   * ("timeout") or a renewal fails for good ("lost").
+   */
+  async #windDown(work: Promise<void>): Promise<"ended" | "timeout" | "lost"> {
+    let settled = false;
+    const ended = work.then(() => settled = true);
+    const bound = new AbortController();
+    const until = this.#clock.now() + this.stopTimeoutMs;
+    const wake = new AbortController();
+    ended.then(() => wake.abort());
+    try {
+      for (;;) {
+        if (settled) return "ended";
+        const left = until - this.#clock.now();
+        if (left <= 0) return "timeout";
+        await this.#sleep(Math.min(this.retryPeriodMs, left), wake.signal);
+        if (settled) return "ended";
+        if (this.#clock.now() >= until) return "timeout";
+        if (await this.#renew(bound.signal) !== "held") return settled ? "ended" : "lost";
+      }
+    } finally {
+      bound.abort();
+    }
+  }
+
+  /**
+   * One renewal window: retry every retryPeriod until a renewal lands ("held"), the Lease names
+   * another holder ("foreign": step down at once), or renewDeadline has passed since the last
+   * successful renewal ("expired"); "expired" too when stopped.
+   */
+  async #renew(stop: AbortSignal): Promise<"held" | "foreign" | "expired"> {
+    for (;;) {
+      const left = this.#renewedAt + this.renewDeadlineMs - this.#clock.now();
+      if (left <= 0 || stop.aborted) return "expired";
+      const got = await this.#tryAcquireOrRenew(stop, left);
+      if (got !== "retry") return got;
+      const wait = Math.min(
+        this.retryPeriodMs,
+        this.#renewedAt + this.renewDeadlineMs - this.#clock.now(),
+      );
+      if (wait <= 0) return "expired";
       await this.#sleep(wait, stop);
     }
   }
@@ -237,9 +308,13 @@ export class LeaderElector {
   /**
    * client-go's `tryAcquireOrRenew`: read the Lease (create it when absent); refuse when another
    * holder's lease is still valid by our observation; otherwise write ourselves as holder with
-   * the read resourceVersion. Any error or conflict is a `false`.
+   * the read resourceVersion ("held"). While holding, a Lease naming anyone else (or no one) is
+   * "foreign": someone took it, and we must not write it back. Any error or conflict is "retry".
    */
-  async #tryAcquireOrRenew(stop: AbortSignal, timeoutMs: number): Promise<boolean> {
+  async #tryAcquireOrRenew(
+    stop: AbortSignal,
+    timeoutMs: number,
+  ): Promise<"held" | "foreign" | "retry"> {
     const now = this.#clock.now();
     const stamp = rfc3339Micro(now);
     const call = { signal: stop, timeoutMs: Math.max(1, Math.ceil(timeoutMs)) };
@@ -249,10 +324,12 @@ export class LeaderElector {
       lease = await getOrUndefined(this.#client.get<Lease>(this.#ref, this.name, call));
     } catch (e) {
       if (!stop.aborted) this.#log.warn("error retrieving lease", { error: serializeError(e) });
-      return false;
+      return "retry";
     }
     if (lease === undefined) {
+      if (this.#holding) return "foreign"; // deleted under us
       return await this.#write(
+        now,
         "creating",
         stop,
         isAlreadyExists,
@@ -274,8 +351,9 @@ export class LeaderElector {
     this.#observe(lease);
     const old = lease.spec ?? {};
     const holder = old.holderIdentity ?? "";
+    if (this.#holding && holder !== this.identity) return "foreign";
     if (holder && holder !== this.identity && this.#observedTime + this.leaseDurationMs > now) {
-      return false; // held by another, not expired
+      return "retry"; // held by another, not expired
     }
     const same = holder === this.identity;
     const spec: LeaseSpec = {
@@ -288,6 +366,7 @@ export class LeaderElector {
     };
     const current = lease;
     return await this.#write(
+      now,
       "updating",
       stop,
       isConflict,
@@ -296,23 +375,26 @@ export class LeaderElector {
   }
 
   /**
-   * One Lease write: observed and `true` when it lands; `false` when it fails, logged unless we
-   * were stopped or the failure is the expected race (`lost`: another candidate wrote first).
+   * One Lease write sent at `sentAt`: observed and "held" when it lands (leadership then counts
+   * from `sentAt`); "retry" when it fails, logged unless we were stopped or the failure is the
+   * expected race (`lost`: another candidate wrote first).
    */
   async #write(
+    sentAt: number,
     what: "creating" | "updating",
     stop: AbortSignal,
     lost: (e: unknown) => boolean,
     write: () => Promise<Lease>,
-  ): Promise<boolean> {
+  ): Promise<"held" | "retry"> {
     try {
       this.#observe(await write());
-      return true;
+      this.#renewedAt = sentAt;
+      return "held";
     } catch (e) {
       if (!stop.aborted && !lost(e)) {
         this.#log.warn(`error ${what} lease`, { error: serializeError(e) });
       }
-      return false;
+      return "retry";
     }
   }
 

@@ -14,6 +14,7 @@ import { startAdmission } from "../manager/admission_setup.ts";
 import { createManagerCaches, type DepsOptions } from "../manager/caches.ts";
 import { setupConfigControllers } from "../manager/config_controller.ts";
 import { parseManagerFlags, resolveOperatorNamespace } from "../manager/flags.ts";
+import { LeaderTerm } from "../manager/leadership.ts";
 import { ManagerMetrics } from "../manager/metrics.ts";
 import {
   resolveServerCertificateMode,
@@ -27,6 +28,8 @@ import { createPlainListener, startPlainServer } from "../net/mod.ts";
 import { parseRoleFlags, Role } from "./_role.ts";
 
 const SHUTDOWN_TIMEOUT_MS = 30_000;
+/** How long a stopping leader waits for in-flight reconciles before leaving its Lease to expire. */
+const LEADER_STOP_TIMEOUT_MS = 5_000;
 
 async function serviceAccountNamespace(): Promise<string | undefined> {
   try {
@@ -77,12 +80,15 @@ async function main(argv: readonly string[]): Promise<never> {
     metrics: new ManagerMetrics(registry),
   };
   const settings = { registry, workers: flags.maxConcurrentReconciles };
-  const configControllers = setupConfigControllers(caches, deps, settings);
+  // The controllers write through the term's fenced client; admission keeps the plain one.
+  const term = new LeaderTerm(client);
+  const controllerDeps = { ...deps, client: term.client };
+  const configControllers = setupConfigControllers(caches, controllerDeps, settings);
   const children = serverChildSettings(flags, operatorNamespace, certificateMode);
-  const controllers = [
+  term.add([
     ...configControllers.controllers,
-    setupServerController(caches, deps, children, settings),
-  ];
+    setupServerController(caches, controllerDeps, children, settings),
+  ], configControllers.pacers);
 
   // The plain listeners before any sync.
   const plain = createPlainListener({
@@ -105,25 +111,17 @@ async function main(argv: readonly string[]): Promise<never> {
   await startAdmission(role, deps, flags);
   role.readiness.set(true);
 
-  role.onStop("controllers", async () => {
-    for (const p of configControllers.pacers) p.stop();
-    await Promise.all(controllers.map((c) => c.stop()));
-  });
-  const startControllers = () => {
-    for (const c of controllers) c.start();
-    log.info("controllers started", {
-      controllers: controllers.map((c) => c.name),
-      operatorNamespace,
-      workers: settings.workers,
-    });
-  };
+  const termLog = log.with({ operatorNamespace, workers: settings.workers });
   if (flags.leaderElect) {
+    // Stopping the elector stops the controllers, waits for their in-flight reconciles and only
+    // then releases the Lease; a lost Lease aborts them at once and the process exits 1.
     const elector = new LeaderElector({
       client,
       namespace: flags.leaderElectionNamespace || operatorNamespace,
       name: MANAGER_LEASE_NAME,
       identity: `${Deno.env.get("POD_NAME") || "manager"}_${crypto.randomUUID()}`,
-      onStartedLeading: startControllers,
+      stopTimeoutMs: LEADER_STOP_TIMEOUT_MS,
+      onStartedLeading: (signal) => term.run(signal, termLog),
       onStoppedLeading: () => {
         if (!role.signal.aborted) {
           log.error("leader election lost; exiting");
@@ -134,7 +132,12 @@ async function main(argv: readonly string[]): Promise<never> {
     role.onStop("leader election", () => elector.stop());
     elector.start();
   } else {
-    startControllers();
+    const stop = new AbortController();
+    const running = term.run(stop.signal, termLog);
+    role.onStop("controllers", () => {
+      stop.abort(new Error("shutting down"));
+      return running;
+    });
   }
   return await role.run();
 }

@@ -160,6 +160,8 @@ export interface ManagerOptions {
   leaderElect?: boolean;
   /** `--zap-log-level`. */
   logLevel?: "debug" | "info";
+  /** `--kubeconfig` (also readable by the process); default the admin kubeconfig. */
+  kubeconfig?: string;
 }
 
 /** The manager process and the URLs of its listeners. */
@@ -181,7 +183,7 @@ function managerArgs(
 ): string[] {
   const { features = {} } = opts;
   return [
-    `--kubeconfig=${cp.kubeconfigPath}`,
+    `--kubeconfig=${opts.kubeconfig ?? cp.kubeconfigPath}`,
     `--operator-namespace=${opts.namespace}`,
     `--metrics-bind-address=127.0.0.1:${ports.metrics}`,
     `--health-probe-bind-address=127.0.0.1:${ports.health}`,
@@ -197,7 +199,7 @@ function managerArgs(
 }
 
 /**
- * Starts the manager as a host process with the admin kubeconfig, under exactly its Deno
+ * Starts the manager as a host process with the admin kubeconfig (or `opts.kubeconfig`), under exactly its Deno
  * permission flags (network, env, and reading its cert dir, a ServiceAccount and the kubeconfig).
  */
 export function startManager(cp: ControlPlane, opts: ManagerOptions): ManagerProcess {
@@ -208,7 +210,11 @@ export function startManager(cp: ControlPlane, opts: ManagerOptions): ManagerPro
   };
   const role = startRoleProcess(
     `${REPO}src/main/manager.ts`,
-    ["--allow-net", "--allow-env", `--allow-read=${opts.certDir},${SA_DIR},${cp.kubeconfigPath}`],
+    [
+      "--allow-net",
+      "--allow-env",
+      `--allow-read=${opts.certDir},${SA_DIR},${opts.kubeconfig ?? cp.kubeconfigPath}`,
+    ],
     managerArgs(cp, opts, ports),
   );
   return Object.assign(role, {
