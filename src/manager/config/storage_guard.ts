@@ -100,30 +100,29 @@ export function storageVerdict(input: StorageGuardInput): StorageVerdict {
   if (reason !== undefined) {
     remedies.push("stop serving every version but the storage version (served: false)");
   }
+  let migrate = false;
   for (const crd of input.storedIn) {
-    const pending = crd.stored === undefined
-      ? undefined
-      : crd.stored.filter((v) => v !== crd.storage);
-    if (pending !== undefined && pending.length === 0 && crd.stored!.length > 0) continue;
+    const stored = crd.stored ?? [];
+    const pending = stored.filter((v) => v !== crd.storage);
+    if (stored.length > 0 && pending.length === 0) continue;
     reason ??= "StoredVersionsPending";
+    migrate = true;
     problems.push(
-      crd.stored === undefined
-        ? `${crd.label} has no readable status.storedVersions`
-        : `${crd.label} still lists ${list(pending ?? [])} in status.storedVersions ` +
-          `[${list(crd.stored)}] (storage version ${crd.storage ?? "unknown"}): objects may ` +
-          `still be stored at ${list(pending ?? [])}`,
+      stored.length === 0
+        ? `${crd.label} has an empty or unreadable status.storedVersions`
+        : `${crd.label} still lists ${list(pending)} in status.storedVersions [${list(stored)}] ` +
+          `(storage version ${crd.storage ?? "unknown"}): objects may still be stored at ` +
+          list(pending),
     );
     remedies.push(migrationSteps(crd));
   }
   if (reason === undefined) return { safe: true, problem: "", remedy: "" };
-  const migrate = input.storedIn.some((c) => remedies.includes(migrationSteps(c)))
-    ? " (convctl migrate-storage will do the migration once it exists)"
-    : "";
+  const later = migrate ? " (convctl migrate-storage will do the migration once it exists)" : "";
   return {
     safe: false,
     reason,
     problem: problems.join("; "),
-    remedy: `${remedies.join("; ")}${migrate}`,
+    remedy: `${remedies.join("; ")}${later}`,
   };
 }
 
