@@ -132,7 +132,8 @@ export async function prepareUninstall(
       }. Uninstalling now would strand the conversion of their targets (they would keep ` +
         `pointing at webhook servers that are about to be removed). Delete the configs first ` +
         `(each delete reverts its target's conversion; a config whose target still serves ` +
-        `more than one version also needs the annotation ${ALLOW_UNSAFE_DELETE_ANNOTATION}=true), ` +
+        `more than one version or stores objects at an old version is held until its storage ` +
+        `is migrated, or needs the annotation ${ALLOW_UNSAFE_DELETE_ANNOTATION}=true), ` +
         `then uninstall again`,
       { configs: configs.length },
     );

@@ -172,6 +172,19 @@ export const CONFIG_DEPS_CONTRACT: readonly ContractCase[] = [
     },
   },
   {
+    name: "getCRDLive: undefined when absent; the CRD as stored now, with status.storedVersions",
+    async run(c) {
+      assert.equal(await c.deps.getCRDLive("absents.example.com"), undefined);
+      await c.putTarget(widgetCRD());
+      // Read through: no waiting for a cache.
+      const crd = await c.deps.getCRDLive(WIDGETS);
+      assert.equal(nameOf(crd), WIDGETS);
+      assert.deepEqual(at(crd, "status", "storedVersions"), ["v2"]);
+      assert.equal(at(crd, "spec", "versions", "0", "served"), true);
+      assert.equal(await c.deps.getCRDLive(XNETS), undefined, "an XRD is not a CRD");
+    },
+  },
+  {
     name: "applyTarget: the conversion stanza and dco's annotations; a revert drops both",
     async run(c) {
       await c.putTarget(widgetCRD());

@@ -67,6 +67,8 @@ export interface WidgetCRDOptions {
   established?: boolean;
   generation?: number;
   servedV1?: boolean;
+  /** `status.storedVersions`; default `["v2"]` (only the storage version). */
+  storedVersions?: string[];
   /** Extra hub-only fields (schema drift). */
   hubExtra?: Record<string, JsonObject>;
 }
@@ -94,6 +96,7 @@ export function widgetCRD(o: WidgetCRDOptions = {}): JsonObject {
     },
     status: {
       conditions: [{ type: "Established", status: o.established === false ? "False" : "True" }],
+      storedVersions: o.storedVersions ?? ["v2"],
     },
   };
 }
@@ -361,6 +364,10 @@ export class World implements ConfigReconcileDeps {
   }
   getGeneratedCRD(name: string) {
     this.calls.push(`getGeneratedCRD ${name}`);
+    return this.#read(this.crds.get(name));
+  }
+  getCRDLive(name: string) {
+    this.calls.push(`getCRDLive ${name}`);
     return this.#read(this.crds.get(name));
   }
   listServedLeases(server: string, namespace: string) {

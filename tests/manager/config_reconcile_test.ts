@@ -227,7 +227,8 @@ Deno.test("drift under FailClosed → revert + Failed/Reverted; a failed revert 
   const w = world(config({ driftPolicy: "FailClosed" }));
   await run(w);
   w.reset();
-  w.target = crd({ generation: 4, hubExtra: { color: { type: "string" } } });
+  // One served version, only the storage version stored: the storage guard lets it revert.
+  w.target = crd({ generation: 4, servedV1: false, hubExtra: { color: { type: "string" } } });
   w.applyError = new Error("apiserver says no");
   await assert.rejects(run(w), /apiserver says no/);
   assert.equal(w.status.phase, "Failed");
@@ -319,10 +320,13 @@ Deno.test("delete: break-glass annotation → revert, then finalizer removal", a
   assert.deepEqual(w.calls, [
     "getConfig",
     `getTarget CRD ${TARGET}`,
+    `getCRDLive ${TARGET}`,
     "apply None",
     "finalizers []",
   ]);
   assert.equal(w.cfg, undefined);
+  assert.equal(w.logs.length, 1, "the override is logged");
+  assert.match(w.logs[0], /storage guard overridden.*serves 2 versions \(v1, v2\)/);
 });
 
 Deno.test("delete: one served version → revert before finalizer removal; revert error keeps it", async () => {

@@ -4,7 +4,7 @@
  *
  * Reads come from the caches (a stale read is corrected by the write's optimistic lock or the next
  * event), except the config itself, the live target, the served-target Leases and the one Secret
- * per server, which are read through. Writes go to the apiserver: SSA of targets (dco's field
+ * per server and the CRDs the storage guard reads, which are read through. Writes go to the apiserver: SSA of targets (dco's field
  * manager, force), merge patches of `/status`, and a merge patch of `metadata.finalizers` carrying
  * `resourceVersion` (so it fails with a conflict on a stale read, like an update, without writing
  * the decoded spec's defaults).
@@ -110,6 +110,10 @@ export function configReconcileDeps(
       return obj as unknown as JsonObject | undefined;
     },
     getGeneratedCRD: (name) => cachedOrLive(client, caches.crds, CRD_RESOURCE, name),
+    async getCRDLive(name) {
+      const obj = await getOrUndefined(client.get(CRD_RESOURCE, name));
+      return obj as unknown as JsonObject | undefined;
+    },
     // Read through: the gate decides on what the replicas report now, not on a cache's past.
     listServedLeases: (serverName, serverNamespace) =>
       listServedLeases(client, serverName, serverNamespace),

@@ -1,14 +1,15 @@
 /**
  * A config's finalizer and its delete (docs/design/config-reconcile.md#delete-and-finalizers): the
  * finalizer is added on the first reconcile; on delete the target's conversion is reverted to
- * `None` before the finalizer goes, and the delete is held while the target serves more than one
- * version (reverting would break reads of objects stored at another version) unless the config
- * carries the break-glass annotation.
+ * `None` before the finalizer goes, and the delete is held while the storage guard says the revert
+ * is unsafe (more than one version served, or objects possibly stored at another version) unless
+ * the config carries the break-glass annotation — which is then logged as a warning naming what
+ * it risks.
  */
 import { type ConfigKind, type ConversionConfig, XRD_CONFIG_KIND } from "../../api/mod.ts";
 import { buildRevertPatch } from "../conversion_patch.ts";
 import { StatusEditor } from "./status_editor.ts";
-import { servedVersionCount } from "./target.ts";
+import { readStorageGuard } from "./storage_guard.ts";
 import {
   ALLOW_UNSAFE_DELETE_ANNOTATION,
   type ConfigReconcileDeps,
@@ -34,7 +35,7 @@ export async function ensureFinalizer(
   return await deps.updateFinalizers(config, [...finalizers, finalizerOf(kind)]);
 }
 
-/** Revert the target before the finalizer goes; held while > 1 version served. */
+/** Revert the target before the finalizer goes; held while the storage guard says unsafe. */
 export async function reconcileDelete(
   kind: ConfigKind,
   config: ConversionConfig,
@@ -51,22 +52,35 @@ export async function reconcileDelete(
   if (!run.wasApplied) return await release();
   const target = await deps.getTarget(run.targetKind, run.target);
   if (target === undefined) return await release();
-  const served = servedVersionCount(target);
+  const verdict = await readStorageGuard(deps, run.targetKind, target);
   const breakGlass = config.metadata?.annotations?.[ALLOW_UNSAFE_DELETE_ANNOTATION] === "true";
-  if (served > 1 && !breakGlass) {
-    const message =
-      `delete held: ${run.targetLabel} serves ${served} versions; reverting its conversion ` +
-      `would break reads of stored objects. Remove the extra served versions, or set the ` +
+  if (!verdict.safe && !breakGlass) {
+    const message = `delete held: ${verdict.problem}; reverting the conversion of ` +
+      `${run.targetLabel} to None now would break reads of objects stored at another version ` +
+      `and prune them on their next write. To let the delete proceed: ${verdict.remedy}. Or set the ` +
       `annotation ${ALLOW_UNSAFE_DELETE_ANNOTATION}: "true" on this config to revert anyway`;
     run.cond({
       type: "DeletionBlocked",
       status: "True",
-      reason: "MultipleServedVersions",
+      reason: verdict.reason ?? "StoredVersionsPending",
       message,
     });
     run.status.message = message;
     await run.patch();
     return { requeueAfter: REQUEUE_DELETE_BLOCKED_MS };
+  }
+  if (!verdict.safe) {
+    deps.log?.(
+      `storage guard overridden by ${ALLOW_UNSAFE_DELETE_ANNOTATION}: reverting the conversion ` +
+        `of ${run.targetLabel} to None although ${verdict.problem}; objects stored at another ` +
+        `version will read wrong and lose the fields the storage version lacks on their next write`,
+      {
+        config: run.name,
+        kind,
+        target: run.target,
+        reason: verdict.reason,
+      },
+    );
   }
   await deps.applyTarget(buildRevertPatch(run.targetKind, run.target, target));
   return await release();

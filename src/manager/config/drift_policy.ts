@@ -1,13 +1,16 @@
 /**
  * A config that no longer validates against its live target, under its drift policy
  * (docs/design/config-reconcile.md#drift-policy-and-revert): `FailClosed` reverts the target's
- * conversion to `None` once it had been applied; otherwise an applied config goes `Stale` and the
- * previously applied conversion keeps serving, and a never-applied one is `Invalid`.
+ * conversion to `None` once it had been applied — unless the storage guard holds the revert
+ * (`RevertBlocked`: the previously applied conversion keeps serving until the stored objects are
+ * migrated); otherwise an applied config goes `Stale` and the previously applied conversion keeps
+ * serving, and a never-applied one is `Invalid`.
  */
 import type { JsonObject } from "../../lib/json.ts";
 import { buildRevertPatch } from "../conversion_patch.ts";
 import type { StatusEditor } from "./status_editor.ts";
-import type { ReconcileResult } from "./types.ts";
+import { readStorageGuard } from "./storage_guard.ts";
+import { type ReconcileResult, REQUEUE_REVERT_BLOCKED_MS } from "./types.ts";
 
 /** Writes the outcome of a validation failure (`message`) and ends the reconcile. */
 export async function applyDriftPolicy(
@@ -17,11 +20,32 @@ export async function applyDriftPolicy(
 ): Promise<ReconcileResult> {
   const { config, status } = run;
   const applied = status.conditions?.find((c) => c.type === "Applied");
+  const blocked = status.conditions?.find((c) => c.type === "RevertBlocked");
   const revertNeeded = config.spec.driftPolicy === "FailClosed" &&
     (run.origPhase === "Applied" ||
       (run.origPhase === "Failed" && applied?.status === "False" &&
-        applied.reason === "RevertFailed"));
+        applied.reason === "RevertFailed") ||
+      (run.origPhase === "Stale" && blocked?.status === "True"));
   if (revertNeeded) {
+    const verdict = await readStorageGuard(run.deps, run.targetKind, target);
+    if (!verdict.safe) {
+      const held =
+        `${message}; FailClosed revert of ${run.targetLabel} held: ${verdict.problem}; ` +
+        `reverting to None now would break reads of objects stored at another version and ` +
+        `prune them on their next write, so the previously applied conversion keeps serving. ` +
+        `To let the revert proceed: ${verdict.remedy}`;
+      run.phase("Stale", "RevertBlocked");
+      run.cond({ type: "Stale", status: "True", reason: "SchemaDrift", message });
+      run.cond({
+        type: "RevertBlocked",
+        status: "True",
+        reason: verdict.reason ?? "StoredVersionsPending",
+        message: held,
+      });
+      status.message = held;
+      await run.patch();
+      return { requeueAfter: REQUEUE_REVERT_BLOCKED_MS };
+    }
     try {
       await run.deps.applyTarget(buildRevertPatch(run.targetKind, run.target, target));
     } catch (e) {
@@ -29,6 +53,7 @@ export async function applyDriftPolicy(
       const failed =
         `${message}; FailClosed revert of ${run.targetLabel} failed (will retry): ${why}`;
       run.phase("Failed", "RevertFailed");
+      run.dropCond("RevertBlocked");
       run.cond({ type: "Applied", status: "False", reason: "RevertFailed", message: failed });
       status.message = failed;
       await run.patch();
@@ -38,10 +63,12 @@ export async function applyDriftPolicy(
       `${message}; FailClosed: conversion of ${run.targetLabel} reverted to strategy None`;
     run.phase("Failed", "Reverted");
     run.dropCond("Stale");
+    run.dropCond("RevertBlocked");
     run.cond({ type: "Applied", status: "False", reason: "Reverted", message: reverted });
     status.message = reverted;
   } else if (run.wasApplied) {
     run.phase("Stale", "SchemaDrift");
+    run.dropCond("RevertBlocked");
     run.cond({ type: "Stale", status: "True", reason: "SchemaDrift", message });
     status.message = `${message}; the previously applied conversion keeps serving`;
   } else {

@@ -16,4 +16,14 @@ export {
   type PropagationReason,
   verifyGeneratedCRD,
 } from "./xrd_propagation.ts";
+export {
+  migrationSteps,
+  readStorageGuard,
+  type StorageBlockReason,
+  type StorageGuardInput,
+  type StorageVerdict,
+  storageVerdict,
+  type VersionedObject,
+  versionedObject,
+} from "./storage_guard.ts";
 export { configReconcileDeps, readCABundle } from "./adapter.ts";

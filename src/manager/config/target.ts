@@ -14,14 +14,6 @@ export function isEstablished(target: JsonObject): boolean {
     conds.some((c) => isJsonObject(c) && c.type === "Established" && c.status === "True");
 }
 
-/** How many of `spec.versions` are served. */
-export function servedVersionCount(target: JsonObject): number {
-  const versions = isJsonObject(target.spec) ? target.spec.versions : undefined;
-  return Array.isArray(versions)
-    ? versions.filter((v) => isJsonObject(v) && v.served === true).length
-    : 0;
-}
-
 /** `spec.conversion` of a target or generated CRD ({} when absent). */
 export function conversionOf(obj: JsonObject): JsonObject {
   const spec = isJsonObject(obj.spec) ? obj.spec : {};

@@ -22,17 +22,21 @@ import type { TargetKind } from "../conversion_patch.ts";
 export const XRD_CONFIG_FINALIZER = "conversion.terasky.com/safe-revert";
 /** Finalizer of a CRDConversionConfig. */
 export const CRD_CONFIG_FINALIZER = "conversion.terasky.com/safe-revert-crd";
-/** Break-glass: delete (with revert) although the target serves > 1 version. Live, `"true"` only. */
+/**
+ * Break-glass: delete (with revert) although the storage guard holds it (the target serves > 1
+ * version, or objects may still be stored at another version). Live, `"true"` only.
+ */
 export const ALLOW_UNSAFE_DELETE_ANNOTATION = "conversion.terasky.com/allow-unsafe-delete";
 
 /**
  * Timed requeues, milliseconds (docs/design/config-reconcile.md#requeue-intervals): an applied
  * config is re-checked every 5 minutes, a config waiting on a gate every 15 s, a held delete
- * every 30 s.
+ * or a held `FailClosed` revert every 30 s.
  */
 export const REQUEUE_APPLIED_MS = 5 * 60_000;
 export const REQUEUE_WAITING_MS = 15_000;
 export const REQUEUE_DELETE_BLOCKED_MS = 30_000;
+export const REQUEUE_REVERT_BLOCKED_MS = 30_000;
 
 export type ConfigPhase = typeof CONFIG_PHASES[number];
 
@@ -121,6 +125,12 @@ export interface ConfigReconcileDeps {
    * `ConversionPropagated=False/NotPropagated`).
    */
   getGeneratedCRD?(name: string): Promise<JsonObject | undefined>;
+  /**
+   * A CRD (`apiextensions.k8s.io/v1`) read through to the apiserver, never from a cache: the
+   * storage guard decides on its served versions and `status.storedVersions` as they are now.
+   * Undefined when NotFound.
+   */
+  getCRDLive(name: string): Promise<JsonObject | undefined>;
   listServers(): Promise<ConversionWebhookServer[]>;
   /**
    * The served-target Leases of one server instance (label
@@ -151,7 +161,10 @@ export interface ConfigReconcileDeps {
   /** Namespace of servers without `spec.namespace` (the operator's own). */
   operatorNamespace: string;
   metrics?: ConfigReconcileMetrics;
-  /** XRD only: where the out-of-band revert line goes; silent when absent. */
+  /**
+   * Warnings: an out-of-band revert (XRD only), an approved handover, a storage guard overridden
+   * by the break-glass annotation. Silent when absent.
+   */
   log?: (msg: string, fields: Record<string, unknown>) => void;
 }
 

@@ -118,6 +118,7 @@ export const validatedGate: Gate = {
       run.cond({ type: "Validated", status: "False", reason: "ValidationFailed", message });
       return await applyDriftPolicy(run, run.targetObject, message);
     }
+    run.dropCond("RevertBlocked"); // no revert is pending once the config validates again
     run.cond({
       type: "Validated",
       status: "True",
