@@ -1,8 +1,9 @@
 /**
- * `dco_watch_map_list_errors_total{map_func}` (docs/observability.md#manager-metrics): a watch-map
- * function (./enqueue.ts) that failed to read the caches it maps through, so an event woke none
- * of the keys it should have (they wait for their backstop requeue). Registered once per
- * registry; each named map function's series is created at 0 when it is wired.
+ * `dco_watch_map_list_errors_total{map_func}`
+ * (docs/observability.md#manager-metrics-plain-port-8080-metrics): a watch-map function
+ * (./enqueue.ts) that failed to read the caches it maps through, so an event woke none of the keys
+ * it should have (they wait for their backstop requeue). Registered once per registry; each named
+ * map function's series is created at 0 when it is wired.
  */
 import { Counter, type Registry } from "prom-client";
 

@@ -107,6 +107,9 @@ const OPERATOR_METRICS: Record<string, [Kind, string[]]> = {
   dco_manager_conversion_reverts_total: ["counter", ["config_kind", "target"]],
   // both roles: what woke a controller
   dco_operator_wake_total: ["counter", ["controller", "cause"]],
+  // both roles: the informer caches
+  dco_informer_watch_errors_total: ["counter", ["resource", "reason"]],
+  dco_informer_last_sync_timestamp_seconds: ["gauge", ["resource"]],
   // the controller framework's families (controller-runtime's names)
   workqueue_depth: ["gauge", ["name", "controller", "priority"]],
   workqueue_adds_total: ["counter", ["name", "controller"]],

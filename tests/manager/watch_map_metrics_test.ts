@@ -1,7 +1,8 @@
 /**
  * The manager's watch-map functions are named in `dco_watch_map_list_errors_total{map_func}`
- * (docs/observability.md#manager-metrics): every one is exported at 0 once wired, and one that
- * cannot read the cache it maps through counts instead of waking nothing silently.
+ * (docs/observability.md#manager-metrics-plain-port-8080-metrics): every one is exported at 0
+ * once wired, and one that cannot read the cache it maps through counts instead of waking nothing
+ * silently.
  */
 import assert from "node:assert/strict";
 import { Registry } from "prom-client";
