@@ -7,6 +7,8 @@ import { type Clock, realClock } from "./clock.ts";
 import type { Informer } from "./informer.ts";
 import type { KubeObject } from "./objects.ts";
 import { objectKey } from "./store.ts";
+import type { Registry } from "prom-client";
+import { watchMapErrors } from "./watch_map_metrics.ts";
 
 /** Anything keys can be added to: a {@link WorkQueue}, a {@link Pacer}. */
 export interface KeySink {
@@ -21,12 +23,21 @@ export interface EnqueueForOptions<T> {
   /** Return false to ignore an event (e.g. an update that changed nothing relevant). */
   predicate?: (event: "add" | "update" | "delete", obj: T, oldObj?: T) => boolean;
   logger?: Logger;
+  /**
+   * The map function's name (`<controller>.<mapFunc>`): the `map_func` label of
+   * `dco_watch_map_list_errors_total` on `registry`, and a field of the log line.
+   */
+  mapFunc?: string;
+  registry?: Registry;
 }
 
 /**
  * Wires an informer's events to a queue: every add/update/delete enqueues `map(obj)` (default:
  * the object's own key); an update maps both the old and the new object (a changed reference
- * must wake both sides). Returns the function that unwires it.
+ * must wake both sides). A mapper that throws (it could not read what it maps through) enqueues
+ * nothing for that object, is logged and — given `mapFunc` and `registry` — counted in
+ * `dco_watch_map_list_errors_total{map_func}`, never a silent empty result. Returns the function
+ * that unwires it.
  */
 export function enqueueFor<T extends KubeObject>(
   informer: Informer<T>,
@@ -35,17 +46,26 @@ export function enqueueFor<T extends KubeObject>(
   opts: EnqueueForOptions<T> = {},
 ): () => void {
   const log = opts.logger ?? createLogger("kube.enqueue");
+  const mapFunc = opts.mapFunc;
+  const errors = mapFunc && opts.registry ? watchMapErrors(opts.registry) : undefined;
+  if (mapFunc) errors?.inc({ map_func: mapFunc }, 0);
   const push = (obj: T) => {
-    let keys: Iterable<string> | string | undefined;
+    let keys: string[];
     try {
-      keys = map(obj);
+      const mapped = map(obj);
+      // Materialised inside the try: a lazy iterable can fail while it is read.
+      keys = mapped === undefined ? [] : typeof mapped === "string" ? [mapped] : [...mapped];
     } catch (e) {
-      log.error("key mapper threw", { informer: informer.name, error: e });
+      if (mapFunc) errors?.inc({ map_func: mapFunc });
+      log.error("key mapper failed; the event wakes nothing", {
+        informer: informer.name,
+        map_func: mapFunc,
+        key: objectKey(obj),
+        error: e,
+      });
       return;
     }
-    if (keys === undefined) return;
-    if (typeof keys === "string") sink.add(keys);
-    else for (const k of keys) sink.add(k);
+    for (const k of keys) sink.add(k);
   };
   const ok = (ev: "add" | "update" | "delete", obj: T, old?: T) =>
     !opts.predicate || opts.predicate(ev, obj, old);

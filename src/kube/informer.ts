@@ -16,19 +16,19 @@
  *   (800 ms doubling to 30 s, ±10 % jitter; reset once a watch delivers anything). The server
  *   ends each watch after a random 5–10 min (`timeoutSeconds`); a stream that receives nothing
  *   for that long plus 60 s is treated as dead and reconnected.
- * - **Never stops silently.** Every failure is logged, counted in {@link InformerStatus} and
- *   passed to {@link Informer.onError} handlers. Before the first sync, a non-retryable answer to
- *   the LIST (400 bad selector, 401, 403 missing RBAC, 404 kind not installed, 405, 406, 415,
- *   422) is terminal: the informer enters phase `failed` and {@link Informer.waitForSync}
- *   rejects at once with that cause, so a process exits non-zero at startup instead of hanging. After the first sync nothing is terminal: the cache keeps serving its last
- *   state and the informer keeps retrying, loudly (as client-go's reflector does).
+ * - **Never stops silently.** Every failure is logged, counted in {@link InformerStatus} and in
+ *   `dco_informer_watch_errors_total` (./informer_metrics.ts, given `registry`) and passed to
+ *   {@link Informer.onError} handlers; `dco_informer_last_sync_timestamp_seconds` says when the
+ *   cache was last known current. Before the first sync, a non-retryable LIST answer (400, 401,
+ *   403, 404, 405, 406, 415, 422) is terminal: phase `failed`, {@link Informer.waitForSync}
+ *   rejects at once with the cause (a process exits non-zero instead of hanging). After the first
+ *   sync nothing is terminal: the cache serves its last state and retries, loudly (as client-go).
  * - `transform(obj)` runs on every object before it is stored (list items and ADDED, MODIFIED
  *   and DELETED objects; never on bookmarks). Contract: mutate in place, allocate
  *   nothing you can avoid, be idempotent, pass objects you do not recognise through unchanged.
  *   A transform that throws is a bug: it is logged and the object is stored as it is (an error
  *   must never drop an event).
- * - List items get `kind`/`apiVersion` filled in from the list when the apiserver omits them
- *   (built-in kinds), so handlers and transforms see the same shape as from watch events.
+ * - List items get `kind`/`apiVersion` from the list when the apiserver omits them (built-ins).
  * - Handlers run synchronously in event order; a throwing handler is logged and does not affect
  *   the others or the store. A handler added after objects are stored is replayed `add` for
  *   each of them (as client-go does), unless `{replay: false}`.
@@ -45,6 +45,9 @@ import {
   type WatchEvent,
 } from "./objects.ts";
 import type { InformerErrorInfo, InformerPhase, InformerStatus } from "./informer_status.ts";
+import { type InformerRecorder, informerRecorder } from "./informer_metrics.ts";
+import type { Clock } from "./clock.ts";
+import type { Registry } from "prom-client";
 import { type IndexFunction, objectKey, ObjectStore } from "./store.ts";
 
 /**
@@ -77,11 +80,12 @@ export interface InformerOptions<T extends KubeObject> {
   watchTimeoutSeconds?: number;
   backoff?: BackoffOptions;
   logger?: Logger;
+  /** Where the informer families go (none: not exported); `clock` times their timestamp. */
+  registry?: Registry;
+  clock?: Clock;
 }
 
-function toError(e: unknown): Error {
-  return e instanceof Error ? e : new Error(String(e));
-}
+const toError = (e: unknown): Error => e instanceof Error ? e : new Error(String(e));
 
 /** List + watch cache of one resource. Create, add indexes/handlers, `start()`, `waitForSync()`. */
 export class Informer<T extends KubeObject = KubeObject> implements AsyncDisposable {
@@ -106,6 +110,7 @@ export class Informer<T extends KubeObject = KubeObject> implements AsyncDisposa
   /** 410s since the last successful LIST or productive WATCH (the 2nd one in a row backs off). */
   #gonesInARow = 0;
   #lastError: Error | undefined;
+  #rec: InformerRecorder;
 
   #abort = new AbortController();
   #loop: Promise<void> | undefined;
@@ -121,6 +126,7 @@ export class Informer<T extends KubeObject = KubeObject> implements AsyncDisposa
         : opts.resource.plural);
     this.#log = (opts.logger ?? createLogger("kube.informer")).with({ informer: this.name });
     this.#store = new ObjectStore<T>(`informer ${this.name}`, this.#log);
+    this.#rec = informerRecorder(this.name, opts.registry, opts.clock);
     let resolve!: () => void;
     let reject!: (e: Error) => void;
     const promise = new Promise<void>((res, rej) => [resolve, reject] = [res, rej]);
@@ -159,9 +165,8 @@ export class Informer<T extends KubeObject = KubeObject> implements AsyncDisposa
   }
 
   /**
-   * Resolves when synced. Rejects with the cause when the informer failed terminally (a
-   * non-retryable first LIST), with an error when it was stopped first, or with `signal`'s
-   * reason.
+   * Resolves when synced. Rejects with the cause of a terminal failure (a non-retryable first
+   * LIST), with an error when stopped first, or with `signal`'s reason.
    */
   waitForSync(signal?: AbortSignal): Promise<void> {
     if (!signal) return this.#sync.promise;
@@ -210,10 +215,7 @@ export class Informer<T extends KubeObject = KubeObject> implements AsyncDisposa
     return this.#store.size;
   }
 
-  /**
-   * Adds a secondary index: `fn` maps an object to the values it is found under (e.g.
-   * `spec.targetCRD.name`). May be added before or after start.
-   */
+  /** Adds a secondary index: `fn` maps an object to the values it is found under (any time). */
   addIndex(name: string, fn: IndexFunction<T>): void {
     this.#store.addIndex(name, fn);
   }
@@ -270,10 +272,12 @@ export class Informer<T extends KubeObject = KubeObject> implements AsyncDisposa
             `watch ${this.name} ended after ${Date.now() - started} ms without any event`,
           );
         }
+        if (!signal.aborted) this.#rec.progressed(); // ran to its end: the cache was current
       } catch (e) {
         if (signal.aborted) break;
         const err = toError(e);
         this.#lastError = err;
+        this.#rec.failed(err);
         if (isGone(err) && this.#gonesInARow++ === 0) {
           this.#expired++;
           needList = true;
@@ -375,6 +379,7 @@ export class Informer<T extends KubeObject = KubeObject> implements AsyncDisposa
     this.#replace(fresh);
     this.#rv = rv;
     this.#lists++;
+    this.#rec.progressed();
     if (!this.#synced) {
       this.#synced = true;
       this.#log.info("informer synced", { objects: fresh.size, resourceVersion: rv });
@@ -398,10 +403,8 @@ export class Informer<T extends KubeObject = KubeObject> implements AsyncDisposa
   }
 
   /**
-   * One WATCH. Its first delivery (event or bookmark) proves the connection healthy and resets
-   * the failure counts at once: a watch usually runs for minutes, so waiting for its end would
-   * leave `consecutiveFailures` (and the next backoff) at the pre-recovery level meanwhile.
-   * Returns whether it received anything.
+   * One WATCH; returns whether it received anything. Its first delivery resets the failure counts
+   * at once (waiting for the end of a minutes-long watch would keep the pre-recovery backoff).
    */
   async #watchOnce(signal: AbortSignal): Promise<boolean> {
     const timeoutSeconds = this.#opts.watchTimeoutSeconds ?? 300 + Math.floor(Math.random() * 300);
@@ -439,6 +442,7 @@ export class Informer<T extends KubeObject = KubeObject> implements AsyncDisposa
             `watch ${this.name}: unknown event type ${(ev as { type: unknown }).type}`,
           );
       }
+      this.#rec.progressed();
       if (!received) {
         received = true;
         this.#failures = 0;

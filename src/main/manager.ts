@@ -71,7 +71,12 @@ async function main(argv: readonly string[]): Promise<never> {
   const metricsRegistry = createMetricsRegistry();
   role.onStop("metrics", () => metricsRegistry.stop());
   const registry = metricsRegistry.registry;
-  const caches = createManagerCaches({ client, kinds, logger: createLogger("manager.cache") });
+  const caches = createManagerCaches({
+    client,
+    kinds,
+    logger: createLogger("manager.cache"),
+    registry,
+  });
   role.onStop("caches", () => caches.stop());
   const deps: DepsOptions & { metrics: ManagerMetrics } = {
     client,

@@ -93,6 +93,7 @@ async function main(argv: readonly string[]): Promise<never> {
     kinds,
     labelSelector: flags.cacheLabelSelector,
     logger: createLogger("webhook-server.cache"),
+    registry: metricsRegistry.registry,
   });
   const workers = flags.initialSyncWorkers > 0 ? flags.initialSyncWorkers : await defaultPoolSize();
   const poolSize = Math.max(1, workers);

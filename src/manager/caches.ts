@@ -28,6 +28,7 @@ import {
 } from "../kube/mod.ts";
 import { CRD_RESOURCE, DEPLOYMENTS, LEASES, SERVICES } from "../kube/resources.ts";
 import type { Logger } from "../obs/log.ts";
+import type { Registry } from "prom-client";
 import type { ConfigSummary } from "./admission/context.ts";
 import type { ManagerMetrics } from "./metrics.ts";
 import { LABEL_MANAGED_BY, MANAGED_BY } from "./server/names.ts";
@@ -87,10 +88,18 @@ export function createManagerCaches(opts: {
   client: KubeClient;
   kinds: readonly ConfigKind[];
   logger: Logger;
+  /** Where the informers' watch-error and last-sync families go. */
+  registry?: Registry;
 }): ManagerCaches {
-  const { client, logger } = opts;
+  const { client, logger, registry } = opts;
   const informer = (resource: ResourceRef, labelSelector?: string) =>
-    new Informer({ client, resource, logger, ...(labelSelector ? { labelSelector } : {}) });
+    new Informer({
+      client,
+      resource,
+      logger,
+      registry,
+      ...(labelSelector ? { labelSelector } : {}),
+    });
   const configs = new Map<ConfigKind, Informer>();
   const targets = new Map<ConfigKind, Informer>();
   for (const kind of opts.kinds) {

@@ -112,14 +112,25 @@ export function setupConfigControllers(
         return reconcileConfig(kind, key, configReconcileDeps(deps, hooks));
       },
     });
+    // The `map_func` label of dco_watch_map_list_errors_total: `<controller>.<map function>`.
+    const mapped = (fn: string) => ({
+      mapFunc: `${CONTROLLER_OF[kind]}.${fn}`,
+      registry: settings.registry,
+    });
     enqueueFor(configCache, controller.queue);
     enqueueFor(
       caches.targets.get(kind)!,
       controller.queue,
       (t) => configCache.indexKeys(TARGET_INDEX, t.metadata?.name ?? ""),
+      mapped(kind === XRD_CONFIG_KIND ? "mapXRDToConfigs" : "mapCRDToConfigs"),
     );
     if (kind === XRD_CONFIG_KIND && caches.crds) {
-      enqueueFor(caches.crds, controller.queue, mapGeneratedCRDToConfigs(configCache));
+      enqueueFor(
+        caches.crds,
+        controller.queue,
+        mapGeneratedCRDToConfigs(configCache),
+        mapped("mapGeneratedCRDToConfigs"),
+      );
     }
     const pacer = new Pacer(controller.queue);
     enqueueFor(
@@ -131,6 +142,7 @@ export function setupConfigControllers(
           caches.servers.list().map(rawServerInfo),
           configCache.list(),
         ),
+      mapped("mapServerToAssignedConfigs"),
     );
     out.controllers.push(controller);
     out.pacers.push(pacer);

@@ -106,11 +106,18 @@ export function setupServerController(
   enqueueFor(caches.servers, controller.queue);
   enqueueFor(caches.deployments, controller.queue, ownerServer);
   enqueueFor(caches.services, controller.queue, ownerServer);
+  const registry = settings.registry;
   for (const configCache of caches.configs.values()) {
-    enqueueFor(configCache, controller.queue, allServers, { predicate: configAffectsServers });
+    enqueueFor(configCache, controller.queue, allServers, {
+      predicate: configAffectsServers,
+      mapFunc: "conversionwebhookserver.enqueueAllServers",
+      registry,
+    });
   }
   enqueueFor(caches.servers, controller.queue, () => defaultServerNames(caches.servers.list()), {
     predicate: defaultFlagChanged,
+    mapFunc: "conversionwebhookserver.mapDefaultServers",
+    registry,
   });
   return controller;
 }

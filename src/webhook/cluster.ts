@@ -19,6 +19,7 @@ import type { KubeObject, ResourceRef } from "../kube/objects.ts";
 import { Informer } from "../kube/informer.ts";
 import { CRD_RESOURCE } from "../kube/resources.ts";
 import type { Logger } from "../obs/log.ts";
+import type { Registry } from "prom-client";
 import { targetOf } from "./compile.ts";
 import type { ConfigKind } from "./compiled.ts";
 import type { CachedConfig, ClusterView } from "./registry_controller.ts";
@@ -49,6 +50,12 @@ export function stripSchemaObject(obj: KubeObject): void {
 
 const TARGET_INDEX = "target";
 
+/** The `map_func` names of the target → configs maps (`webhookserver.<name>`). */
+const MAP_TARGET_TO_CONFIGS: Record<ConfigKind, string> = {
+  crd: "mapCRDToConfigs",
+  xrd: "mapXRDToConfigs",
+};
+
 export interface ReplicaCaches extends ClusterView, AsyncDisposable {
   readonly kinds: readonly ConfigKind[];
   readonly informers: readonly Informer[];
@@ -65,6 +72,8 @@ export interface ReplicaCacheOptions {
   kinds: readonly ConfigKind[];
   labelSelector: string;
   logger: Logger;
+  /** Where the informer families and `dco_watch_map_list_errors_total` go. */
+  registry?: Registry;
 }
 
 function toServerInfo(obj: KubeObject): ServerInfo {
@@ -78,6 +87,7 @@ function toServerInfo(obj: KubeObject): ServerInfo {
 
 export function createReplicaCaches(opts: ReplicaCacheOptions): ReplicaCaches {
   const selector = opts.labelSelector === "" ? undefined : opts.labelSelector;
+  const registry = opts.registry;
   const configs = new Map<ConfigKind, Informer>();
   const targets = new Map<ConfigKind, Informer>();
   for (const kind of opts.kinds) {
@@ -86,6 +96,7 @@ export function createReplicaCaches(opts: ReplicaCacheOptions): ReplicaCaches {
       resource: CONFIG_RESOURCES[kind],
       labelSelector: selector,
       logger: opts.logger,
+      registry,
     });
     cfg.addIndex(TARGET_INDEX, (o) => targetOf(kind, o as unknown as CachedConfig) || undefined);
     configs.set(kind, cfg);
@@ -97,6 +108,7 @@ export function createReplicaCaches(opts: ReplicaCacheOptions): ReplicaCaches {
         labelSelector: selector,
         transform: stripSchemaObject,
         logger: opts.logger,
+        registry,
       }),
     );
   }
@@ -104,6 +116,7 @@ export function createReplicaCaches(opts: ReplicaCacheOptions): ReplicaCaches {
     client: opts.client,
     resource: SERVER_RESOURCE,
     logger: opts.logger,
+    registry,
   });
   const informers = [...configs.values(), ...targets.values(), servers];
   let pacer: Pacer | undefined;
@@ -131,6 +144,11 @@ export function createReplicaCaches(opts: ReplicaCacheOptions): ReplicaCaches {
             informer.byIndex(TARGET_INDEX, o.metadata?.name ?? "").map((c) =>
               `${kind}/${c.metadata?.name}`
             ),
+          {
+            mapFunc: `webhookserver.${MAP_TARGET_TO_CONFIGS[kind]}`,
+            registry,
+            logger: opts.logger,
+          },
         );
       }
       // Any server change can move unpinned targets (the resolver takes the whole list).
@@ -141,7 +159,7 @@ export function createReplicaCaches(opts: ReplicaCacheOptions): ReplicaCaches {
           for (const c of informer.list()) keys.push(`${kind}/${c.metadata?.name}`);
         }
         return keys;
-      });
+      }, { mapFunc: "webhookserver.mapServerToConfigs", registry, logger: opts.logger });
     },
     async stop() {
       pacer?.stop();

@@ -34,6 +34,8 @@ const ALERTS = [
   "ControllerWorkqueueBacklog",
   "ControllerReconcileErrors",
   "ConversionWebhookReplicaNotReady",
+  "InformerCacheStale",
+  "InformerWatchErrors",
 ];
 
 /** Values of the second render, matching tests/obs/promtool/custom_thresholds.yaml. */
@@ -200,6 +202,11 @@ Deno.test("alerts: every alert has a summary and a description naming its labels
   assert.match(by.ManagerReconcileAnalyzeFailures.summary, /\$labels\.config_kind/);
   assert.match(by.ManagerPhaseStaleOrFailClosed.description, /\$labels\.from_phase/);
   assert.match(by.ManagerPhaseStaleOrFailClosed.summary, /\$labels\.to_phase/);
+  for (const a of ["InformerCacheStale", "InformerWatchErrors"]) {
+    assert.match(by[a].summary, /\$labels\.resource/, a);
+    assert.match(by[a].description, /dco_informer_watch_errors_total|RBAC/, a);
+  }
+  assert.match(by.InformerWatchErrors.summary, /\$labels\.reason/);
 });
 
 Deno.test("alerts: promtool check rules accepts the rendered rules (annotations included)", async () => {
@@ -219,6 +226,7 @@ Deno.test("alerts: promtool test rules passes every case in tests/obs/promtool",
   assert.deepEqual(files, [
     "controller_health.yaml",
     "custom_thresholds.yaml",
+    "informers.yaml",
     "manager.yaml",
     "webhook.yaml",
   ]);

@@ -869,7 +869,11 @@ Deno.test("chart: ServiceMonitors scrape the manager and every webhook-server, w
 
 Deno.test("chart: PrometheusRule alert thresholds and durations follow values", async () => {
   const def = alertRules(await render({ "metrics.prometheusRule.enabled": "true" }));
-  assert.equal(Object.keys(def).length, 13);
+  assert.equal(Object.keys(def).length, 15);
+  assert.match(def.InformerCacheStale.expr, /dco_informer_last_sync_timestamp_seconds > 900$/);
+  assert.equal(def.InformerCacheStale.for, "5m");
+  assert.match(def.InformerWatchErrors.expr, /\{reason!="Expired"\}\[5m\]\) > 0$/);
+  assert.equal(def.InformerWatchErrors.for, "15m");
   const sel =
     'app_kubernetes_io_name=~"declarative-conversion-operator|declarative-conversion-webhook-server"';
   assert.ok(def.ControllerWorkqueueBacklog.expr.includes(`workqueue_depth{${sel}}`));

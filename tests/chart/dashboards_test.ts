@@ -107,6 +107,9 @@ const OPERATOR_METRICS: Record<string, [Kind, string[]]> = {
   dco_manager_conversion_reverts_total: ["counter", ["config_kind", "target"]],
   // both roles: what woke a controller
   dco_operator_wake_total: ["counter", ["controller", "cause"]],
+  // both roles: the informer caches
+  dco_informer_watch_errors_total: ["counter", ["resource", "reason"]],
+  dco_informer_last_sync_timestamp_seconds: ["gauge", ["resource"]],
   // the controller framework's families (controller-runtime's names)
   workqueue_depth: ["gauge", ["name", "controller", "priority"]],
   workqueue_adds_total: ["counter", ["name", "controller"]],
@@ -572,6 +575,9 @@ Deno.test("dashboards: Target Detail and Platform Stability carry their document
   uses(stab, "Webhook-server HPA replicas", "kube_horizontalpodautoscaler_status_current_replicas");
   uses(stab, "Workqueue depth", "workqueue_depth");
   uses(stab, "Reconcile rate by result", "controller_runtime_reconcile_total");
+  uses(stab, "Watch-map errors", "dco_watch_map_list_errors_total");
+  uses(stab, "Informer cache age", "dco_informer_last_sync_timestamp_seconds");
+  uses(stab, "Informer list/watch errors", "dco_informer_watch_errors_total");
   for (const name of ["Webhook", "Manager"]) {
     uses(stab, `${name} CPU vs request / limit`, "kube_pod_container_resource_limits");
     uses(

@@ -231,6 +231,16 @@ e2eTest(
 
     await t.step("health, readiness and admission listeners", async () => {
       await assertListeners(role, admissionPort, ca, /informer caches scoped/);
+      // The caches' families are wired in the process (docs/observability.md#informer-metrics).
+      const text = await metrics();
+      assert.match(
+        text,
+        /^dco_informer_last_sync_timestamp_seconds\{resource="deployments\.apps"\} \d/m,
+      );
+      assert.match(
+        text,
+        /^dco_watch_map_list_errors_total\{map_func="conversionwebhookserver\.enqueueAllServers"\} 0$/m,
+      );
     });
 
     await t.step("(a) the CWS children appear, owned by the CWS", async () => {

@@ -154,6 +154,15 @@ e2eTest(
       const metrics = (await get(`${role.metricsURL}/metrics`)).text;
       assert.match(metrics, /^dco_webhook_ready 1$/m);
       assert.match(metrics, /^dco_webhook_initial_sync_targets 1$/m);
+      // The caches' families are wired in the process (docs/observability.md#informer-metrics).
+      assert.match(
+        metrics,
+        /^dco_informer_last_sync_timestamp_seconds\{resource="conversionwebhookservers\.terasky\.com"\} \d/m,
+      );
+      assert.match(
+        metrics,
+        /^dco_watch_map_list_errors_total\{map_func="webhookserver\.mapCRDToConfigs"\} 0$/m,
+      );
       assert.match(metrics, /^process_resident_memory_bytes \d+/m);
       assert.match(
         metrics,

@@ -32,6 +32,7 @@ import {
   type WatchOptions,
 } from "../../../src/kube/mod.ts";
 import { type ControlPlane, waitFor, withControlPlane } from "../../support/control_plane.ts";
+import { sample, scrape } from "../../kube/_helpers.ts";
 import {
   adminClient,
   CONFIGMAPS,
@@ -432,7 +433,7 @@ Deno.test(
     });
 
     await t.step(
-      "after sync, a lost permission is surfaced and retried; the cache keeps serving",
+      "after sync, a lost permission is surfaced, counted and retried; the cache keeps serving",
       async () => {
         const ns = await cp.createNamespace("revoked");
         await admin.create(CONFIGMAPS(ns), cm("kept"));
@@ -441,15 +442,21 @@ Deno.test(
         const { binding } = await grant(admin, ns, "watcher", "configmaps", ["list", "watch"]);
         await waitFor("RBAC", async () => (await client.list(CONFIGMAPS(ns))).items.length > 0);
         const errors: Array<[Error, InformerErrorInfo]> = [];
+        const registry = new Registry();
         await using inf = new Informer({
           client,
           resource: CONFIGMAPS(ns),
           watchTimeoutSeconds: 2,
           backoff: FAST,
           logger: quietLogger(),
+          registry,
         });
         inf.onError((e, info) => errors.push([e, info]));
         await inf.start().waitForSync();
+        const metric = async (name: string, labels: Record<string, string>) =>
+          sample(await scrape(registry), name, { resource: "configmaps", ...labels });
+        const lastSync = () => metric("dco_informer_last_sync_timestamp_seconds", {});
+        const forbidden = () => metric("dco_informer_watch_errors_total", { reason: "Forbidden" });
 
         const rbac = {
           group: "rbac.authorization.k8s.io",
@@ -470,11 +477,18 @@ Deno.test(
         assert.ok(inf.status().lastError instanceof KubeApiError);
         assert.deepEqual(inf.keys(), [`${ns}/kept`], "the cache keeps its last state");
         assert.notEqual(inf.status().phase, "failed");
+        // Counted, not only logged; and no progress is claimed while every attempt is refused.
+        const stale = await lastSync();
+        const counted = errors.length;
+        await waitFor("two more refused attempts", () => errors.length >= counted + 2);
+        assert.ok((await forbidden() ?? 0) >= 3, `Forbidden count ${await forbidden()}`);
+        assert.equal(await lastSync(), stale, "failures do not move the last-sync timestamp");
 
         await grant(admin, ns, "watcher", "configmaps", ["list", "watch"]);
         await admin.create(CONFIGMAPS(ns), cm("after"));
         await waitFor("recovery", () => inf.get(`${ns}/after`));
         await waitFor("failures reset", () => inf.status().consecutiveFailures === 0);
+        assert.ok((await lastSync())! > stale!, "progress after recovery moves the timestamp");
       },
     );
 
