@@ -22,7 +22,12 @@ import { Controller } from "../kube/controller.ts";
 import { CompilePool, defaultPoolSize } from "../webhook/compile_pool.ts";
 import { createReplicaCaches } from "../webhook/cluster.ts";
 import type { ConfigKind } from "../webhook/compiled.ts";
-import { createNodeConvertListener } from "../webhook/convert/mod.ts";
+import {
+  createNodeConvertListener,
+  deriveRequestBounds,
+  readHeap,
+  RequestGovernor,
+} from "../webhook/convert/mod.ts";
 import { parseWebhookServerFlags } from "../webhook/flags.ts";
 import { WebhookMetrics } from "../webhook/metrics.ts";
 import { PlanRegistry } from "../webhook/registry.ts";
@@ -171,11 +176,17 @@ async function main(argv: readonly string[]): Promise<never> {
     publisher.start();
   }
 
-  // Bind the conversion listener, then report ready.
+  // Bind the conversion listener, its bounds derived from the heap limit, then report ready.
+  const heap = readHeap();
+  const bounds = deriveRequestBounds(heap, flags);
+  metrics.setLimits(bounds);
+  log.info("conversion request bounds", { ...bounds, heapLimitSource: heap.source });
+  const governor = new RequestGovernor(bounds, (n, bytes) => metrics.setInFlight(n, bytes));
   const convert = createNodeConvertListener({
     registry,
     metrics,
-    maxRequestBytes: flags.maxRequestBytes,
+    governor,
+    maxRequestBytes: bounds.maxRequestBytes,
     requestTimeoutMs: flags.requestTimeoutMs,
   });
   await role.listen(
@@ -187,6 +198,8 @@ async function main(argv: readonly string[]): Promise<never> {
         certDir: flags.tlsCertDir,
         reloadIntervalMs: flags.certReloadIntervalMs,
         listener: convert,
+        limits: { maxConnections: bounds.maxConnections },
+        onConnectionRefused: () => metrics.countRejected("connections"),
       }),
   );
   caches.connect(routeByKind);

@@ -239,11 +239,13 @@ function record(ctx: ConvertContext, target: string, o: ReviewOutcome, startedAt
 
 function tooLarge(ctx: ConvertContext, head: Uint8Array, state: ReviewState): ReviewOutcome {
   state.uid = recoverUid(head);
+  ctx.metrics?.countRejected("body_too_large");
   return failure(
     state,
     "too_large",
     `request body exceeds the ${ctx.maxRequestBytes}-byte limit; ` +
-      `raise --max-request-bytes if such requests are expected`,
+      `raise --max-request-bytes (at most the request byte budget, which grows with the ` +
+      `memory limit) if such requests are expected`,
   );
 }
 
