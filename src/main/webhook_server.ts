@@ -24,7 +24,12 @@ import { Controller } from "../kube/controller.ts";
 import { CompilePool, defaultPoolSize } from "../webhook/compile_pool.ts";
 import { createReplicaCaches } from "../webhook/cluster.ts";
 import type { ConfigKind } from "../webhook/compiled.ts";
-import { createNodeConvertListener } from "../webhook/convert/mod.ts";
+import {
+  createNodeConvertListener,
+  deriveRequestBounds,
+  readHeap,
+  RequestGovernor,
+} from "../webhook/convert/mod.ts";
 import { parseWebhookServerFlags } from "../webhook/flags.ts";
 import { WebhookMetrics } from "../webhook/metrics.ts";
 import { PlanRegistry } from "../webhook/registry.ts";
@@ -176,11 +181,17 @@ async function main(argv: readonly string[]): Promise<never> {
     publisher.start();
   }
 
-  // Bind the conversion listener, then report ready.
+  // Bind the conversion listener, its bounds derived from the heap limit, then report ready.
+  const heap = readHeap();
+  const bounds = deriveRequestBounds(heap, flags);
+  metrics.setLimits(bounds);
+  log.info("conversion request bounds", { ...bounds, heapLimitSource: heap.source });
+  const governor = new RequestGovernor(bounds, (n, bytes) => metrics.setInFlight(n, bytes));
   const convert = createNodeConvertListener({
     registry,
     metrics,
-    maxRequestBytes: flags.maxRequestBytes,
+    governor,
+    maxRequestBytes: bounds.maxRequestBytes,
     requestTimeoutMs: flags.requestTimeoutMs,
   });
   await role.listen(
@@ -197,6 +208,8 @@ async function main(argv: readonly string[]): Promise<never> {
           metrics.observeTls(state, result);
           role.readiness.gate("tls", state.problem);
         },
+        limits: { maxConnections: bounds.maxConnections },
+        onConnectionRefused: () => metrics.countRejected("connections"),
       }),
   );
   caches.connect(routeByKind);

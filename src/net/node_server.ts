@@ -24,6 +24,8 @@ export interface HttpLimits {
   /** Between requests on a keep-alive connection (keeps the apiserver's connections). */
   idleTimeoutMs: number;
   maxHeaderBytes: number;
+  /** Open connections accepted at once; 0 = no cap. One over it is closed at once. */
+  maxConnections: number;
 }
 
 export const DEFAULT_HTTP_LIMITS: Readonly<HttpLimits> = Object.freeze({
@@ -31,6 +33,7 @@ export const DEFAULT_HTTP_LIMITS: Readonly<HttpLimits> = Object.freeze({
   requestTimeoutMs: 35_000,
   idleTimeoutMs: 120_000,
   maxHeaderBytes: 1 << 20,
+  maxConnections: 0,
 });
 
 export type NodeListener = (req: IncomingMessage, res: ServerResponse) => void;
@@ -59,6 +62,7 @@ export function serverOptions(l: HttpLimits): http.ServerOptions {
 export class NodeServer implements ServerHandle {
   readonly #server: http.Server;
   readonly #timers = new Map<Socket, ReturnType<typeof setTimeout>>();
+  #connections = 0;
   #addr: Deno.NetAddr | undefined;
   #closing = false;
 
@@ -72,8 +76,20 @@ export class NodeServer implements ServerHandle {
     listener: NodeListener,
     l: HttpLimits,
     connectionEvent: "connection" | "secureConnection",
+    onConnectionRefused?: () => void,
   ) {
     this.#server = server;
+    // The cap counts TCP connections (before any TLS handshake). Not `server.maxConnections`:
+    // Deno's node:http honours it but emits no "drop" event, so refusals could not be counted.
+    server.on("connection", (raw: Socket) => {
+      if (l.maxConnections > 0 && this.#connections >= l.maxConnections) {
+        raw.destroy();
+        onConnectionRefused?.();
+        return;
+      }
+      this.#connections++;
+      raw.once("close", () => this.#connections--);
+    });
     server.on(connectionEvent, (socket: Socket) => {
       this.#arm(socket, l.headerTimeoutMs);
       socket.once("close", () => this.#disarm(socket));
@@ -124,6 +140,11 @@ export class NodeServer implements ServerHandle {
     }
     const a = this.#server.address() as AddressInfo;
     this.#addr = { transport: "tcp", hostname: a.address, port: a.port };
+  }
+
+  /** Open connections (the ones counted against `maxConnections`). */
+  get connections(): number {
+    return this.#connections;
   }
 
   get addr(): Deno.NetAddr {

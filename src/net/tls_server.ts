@@ -124,6 +124,8 @@ export interface TlsServerOptions {
   onState?: (state: TlsState, result: ReloadResult) => void;
   /** The clock the validity check reads (default: the system clock). */
   now?: () => Date;
+  /** A connection over `limits.maxConnections` was closed (e.g. a rejection counter). */
+  onConnectionRefused?: () => void;
 }
 
 /** What a TLS listener is serving with. */
@@ -182,7 +184,13 @@ export class TlsServer implements ServerHandle {
       minVersion: "TLSv1.2",
       handshakeTimeout: limits.headerTimeoutMs, // enforced by Deno: covers accept → handshake
     });
-    this.#core = new NodeServer(this.#tls, opts.listener, limits, "secureConnection");
+    this.#core = new NodeServer(
+      this.#tls,
+      opts.listener,
+      limits,
+      "secureConnection",
+      opts.onConnectionRefused,
+    );
     // Failed handshakes (no pair yet, a client that rejects the certificate) are not our error.
     this.#tls.on("tlsClientError", () => {});
   }
@@ -203,6 +211,11 @@ export class TlsServer implements ServerHandle {
 
   get addr(): Deno.NetAddr {
     return this.#core.addr;
+  }
+
+  /** Open connections on the port. */
+  get connections(): number {
+    return this.#core.connections;
   }
 
   /** Whether a certificate pair is loaded (handshakes can succeed). */

@@ -21,7 +21,14 @@ export interface WebhookServerFlags {
   cacheLabelSelector: string;
   /** 0 = the CPUs this process may use. */
   initialSyncWorkers: number;
+  /** The body cap; the body limit is at most the request byte budget. */
   maxRequestBytes: number;
+  /** 0 = derived from the heap limit (docs/design/webhook.md#request-governance). */
+  maxRequestsInFlight: number;
+  /** 0 = derived from the heap limit. */
+  maxRequestBytesInFlight: number;
+  /** 0 = derived (4 × the requests-in-flight bound). */
+  maxConnections: number;
   requestTimeoutMs: number;
   shutdownTimeoutMs: number;
   /** Out-of-cluster use (development, tests); in a Pod the service account is used. */
@@ -47,6 +54,9 @@ const FLAGS: Record<string, FieldFlag<WebhookServerFlags>> = {
   "cache-label-selector": { field: "cacheLabelSelector", kind: "string" },
   "initial-sync-workers": { field: "initialSyncWorkers", kind: "int" },
   "max-request-bytes": { field: "maxRequestBytes", kind: "int" },
+  "max-requests-in-flight": { field: "maxRequestsInFlight", kind: "int" },
+  "max-request-bytes-in-flight": { field: "maxRequestBytesInFlight", kind: "int" },
+  "max-connections": { field: "maxConnections", kind: "int" },
   "request-timeout": { field: "requestTimeoutMs", parse: durationMs },
   "shutdown-timeout": { field: "shutdownTimeoutMs", parse: durationMs },
   "kubeconfig": { field: "kubeconfig", kind: "string" },
@@ -67,6 +77,9 @@ export const DEFAULT_FLAGS: Readonly<WebhookServerFlags> = Object.freeze({
   cacheLabelSelector: "",
   initialSyncWorkers: 0,
   maxRequestBytes: 33_554_432,
+  maxRequestsInFlight: 0,
+  maxRequestBytesInFlight: 0,
+  maxConnections: 0,
   requestTimeoutMs: 30_000,
   shutdownTimeoutMs: 30_000,
   kubeconfig: "",
@@ -77,6 +90,15 @@ export function parseWebhookServerFlags(args: readonly string[]): WebhookServerF
   const out = parseFlagRecord(args, FLAGS, DEFAULT_FLAGS);
   if (out.webhookServerName.trim() === "") throw new FlagError("--webhook-server-name is required");
   if (out.maxRequestBytes <= 0) throw new FlagError("--max-request-bytes must be > 0");
+  for (
+    const [flag, v] of [
+      ["--max-requests-in-flight", out.maxRequestsInFlight],
+      ["--max-request-bytes-in-flight", out.maxRequestBytesInFlight],
+      ["--max-connections", out.maxConnections],
+    ] as const
+  ) {
+    if (v < 0) throw new FlagError(`${flag} must be >= 0 (0 = derived from the heap limit)`);
+  }
   if (out.requestTimeoutMs <= 0) throw new FlagError("--request-timeout must be > 0");
   if (out.shutdownTimeoutMs <= 0) throw new FlagError("--shutdown-timeout must be > 0");
   if (out.certReloadIntervalMs <= 0) throw new FlagError("--cert-reload-interval must be > 0");

@@ -14,6 +14,8 @@
  * object. Its exposition is identical (pinned by a test).
  */
 import { Counter, Gauge, Histogram, type Metric, type Registry } from "prom-client";
+import type { RequestBounds } from "./convert/budget.ts";
+import type { RejectReason } from "./convert/governor.ts";
 import type { RegistryChange, RegistryEntry } from "./registry.ts";
 
 /** Review `result` label values (docs/design/webhook.md#the-convert-answer-table). */
@@ -53,6 +55,12 @@ const FAMILIES = {
   dco_webhook_conversion_batch_size: "Objects per ConversionReview.",
   dco_webhook_conversion_panics_total: "Recovered panics while serving a review (always a bug).",
   dco_webhook_lossy_conversion_total: "Conversions attempted in a statically lossy direction.",
+  dco_webhook_conversion_requests_rejected_total:
+    "Conversion requests (and connections) refused by a bound, by reason.",
+  dco_webhook_conversion_requests_in_flight: "Conversion requests admitted and not yet answered.",
+  dco_webhook_conversion_request_bytes_in_flight:
+    "Body bytes held by the conversion requests in flight.",
+  dco_webhook_conversion_limit: "The conversion port's bounds, derived at startup.",
   dco_webhook_registry_size: "Registry entries, error-only placeholders included.",
   dco_webhook_registry_entry_loaded: "1 = servable plan on this replica, 0 = error-only entry.",
   dco_webhook_registry_last_reload_timestamp_seconds: "Unix time of the last successful compile.",
@@ -78,6 +86,10 @@ const LABELS = {
   dco_webhook_conversion_batch_size: ["target"],
   dco_webhook_conversion_panics_total: ["target"],
   dco_webhook_lossy_conversion_total: ["target", "direction"],
+  dco_webhook_conversion_requests_rejected_total: ["reason"],
+  dco_webhook_conversion_requests_in_flight: [],
+  dco_webhook_conversion_request_bytes_in_flight: [],
+  dco_webhook_conversion_limit: ["limit"],
   dco_webhook_registry_size: [],
   dco_webhook_registry_entry_loaded: ["target"],
   dco_webhook_registry_last_reload_timestamp_seconds: ["target"],
@@ -109,7 +121,19 @@ export interface ConversionMetrics {
   countObjects(target: string, from: string, to: string, result: ObjectResult, n: number): void;
   countLossy(target: string, direction: LossyDirection, n: number): void;
   countPanic(target: string): void;
+  /** A request or connection refused by a bound. */
+  countRejected(reason: RejectReason): void;
+  /** The governor's current holdings. */
+  setInFlight(requests: number, bytes: number): void;
 }
+
+/** Every `reason` of the rejection counter, pre-created at 0. */
+export const REJECT_REASONS: readonly RejectReason[] = [
+  "in_flight",
+  "bytes_in_flight",
+  "body_too_large",
+  "connections",
+];
 
 /** Creates the families of {@link FAMILIES} in one registry. */
 class FamilyFactory {
@@ -150,6 +174,10 @@ export class WebhookMetrics implements ConversionMetrics {
   readonly batchSize: Histogram<"target">;
   readonly panics: Counter<"target">;
   readonly lossy: Counter<"target" | "direction">;
+  readonly rejected: Counter<"reason">;
+  readonly requestsInFlight: Gauge;
+  readonly bytesInFlight: Gauge;
+  readonly limits: Gauge<"limit">;
   readonly registrySize: Gauge;
   readonly entryLoaded: Gauge<"target">;
   readonly lastReload: Gauge<"target">;
@@ -176,6 +204,13 @@ export class WebhookMetrics implements ConversionMetrics {
     this.batchSize = f.histogram("dco_webhook_conversion_batch_size", BATCH_SIZE_BUCKETS);
     this.panics = f.counter("dco_webhook_conversion_panics_total");
     this.lossy = f.counter("dco_webhook_lossy_conversion_total");
+    this.rejected = f.counter("dco_webhook_conversion_requests_rejected_total");
+    for (const reason of REJECT_REASONS) this.rejected.inc({ reason }, 0);
+    this.requestsInFlight = f.gauge("dco_webhook_conversion_requests_in_flight");
+    this.bytesInFlight = f.gauge("dco_webhook_conversion_request_bytes_in_flight");
+    this.limits = f.gauge("dco_webhook_conversion_limit");
+    this.requestsInFlight.set(0);
+    this.bytesInFlight.set(0);
     this.registrySize = f.gauge("dco_webhook_registry_size");
     this.entryLoaded = f.gauge("dco_webhook_registry_entry_loaded");
     this.lastReload = f.gauge("dco_webhook_registry_last_reload_timestamp_seconds");
@@ -216,6 +251,25 @@ export class WebhookMetrics implements ConversionMetrics {
 
   countPanic(target: string): void {
     this.panics.inc({ target });
+  }
+
+  countRejected(reason: RejectReason): void {
+    this.rejected.inc({ reason });
+  }
+
+  setInFlight(requests: number, bytes: number): void {
+    this.requestsInFlight.set(requests);
+    this.bytesInFlight.set(bytes);
+  }
+
+  /** Written once at startup: the bounds the conversion listener runs with. */
+  setLimits(b: RequestBounds): void {
+    this.limits.set({ limit: "heap_bytes" }, b.heapLimitBytes);
+    this.limits.set({ limit: "heap_used_bytes" }, b.heapUsedBytes);
+    this.limits.set({ limit: "requests_in_flight" }, b.maxRequestsInFlight);
+    this.limits.set({ limit: "request_bytes_in_flight" }, b.maxRequestBytesInFlight);
+    this.limits.set({ limit: "request_bytes" }, b.maxRequestBytes);
+    this.limits.set({ limit: "connections" }, b.maxConnections);
   }
 
   // --- registry ---------------------------------------------------------------------------------

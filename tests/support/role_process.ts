@@ -10,12 +10,18 @@ export interface RoleProcess extends AsyncDisposable {
   output(): string;
 }
 
-export function startRoleProcess(entry: string, denoFlags: string[], args: string[]): RoleProcess {
+/** `env` adds variables to the child's environment (e.g. `DENO_V8_FLAGS`). */
+export function startRoleProcess(
+  entry: string,
+  denoFlags: string[],
+  args: string[],
+  env: Record<string, string> = {},
+): RoleProcess {
   const child = new Deno.Command(Deno.execPath(), {
     args: ["run", ...denoFlags, entry, ...args],
     stdout: "piped",
     stderr: "piped",
-    env: { NO_COLOR: "1", RUST_BACKTRACE: "0" },
+    env: { NO_COLOR: "1", RUST_BACKTRACE: "0", ...env },
   }).spawn();
   let log = "";
   const decoder = new TextDecoder();

@@ -145,6 +145,7 @@ export async function startConversion(opts: FixtureOptions = {}): Promise<Conver
     limits,
     onState,
     now,
+    onConnectionRefused: () => metrics.countRejected("connections"),
   });
   const client = Deno.createHttpClient({ caCerts: [c.ca] });
   const base = `https://127.0.0.1:${server.addr.port}`;

@@ -17,7 +17,13 @@ Deno.test("webhook flags: defaults, value forms and the ignored --otel-* flags",
     "--request-timeout=1m",
     "--initial-sync-workers",
     "3",
+    "--max-connections=64",
+    "--max-requests-in-flight=8",
+    "--max-request-bytes-in-flight=1048576",
   ]);
+  assert.equal(f.maxConnections, 64);
+  assert.equal(f.maxRequestsInFlight, 8);
+  assert.equal(f.maxRequestBytesInFlight, 1048576);
   assert.equal(f.webhookServerName, "ws");
   assert.equal(f.enableXrdSupport, false);
   assert.equal(f.requestTimeoutMs, 60_000);
@@ -32,6 +38,9 @@ Deno.test("webhook flags: invalid input is a FlagError", () => {
     [[NAME, "--request-timeout=soon"], /--request-timeout: "soon" is not a duration/],
     [[NAME, "--request-timeout=0s"], /--request-timeout must be > 0/],
     [[NAME, "--max-request-bytes=many"], /--max-request-bytes: "many" is not an integer/],
+    [[NAME, "--max-connections=-1"], /--max-connections must be >= 0/],
+    [[NAME, "--max-requests-in-flight=-2"], /--max-requests-in-flight must be >= 0/],
+    [[NAME, "--max-request-bytes-in-flight=-1"], /--max-request-bytes-in-flight must be >= 0/],
     [[NAME, "--enable-crd-support=false", "--enable-xrd-support=false"], /at least one/],
     [[NAME, "--tls-cert-dir"], /flag needs an argument: --tls-cert-dir/],
   ];

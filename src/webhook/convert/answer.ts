@@ -261,11 +261,13 @@ function recoverHead(head: Uint8Array, state: ReviewState): void {
 
 function tooLarge(ctx: ConvertContext, head: Uint8Array, state: ReviewState): ReviewOutcome {
   recoverHead(head, state);
+  ctx.metrics?.countRejected("body_too_large");
   return failure(
     state,
     "too_large",
     `request body exceeds the ${ctx.maxRequestBytes}-byte limit; ` +
-      `raise --max-request-bytes if such requests are expected`,
+      `raise --max-request-bytes (at most the request byte budget, which grows with the ` +
+      `memory limit) if such requests are expected`,
   );
 }
 

@@ -4,6 +4,7 @@ import type { WebhookLogger } from "../_log.ts";
 import type { ConversionMetrics } from "../metrics.ts";
 import type { RegistryEntry } from "../registry.ts";
 import { DEFAULT_MAX_JSON_DEPTH, DEFAULT_MAX_REQUEST_BYTES } from "./body.ts";
+import type { RequestGovernor } from "./governor.ts";
 
 /** Default `--request-timeout` (30 s). */
 export const DEFAULT_REQUEST_TIMEOUT_MS = 30_000;
@@ -18,8 +19,10 @@ export interface ConvertHandlerOptions {
   /** Omit for no metrics (benchmarks of the bare path). */
   metrics?: ConversionMetrics;
   logger?: WebhookLogger;
-  /** `--max-request-bytes`; > 0. */
+  /** The body limit (`RequestBounds.maxRequestBytes`); > 0. */
   maxRequestBytes?: number;
+  /** Admission by requests and bytes in flight; omit for none (benchmarks, tools). */
+  governor?: RequestGovernor;
   /** `--request-timeout` in ms; > 0. */
   requestTimeoutMs?: number;
   maxJsonDepth?: number;
@@ -33,6 +36,7 @@ export interface ConvertContext {
   readonly metrics: ConversionMetrics | undefined;
   readonly logger: WebhookLogger;
   readonly maxRequestBytes: number;
+  readonly governor: RequestGovernor | undefined;
   readonly requestTimeoutMs: number;
   readonly maxJsonDepth: number;
   readonly clock: () => number;
@@ -50,6 +54,7 @@ export function convertContext(opts: ConvertHandlerOptions): ConvertContext {
     metrics: opts.metrics,
     logger: opts.logger ?? createLogger("webhook.convert"),
     maxRequestBytes,
+    governor: opts.governor,
     requestTimeoutMs,
     maxJsonDepth,
     clock: opts.clock ?? (() => performance.now()),

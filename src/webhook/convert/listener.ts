@@ -5,7 +5,9 @@
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { answerConvert, type ConvertAnswer, TEXT_TYPE } from "./answer.ts";
+import { UID_SCAN_BYTES } from "./body.ts";
 import { convertContext, type ConvertHandlerOptions } from "./context.ts";
+import { RETRY_AFTER_SECONDS } from "./governor.ts";
 
 /** The path prefix; the rest of the path is the registry key. */
 export const CONVERT_PREFIX = "/convert/";
@@ -37,9 +39,35 @@ export function declaredLengthOf(value: string | null | undefined): number | und
 const NOT_FOUND = new TextEncoder().encode("not found\n");
 
 /**
+ * The bytes a request holds against the budget: its declared length; a declared length over the
+ * body limit only ever reads the 8 KiB uid scan; without a declared length (chunked) the most the
+ * reader may read.
+ */
+export function heldBytes(declaredLength: number | undefined, maxRequestBytes: number): number {
+  if (declaredLength === undefined) return maxRequestBytes;
+  return declaredLength > maxRequestBytes ? UID_SCAN_BYTES : declaredLength;
+}
+
+/**
+ * A bound is full: a plain 429 (no ConversionReview — nothing was read) with `Retry-After`, and
+ * the connection closes since the body is not read.
+ */
+export function tooManyRequests(message: string): ConvertAnswer {
+  return {
+    status: 429,
+    contentType: TEXT_TYPE,
+    body: new TextEncoder().encode(message + "\n"),
+    headers: { "retry-after": String(RETRY_AFTER_SECONDS) },
+    close: true,
+  };
+}
+
+/**
  * The answer is written with Content-Length in one `end()`; with `noDelay` on the server that is
  * one TLS write and no Nagle stall. A too-large body is not read further: the answer carries
- * `Connection: close` and the rest of the body is discarded while the connection closes.
+ * `Connection: close` and the rest of the body is discarded while the connection closes. With a
+ * governor, a request beyond its bounds is answered 429 before its body is read, and an admitted
+ * one holds its bytes until its response finished or its connection closed.
  */
 export function createNodeConvertListener(
   opts: ConvertHandlerOptions,
@@ -52,9 +80,21 @@ export function createNodeConvertListener(
       writeNode(res, { status: 404, contentType: TEXT_TYPE, body: NOT_FOUND, close: false });
       return;
     }
+    const declaredLength = declaredLengthOf(req.headers["content-length"]);
+    if (ctx.governor !== undefined && req.method === "POST") {
+      const admission = ctx.governor.admit(heldBytes(declaredLength, ctx.maxRequestBytes));
+      if (!admission.ok) {
+        ctx.metrics?.countRejected(admission.reason);
+        req.resume(); // the body is discarded as it arrives, never held
+        writeNode(res, tooManyRequests(admission.message));
+        return;
+      }
+      // "close" follows "finish", and also comes alone when the client went away.
+      res.once("close", admission.ticket.release);
+    }
     answerConvert(ctx, target, {
       method: req.method ?? "",
-      declaredLength: declaredLengthOf(req.headers["content-length"]),
+      declaredLength,
       body: req,
     }, startedAt).then((answer) => {
       if (answer.close) {

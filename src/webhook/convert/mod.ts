@@ -1,8 +1,10 @@
 /**
- * The conversion endpoint `/convert/<target>`: body reading, the answer table and the
- * `node:https` request listener.
+ * The conversion endpoint `/convert/<target>`: body reading, the answer table, the request bounds
+ * and their governor, and the `node:https` request listener.
  */
 export * from "./body.ts";
 export * from "./context.ts";
+export * from "./budget.ts";
+export * from "./governor.ts";
 export * from "./answer.ts";
 export * from "./listener.ts";
