@@ -61,11 +61,12 @@ async function startTarget(dir: string): Promise<{ port: number; child: Deno.Chi
       `--allow-read=${dir}`,
       "--allow-net=127.0.0.1",
       "--allow-env",
-      // The heap a webhook-server pod gets by default (256 MiB limit × 0.75).
-      "--v8-flags=--max-old-space-size=192",
       new URL("./_fuzz_server.ts", import.meta.url).pathname,
       dir,
     ],
+    // The heap a webhook-server pod gets by default (256 MiB limit × 0.75), set the way the
+    // manager sets it, so the listener derives the same request bounds as in a pod.
+    env: { DENO_V8_FLAGS: "--max-old-space-size=192" },
     stdout: "piped",
     stderr: "inherit",
   }).spawn();
