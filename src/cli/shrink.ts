@@ -271,7 +271,7 @@ function normalise(v: JsonValue, node: SchemaNode | undefined): JsonValue {
 function sizeOf(v: JsonValue): number {
   if (v === null) return 1;
   if (typeof v === "boolean") return v ? 2 : 1;
-  if (typeof v === "number") return v === 0 ? 1 : 1 + String(v).length;
+  if (typeof v === "number" || typeof v === "bigint") return v == 0 ? 1 : 1 + String(v).length;
   if (typeof v === "string") return 1 + v.length;
   if (Array.isArray(v)) return v.reduce<number>((n, x) => n + sizeOf(x), 1);
   return Object.keys(v).reduce((n, k) => n + 1 + k.length + sizeOf(v[k]), 1);

@@ -80,6 +80,8 @@ export function goJSON(v: JsonValue): string {
     case "number":
       if (!Number.isFinite(v)) throw new Error(`json: unsupported value: ${v}`);
       return JSON.stringify(v);
+    case "bigint":
+      return v.toString();
     case "boolean":
       return v ? "true" : "false";
   }

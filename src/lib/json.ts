@@ -5,7 +5,12 @@
  * the pure engine included, may import it.
  */
 
-export type JsonPrimitive = string | number | boolean | null;
+/**
+ * A `bigint` is an integer literal outside the double-exact range (|n| > 2^53 - 1) that was read
+ * with its digits kept: Kubernetes keeps int64 exact, and so must we. Every other number is a
+ * `number`. Read and write such values only with the exact helpers of this module.
+ */
+export type JsonPrimitive = string | number | bigint | boolean | null;
 export type JsonValue = JsonPrimitive | JsonValue[] | JsonObject;
 export interface JsonObject {
   [key: string]: JsonValue;
