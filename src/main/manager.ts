@@ -27,7 +27,11 @@ import { createMetricsRegistry, metricsResponse } from "../obs/metrics.ts";
 import { createPlainListener, startPlainServer } from "../net/mod.ts";
 import { parseRoleFlags, Role } from "./_role.ts";
 
-const SHUTDOWN_TIMEOUT_MS = 30_000;
+/**
+ * The whole stop's deadline: inside the chart's terminationGracePeriodSeconds (10 s), so the Lease
+ * release and the admission listener's drain happen before the kubelet's SIGKILL.
+ */
+const SHUTDOWN_TIMEOUT_MS = 8_000;
 /** How long a stopping leader waits for in-flight reconciles before leaving its Lease to expire. */
 const LEADER_STOP_TIMEOUT_MS = 5_000;
 

@@ -36,6 +36,8 @@ const ALERTS = [
   "ConversionWebhookReplicaNotReady",
   "InformerCacheStale",
   "InformerWatchErrors",
+  "ConversionWebhookCertificateExpiringSoon",
+  "ConversionWebhookTLSReloadFailing",
 ];
 
 /** Values of the second render, matching tests/obs/promtool/custom_thresholds.yaml. */
