@@ -4,10 +4,12 @@
  * evaluation for the nodes outside loops and per iteration for each comprehension body (the
  * instrumentation below rewrites the AST to charge it), plus size-dependent charges for string,
  * equality and membership work, and for converting the result to JSON. Going over
- * `CEL_COST_LIMIT` aborts the evaluation.
+ * `CEL_COST_LIMIT` aborts the evaluation. Every unit is also charged to the running request
+ * budget (request_budget.ts): its total CEL cost across evaluations, and its clock.
  */
 import { type CelValue, isCelList, isCelMap } from "@bufbuild/cel";
 import type { Call, Constant, Expr, ExprKind } from "./cel_check.ts";
+import { spendCel } from "./request_budget.ts";
 
 /** cel-go's default per-evaluation limit in the reference. */
 export const CEL_COST_LIMIT = 1_000_000;
@@ -35,6 +37,7 @@ export function charge(units: number): void {
     m.exceeded = true;
     throw new BudgetExceeded(`exceeded the cost limit of ${CEL_COST_LIMIT}`);
   }
+  spendCel(units); // the request's total, and its clock
 }
 
 function remaining(): number {
