@@ -11,8 +11,9 @@
  * threaded through the op closures. Work is charged in units with {@link spend}: one per
  * `forEach` element, one per element of an array a strategy walks, one per CEL cost unit. The
  * clock is read only when {@link CLOCK_CHECK_UNITS} units have been spent since the last
- * reading, so the hot path is a decrement and a compare. Without a budget running (convctl,
- * tests, benches) every charge returns at once.
+ * reading, so the hot path is a decrement and a compare; CEL's own meter adds nothing to its hot
+ * path (it settles with the budget only when {@link celRoom} is used up). Without a budget running
+ * (convctl, tests, benches) every charge returns at once.
  *
  * A tripped budget stays tripped: every later charge throws again, so work that swallowed the
  * first throw (the CEL library turns a throw inside an evaluation into an error value) cannot
@@ -115,12 +116,26 @@ export function spend(units: number): void {
   if (b !== undefined && (b.countdown -= units) <= 0) b.check();
 }
 
-/** Charges CEL cost units: to the request's CEL total and, as work, to its clock countdown. */
+/**
+ * Charges CEL cost units: to the request's CEL total and, as work, to its clock countdown.
+ * cel_cost.ts calls it in batches, only when {@link celRoom} is used up and when an evaluation ends.
+ */
 export function spendCel(units: number): void {
   const b = running;
   if (b === undefined) return;
   if ((b.celUsed += units) > b.celCostLimit && b.tripped === undefined) b.tripped = "celCost";
   if ((b.countdown -= units) <= 0 || b.tripped !== undefined) b.check();
+}
+
+/**
+ * CEL units the running budget can take before it must look (a clock reading or its CEL total):
+ * cel_cost.ts charges on its hot path until then. Infinity when no budget runs.
+ */
+export function celRoom(): number {
+  const b = running;
+  return b === undefined
+    ? Infinity
+    : Math.max(0, Math.min(b.countdown, b.celCostLimit - b.celUsed));
 }
 
 /** Throws the running budget's error when it has tripped (after work that may swallow a throw). */
