@@ -137,16 +137,17 @@ export function withMeter<T>(meter: Meter, fn: () => T): T {
     ok = true;
     return out;
   } finally {
-    // The rest of the evaluation's units; a trip throws only when no other error is on its way.
-    if (ok) settle(meter);
-    else settleQuietly(meter);
+    const rest = meter.used - settled;
     ({ active, stop, settled } = outer);
+    // The rest of the evaluation's units; a trip throws only when no other error is on its way.
+    if (ok) spendCel(rest);
+    else spendCelQuietly(rest);
   }
 }
 
-function settleQuietly(m: Meter): void {
+function spendCelQuietly(units: number): void {
   try {
-    settle(m);
+    spendCel(units);
   } catch (e) {
     if (!(e instanceof RequestBudgetExceeded)) throw e;
   }
