@@ -1,8 +1,9 @@
 /**
  * The request budget through the answer table, over bytes: a review whose one object is a
  * `forEach` × `cel` sized to take minutes ends at `--request-timeout` with a `timeout` Failure that
- * says which budget ran out and where; the clock is injected, so the test does not depend on the
- * machine's speed.
+ * says which budget ran out and where. The clock is injected, so these do not depend on the
+ * machine's speed; one more runs over TLS with the real clock, with an object that takes minutes
+ * unbudgeted and a budget far above the time its body takes to parse.
  */
 import assert from "node:assert/strict";
 import type { JsonObject } from "../../../src/engine/mod.ts";
@@ -13,7 +14,7 @@ import {
   convertReviewBytes,
 } from "../../../src/webhook/convert/mod.ts";
 import { PlanRegistry } from "../../../src/webhook/registry.ts";
-import { captureLog } from "../_helpers.ts";
+import { captureLog, startConversion } from "../_helpers.ts";
 
 const GROUP = "budget.example.com";
 const TARGET = `slows.${GROUP}`;
@@ -52,7 +53,7 @@ function crd(): JsonObject {
   };
 }
 
-function registry(): PlanRegistry {
+function compiled() {
   const cel = {
     strategy: "CEL",
     cel: { hubPaths: ["n"], spokePaths: ["n"], hubToSpoke: QUADRATIC, spokeToHub: QUADRATIC },
@@ -76,8 +77,12 @@ function registry(): PlanRegistry {
     },
   }, crd());
   assert.ok(result.ok, result.ok ? "" : result.message);
+  return result;
+}
+
+function registry(): PlanRegistry {
   const r = new PlanRegistry();
-  r.install(result, new Date());
+  r.install(compiled(), new Date());
   return r;
 }
 
@@ -159,4 +164,19 @@ Deno.test("the same review converts when the budget suffices; the budget before 
     answer(out.body).response.result.message ?? "",
     /^request time budget of 0\.025s exceeded after \d of 5 objects; raise --request-timeout or send smaller batches$/,
   );
+});
+
+Deno.test("over TLS with the real clock: the slow review ends at a 1.5 s budget and the server keeps serving", async () => {
+  await using f = await startConversion({ requestTimeoutMs: 1500 });
+  f.registry.install(compiled(), new Date());
+  // Minutes of CEL without the budget (10,000 elements of ~90,000 units each).
+  const res = await f.post(reviewBytes(1, 10_000), TARGET);
+  assert.equal(res.status, 200);
+  const review = await res.json() as ConversionReviewResponse;
+  assert.equal(review.response.result.status, "Failure");
+  assert.match(
+    review.response.result.message ?? "",
+    /: request time budget of 1\.5s exceeded in object 1 of 1; raise --request-timeout or send smaller batches$/,
+  );
+  await f.assertServing();
 });
