@@ -1,12 +1,15 @@
 /**
  * The request budget through the answer table, over bytes: a review whose one object is a
  * `forEach` × `cel` sized to take minutes ends at `--request-timeout` with a `timeout` Failure that
- * says which budget ran out and where. The clock is injected, so these do not depend on the
+ * says which budget ran out and where; a review of many objects shares one total CEL cost (the
+ * real 100,000,000 units, of cheap units). The clock is injected, so these do not depend on the
  * machine's speed; one more runs over TLS with the real clock, with an object that takes minutes
  * unbudgeted and a budget far above the time its body takes to parse.
  */
 import assert from "node:assert/strict";
-import type { JsonObject } from "../../../src/engine/mod.ts";
+import { CEL_COST_LIMIT } from "../../../src/engine/cel_env.ts";
+import { convertObject, type JsonObject } from "../../../src/engine/mod.ts";
+import { REQUEST_CEL_COST_LIMIT, RequestBudget } from "../../../src/engine/request_budget.ts";
 import { compileConfig } from "../../../src/webhook/compile.ts";
 import {
   type ConversionReviewResponse,
@@ -21,6 +24,9 @@ const TARGET = `slows.${GROUP}`;
 
 // One CEL evaluation per element, quadratic in the length of `l`.
 const QUADRATIC = '{"n": object.l.filter(a, object.l.exists(b, b > a + 1000.0)).size()}';
+// One evaluation per object, of ~800,000 units that cost little time: 40 lazy concatenations of
+// `spec.l`, each charged the size of its operands.
+const CONCAT = `{"spec.n": size(${Array(40).fill("object.spec.l").join(" + ")})}`;
 
 function crd(): JsonObject {
   const item = {
@@ -31,7 +37,14 @@ function crd(): JsonObject {
     type: "object",
     properties: {
       metadata: { type: "object" },
-      spec: { type: "object", properties: { items: { type: "array", items: item } } },
+      spec: {
+        type: "object",
+        properties: {
+          items: { type: "array", items: item },
+          l: { type: "array", items: { type: "number" } },
+          n: { type: "integer" },
+        },
+      },
     },
   };
   const version = (name: string, storage: boolean) => ({
@@ -48,7 +61,7 @@ function crd(): JsonObject {
       group: GROUP,
       scope: "Namespaced",
       names: { kind: "Slow", plural: "slows" },
-      versions: [version("v1", false), version("v2", true)],
+      versions: [version("v0", false), version("v1", false), version("v2", true)],
     },
   };
 }
@@ -70,6 +83,19 @@ function compiled() {
         rules: [{
           strategy: "ForEach",
           forEach: { hubItemsPath: "spec.items", spokeItemsPath: "spec.items", rules: [cel] },
+          acknowledgeLossy: true,
+          reason: "computed",
+        }],
+      }, {
+        version: "v0",
+        rules: [{
+          strategy: "CEL",
+          cel: {
+            hubPaths: ["spec.n"],
+            spokePaths: ["spec.n"],
+            hubToSpoke: CONCAT,
+            spokeToHub: CONCAT,
+          },
           acknowledgeLossy: true,
           reason: "computed",
         }],
@@ -179,4 +205,57 @@ Deno.test("over TLS with the real clock: the slow review ends at a 1.5 s budget 
     /: request time budget of 1\.5s exceeded in object 1 of 1; raise --request-timeout or send smaller batches$/,
   );
   await f.assertServing();
+});
+
+Deno.test("the total CEL cost is shared by the objects of a review: the object that spends it fails the review", () => {
+  const r = registry();
+  const ctx = convertContext({ registry: r, logger: captureLog() });
+  const l = Array.from({ length: 1000 }, (_, i) => i);
+  const sum = (i: number): JsonObject => ({
+    apiVersion: `${GROUP}/v0`,
+    kind: "Slow",
+    metadata: { name: `s-${i}`, namespace: "default" },
+    spec: { l, n: 0 },
+  });
+  // What one object's evaluation costs, through an untrippable budget.
+  const router = r.get(TARGET)!.router!;
+  const probe = new RequestBudget({ clock: () => 0, timeoutMs: 1, celCostLimit: Number.MAX_VALUE });
+  probe.run(() => convertObject(router, sum(0), `${GROUP}/v2`));
+  const perObject = probe.celUsed;
+  assert.ok(perObject > 500_000 && perObject < CEL_COST_LIMIT, `${perObject}`);
+  const fits = Math.floor(REQUEST_CEL_COST_LIMIT / perObject);
+  const n = fits + 3;
+  const bytes = new TextEncoder().encode(JSON.stringify({
+    apiVersion: "apiextensions.k8s.io/v1",
+    kind: "ConversionReview",
+    request: {
+      uid: "uid-sum",
+      desiredAPIVersion: `${GROUP}/v2`,
+      objects: Array.from({ length: n }, (_, i) => sum(i)),
+    },
+  }));
+  const out = convertReviewBytes(ctx, TARGET, bytes);
+  assert.equal(out.result, "timeout");
+  assert.equal(
+    answer(out.body).response.result.message,
+    `converting v0 -> v2: spoke→hub (v2↔v0): CEL spokeToHub: total CEL cost of the request ` +
+      `exceeded the limit of ${REQUEST_CEL_COST_LIMIT} units in object ${fits + 1} of ${n}; ` +
+      "simplify the CEL expressions, bound their input or send smaller batches",
+  );
+  // One object fewer than fits converts.
+  const ok = convertReviewBytes(
+    ctx,
+    TARGET,
+    new TextEncoder().encode(JSON.stringify({
+      apiVersion: "apiextensions.k8s.io/v1",
+      kind: "ConversionReview",
+      request: {
+        uid: "uid-sum-ok",
+        desiredAPIVersion: `${GROUP}/v2`,
+        objects: Array.from({ length: fits }, (_, i) => sum(i)),
+      },
+    })),
+  );
+  assert.equal(ok.result, "success");
+  assert.deepEqual(answer(ok.body).response.convertedObjects?.[0].spec, { l, n: 40_000 });
 });
