@@ -23,12 +23,12 @@ import { ConversionError } from "./value.ts";
 
 /**
  * Total CEL cost of one request: 100 full per-evaluation budgets (cel-go's per-call limit of
- * 1,000,000 units), ten times what Kubernetes allows the validation rules of one object. A few
- * seconds of CEL on current hardware; deterministic, unlike the time bound.
+ * 1,000,000 units), ten times what Kubernetes allows the validation rules of one object.
+ * Deterministic, unlike the time bound; units are not time (docs/design/webhook.md#the-request-budget).
  */
 export const REQUEST_CEL_COST_LIMIT = 100_000_000;
 
-/** Units spent between two clock readings (about a millisecond of CEL). */
+/** Units spent between two clock readings (up to about 10 ms of the slowest CEL units). */
 export const CLOCK_CHECK_UNITS = 10_000;
 
 /** The bound that tripped. */
