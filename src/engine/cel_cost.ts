@@ -4,10 +4,12 @@
  * evaluation for the nodes outside loops and per iteration for each comprehension body (the
  * instrumentation below rewrites the AST to charge it), plus size-dependent charges for string,
  * equality and membership work, and for converting the result to JSON. Going over
- * `CEL_COST_LIMIT` aborts the evaluation.
+ * `CEL_COST_LIMIT` aborts the evaluation. Every unit is also charged to the running request
+ * budget (request_budget.ts): its total CEL cost across evaluations, and its clock.
  */
 import { type CelValue, isCelList, isCelMap } from "@bufbuild/cel";
 import type { Call, Constant, Expr, ExprKind } from "./cel_check.ts";
+import { celRoom, RequestBudgetExceeded, spendCel } from "./request_budget.ts";
 
 /** cel-go's default per-evaluation limit in the reference. */
 export const CEL_COST_LIMIT = 1_000_000;
@@ -26,15 +28,35 @@ export interface Meter {
 
 /** The meter of the evaluation in progress (evaluation is synchronous and never re-entered). */
 let active: Meter | undefined;
+/**
+ * `active.used` beyond which {@link charge} leaves its hot path: the per-evaluation limit, or
+ * sooner when the running request budget is due a clock reading or nears its CEL total.
+ */
+let stop = CEL_COST_LIMIT;
+/** Units of the active meter already charged to the request budget. */
+let settled = 0;
 
 export function charge(units: number): void {
   const m = active;
   if (m === undefined) return;
   m.used += units;
+  if (m.used > stop) overStop(m);
+}
+
+function overStop(m: Meter): void {
   if (m.used > CEL_COST_LIMIT) {
     m.exceeded = true;
     throw new BudgetExceeded(`exceeded the cost limit of ${CEL_COST_LIMIT}`);
   }
+  settle(m); // may throw RequestBudgetExceeded
+  stop = Math.min(CEL_COST_LIMIT, m.used + celRoom());
+}
+
+/** Charges the request budget with what `m` used since the last settlement. */
+function settle(m: Meter): void {
+  const units = m.used - settled;
+  settled = m.used;
+  spendCel(units);
 }
 
 function remaining(): number {
@@ -100,14 +122,34 @@ export function dynamicCost(name: string, target: CelValue | undefined, args: Ce
   return n;
 }
 
-/** Runs `fn` with `meter` as the active meter (restoring the outer one afterwards). */
+/**
+ * Runs `fn` with `meter` as the active meter (restoring the outer one afterwards). What the
+ * evaluation used is charged to the running request budget as it goes and when it ends.
+ */
 export function withMeter<T>(meter: Meter, fn: () => T): T {
-  const outer = active;
+  const outer = { active, stop, settled };
   active = meter;
+  settled = meter.used;
+  stop = Math.min(CEL_COST_LIMIT, meter.used + celRoom());
+  let ok = false;
   try {
-    return fn();
+    const out = fn();
+    ok = true;
+    return out;
   } finally {
-    active = outer;
+    const rest = meter.used - settled;
+    ({ active, stop, settled } = outer);
+    // The rest of the evaluation's units; a trip throws only when no other error is on its way.
+    if (ok) spendCel(rest);
+    else spendCelQuietly(rest);
+  }
+}
+
+function spendCelQuietly(units: number): void {
+  try {
+    spendCel(units);
+  } catch (e) {
+    if (!(e instanceof RequestBudgetExceeded)) throw e;
   }
 }
 

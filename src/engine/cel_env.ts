@@ -40,6 +40,7 @@ import {
   staticCost,
   withMeter,
 } from "./cel_cost.ts";
+import { rethrowIfTripped } from "./request_budget.ts";
 import type { JsonObject, JsonValue } from "./types.ts";
 import { ConversionError, setKey } from "./value.ts";
 
@@ -229,6 +230,7 @@ export class CelProgram {
       return withMeter(meter, () => {
         charge(this.#base);
         const result = this.#run({ object: fromJson(input) });
+        rethrowIfTripped(); // the library turns a throw inside the evaluation into a value
         if (meter.exceeded) throw new BudgetExceeded("");
         if (isCelError(result)) {
           throw new ConversionError(`CEL evaluation failed: ${result.message}`);

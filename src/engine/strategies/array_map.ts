@@ -6,6 +6,7 @@
 import { isJsonObject } from "../../lib/json.ts";
 import { compareBytes } from "../go.ts";
 import { bindPathPair, mirror, readPathPair } from "../mirror.ts";
+import { spend } from "../request_budget.ts";
 import type { JsonObject, JsonValue } from "../types.ts";
 import { ConversionError, deepCopy, setKey } from "../value.ts";
 import { valueLinker, wrongType } from "./_link.ts";
@@ -21,6 +22,7 @@ const linkArrayToMap = valueLinker((op, what) => {
   const keyField = op.keyField as string;
   return (v) => {
     if (!Array.isArray(v)) throw wrongType(what, v, "an array");
+    spend(v.length); // the request budget, before the pass
     const map: JsonObject = {};
     v.forEach((element, i) => {
       if (!isJsonObject(element)) throw wrongType(`${what}[${i}]`, element, "a map");
@@ -49,6 +51,7 @@ const linkMapToArray = valueLinker((op, what) => {
     return Object.keys(v).sort(compareBytes).map((key): JsonValue => {
       const value = v[key];
       if (!isJsonObject(value)) throw wrongType(`${what}.${key}`, value, "a map");
+      spend(1); // the request budget, inside the object
       const element: JsonObject = {};
       setKey(element, keyField, key);
       for (const k of Object.keys(value)) setKey(element, k, deepCopy(value[k]));

@@ -4,6 +4,7 @@
  */
 import { isJsonObject } from "../../lib/json.ts";
 import { MAX_FOREACH_DEPTH } from "../limits.ts";
+import { spend } from "../request_budget.ts";
 import { classify, itemSchema } from "../schema.ts";
 import type { EngineRule, OpFn, OpLinker, StrategyDefinition } from "../strategy.ts";
 import type { JsonObject, JsonValue, OpData } from "../types.ts";
@@ -90,6 +91,7 @@ function linkForEach(...[op, link]: Parameters<OpLinker>): OpFn {
     }
     const result: JsonValue[] = new Array(source.length);
     for (let i = 0; i < source.length; i++) {
+      spend(1); // the request budget, inside the object
       const element = source[i];
       if (!isJsonObject(element)) {
         throw new ConversionError(

@@ -5,6 +5,7 @@
  */
 import { coerceScalar, type ScalarKind } from "../coerce.ts";
 import { bindPathPair, mirror, readPathPair } from "../mirror.ts";
+import { spend } from "../request_budget.ts";
 import { classify, isScalarKind, itemSchema } from "../schema.ts";
 import type { Resolved, RuleContext } from "../strategy.ts";
 import type { JsonValue } from "../types.ts";
@@ -43,6 +44,7 @@ const linkJoin = valueLinker((op, what) => {
   const separator = op.separator as string;
   return (v) => {
     if (!Array.isArray(v)) throw wrongType(what, v, "an array");
+    spend(v.length); // the request budget, before the pass
     const parts = v.map((e, i) => coerceScalar(e, "string", "Error", `${what}[${i}]`) as string);
     return parts.join(separator);
   };
@@ -54,6 +56,7 @@ const linkSplit = valueLinker((op, what) => {
   return (v) => {
     if (typeof v !== "string") throw wrongType(what, v, "a string");
     const parts = v === "" ? [] : separator === "" ? Array.from(v) : v.split(separator);
+    spend(parts.length); // the request budget, before the pass
     return parts.map((s, i): JsonValue => coerceScalar(s, kind, "Error", `${what} part ${i}`));
   };
 });

@@ -7,6 +7,7 @@ import { classify } from "../schema.ts";
 import type { StrategyDefinition } from "../strategy.ts";
 import { valueLinker, wrongType } from "./_link.ts";
 import { bindHubSpoke, type HubSpokePaths, readHubSpoke } from "./_paths.ts";
+import { spend } from "../request_budget.ts";
 import type { JsonObject } from "../types.ts";
 import { ConversionError, deepCopy, setKey } from "../value.ts";
 
@@ -20,6 +21,7 @@ const linkRenameKeys = valueLinker((op, what) => {
     if (!isJsonObject(v)) throw wrongType(what, v, "a map");
     const out: JsonObject = {};
     for (const key of Object.keys(v)) {
+      spend(1); // the request budget, inside the object
       const renamed = renames.get(key) ?? key;
       if (Object.hasOwn(out, renamed)) {
         throw new ConversionError(

@@ -17,6 +17,7 @@ import {
   type Router,
   versionOf,
 } from "../../engine/mod.ts";
+import { type BudgetBound, RequestBudget } from "../../engine/request_budget.ts";
 import { isJsonObject } from "../../lib/json.ts";
 import type { LossyDirection, Observer, ReviewResult } from "../metrics.ts";
 import { isServable, type RegistryEntry } from "../registry.ts";
@@ -278,7 +279,7 @@ function review(
   state: ReviewState,
 ): ReviewOutcome {
   // The budget starts once the body is read, so parsing a large body counts against it.
-  const deadline = ctx.clock() + ctx.requestTimeoutMs;
+  const budget = new RequestBudget({ clock: ctx.clock, timeoutMs: ctx.requestTimeoutMs });
   const text = decoder.decode(bytes);
   if (nestingExceeds(text, ctx.maxJsonDepth)) {
     recoverHead(bytes.subarray(0, UID_SCAN_BYTES), state);
@@ -320,17 +321,27 @@ function review(
   if (!Array.isArray(objects)) {
     return failure(state, "bad_request", "decoding request: objects is not a list");
   }
-  return convertBatch(ctx, target, entry, desired, objects, deadline, state);
+  return convertBatch(ctx, target, entry, desired, objects, budget, state);
 }
 
-/** Converts every object in order; the first failure answers the whole review. */
+/** What to do about a spent request budget, by the bound that tripped. */
+const BUDGET_HINT: Record<BudgetBound, string> = {
+  time: "raise --request-timeout or send smaller batches",
+  celCost: "simplify the CEL expressions, bound their input or send smaller batches",
+};
+
+/**
+ * Converts every object in order; the first failure answers the whole review. The request budget
+ * is checked before each object here and inside each object by the engine (`forEach` elements,
+ * array passes, every CEL cost unit).
+ */
 function convertBatch(
   ctx: ConvertContext,
   target: string,
   entry: RegistryEntry & { readonly router: Router },
   desired: string,
   objects: unknown[],
-  deadline: number,
+  budget: RequestBudget,
   state: ReviewState,
 ): ReviewOutcome {
   const router = entry.router;
@@ -349,12 +360,12 @@ function convertBatch(
   let tally: DirectionTally | undefined;
   for (let i = 0; i < n; i++) {
     const start = now;
-    if (start >= deadline) {
+    if (start >= budget.deadline) {
       return failure(
         state,
         "timeout",
-        `conversion budget of ${ctx.requestTimeoutMs / 1000}s exceeded after ${i} of ${n} ` +
-          `objects; raise --request-timeout or send smaller batches`,
+        `request time budget of ${ctx.requestTimeoutMs / 1000}s exceeded after ${i} of ${n} ` +
+          `objects; ${BUDGET_HINT.time}`,
       );
     }
     const problem = objectProblem(objects[i], i);
@@ -381,12 +392,20 @@ function convertBatch(
       lastApiVersion = apiVersion;
     }
     try {
-      converted[i] = convertObject(router, obj, desired);
+      converted[i] = budget.run(() => convertObject(router, obj, desired));
     } catch (e) {
       tally.error++;
       metrics?.objectDuration(target, tally.direction, "error").observe(
         (ctx.clock() - start) / 1000,
       );
+      if (e instanceof ConversionError && budget.tripped !== undefined) {
+        return failure(
+          state,
+          "timeout",
+          `converting ${tally.from} -> ${to}: ${e.message} in object ${i + 1} of ${n}; ` +
+            BUDGET_HINT[budget.tripped],
+        );
+      }
       if (e instanceof ConversionError) {
         return failure(state, "error", `converting ${tally.from} -> ${to}: ${e.message}`);
       }

@@ -266,7 +266,7 @@ Deno.test("the request budget is checked before each object: timeout after k of 
   assert.equal(out.response.result.status, "Failure");
   assert.match(
     out.response.result.message ?? "",
-    /^conversion budget of 0\.025s exceeded after \d of 5 objects; raise --request-timeout or send smaller batches$/,
+    /^request time budget of 0\.025s exceeded after \d of 5 objects; raise --request-timeout or send smaller batches$/,
   );
   assert.equal(out.response.convertedObjects, undefined);
   assert.equal(await reviewCount(f, "timeout"), 1);
