@@ -1,30 +1,140 @@
 /**
  * The scalar coercion table, shared by TypeCoerce, ListJoin/ListSplit and the
- * ScalarToFields/FieldsToScalar captures.
+ * ScalarToFields/FieldsToScalar captures. Strings are read with Go's ParseFloat grammar; integers
+ * are exact (int64, never through a double), docs/limitations.md#parsing-numbers-and-quantities-like-go-and-kubernetes.
  */
-import { formatPlainNumber, parseGoBool, parseGoFloat, roundHalfAwayFromZero } from "./go.ts";
+import {
+  formatPlainNumber,
+  type GoFloatLiteral,
+  goFloatValue,
+  goTrimSpace,
+  parseGoBool,
+  roundHalfAwayFromZero,
+  scanGoFloat,
+} from "./go.ts";
+import { fitsInt64, integerValue } from "./int64.ts";
 import type { JsonValue } from "./types.ts";
 import { ConversionError, typeName } from "./value.ts";
 
 export type ScalarKind = "string" | "integer" | "number" | "boolean";
 export type FractionPolicy = "Error" | "Truncate" | "Round";
 
-function toNumber(v: JsonValue, what: string): number {
-  if (typeof v === "number") return v;
-  if (typeof v === "boolean") return v ? 1 : 0;
-  if (typeof v === "string") {
-    const n = parseGoFloat(v);
-    if (n === undefined) throw new ConversionError(`${what}: ${JSON.stringify(v)} is not a number`);
-    return n;
+/** A value for a message: strings quoted, numbers (bigints too) as digits. */
+function show(v: JsonValue): string {
+  return typeof v === "bigint" ? v.toString() : JSON.stringify(v);
+}
+
+const MAX_SAFE = 9007199254740991;
+
+/** A string as a number literal, or the ConversionError saying why it is none. */
+function readString(v: string, what: string): Exclude<GoFloatLiteral, { special: number }> {
+  const lit = scanGoFloat(goTrimSpace(v));
+  if (lit === undefined) throw new ConversionError(`${what}: ${show(v)} is not a number`);
+  if (lit.special !== undefined) {
+    throw new ConversionError(`${what}: ${show(v)} is not a finite number`);
+  }
+  return lit;
+}
+
+function outOfRange(v: JsonValue, what: string, target: string): ConversionError {
+  return new ConversionError(`${what}: ${show(v)} is out of range for ${target}`);
+}
+
+/**
+ * The integer a literal denotes under `policy`: "fraction" when it has one under Error, "range"
+ * when the result does not fit int64. Exact: no double is involved, and huge exponents are
+ * answered from the magnitude without building the number.
+ */
+export function literalToInt64(
+  lit: Exclude<GoFloatLiteral, { special: number }>,
+  policy: FractionPolicy,
+): bigint | "fraction" | "range" {
+  const { negative, radix, digits, exp } = lit;
+  if (digits === "") return 0n;
+  const m = BigInt(radix === 10 ? digits : "0x" + digits);
+  // Everything in powers of the base: 10, or 2 for hexadecimal floats (whose exp counts bits).
+  const width = radix === 10 ? digits.length : m.toString(2).length;
+  const limit = radix === 10 ? 19 : 64; // int64 magnitudes have at most 19 digits, 64 bits
+  if (width + exp > limit) return "range";
+  const base = radix === 10 ? 10n : 2n;
+  let whole: bigint;
+  if (exp >= 0) {
+    whole = m * base ** BigInt(exp);
+  } else if (-exp > width + 1) {
+    // Below 1/base^2 in magnitude: no whole part, and below a half.
+    if (policy === "Error") return "fraction";
+    whole = 0n;
+  } else {
+    const unit = base ** BigInt(-exp);
+    whole = m / unit;
+    const rest = m % unit;
+    if (rest !== 0n) {
+      if (policy === "Error") return "fraction";
+      if (policy === "Round" && 2n * rest >= unit) whole++;
+    }
+  }
+  const n = negative ? -whole : whole;
+  return fitsInt64(n) ? n : "range";
+}
+
+/** A string to a number field: ParseFloat's double, or the exact integer a double would round. */
+function stringToNumber(v: string, what: string): number | bigint {
+  const lit = readString(v, what);
+  const f = goFloatValue(lit);
+  if (!Number.isFinite(f)) throw outOfRange(v, what, "a double");
+  if (Math.abs(f) > MAX_SAFE && Math.abs(f) <= 2 ** 63) {
+    const n = literalToInt64(lit, "Error");
+    if (typeof n === "bigint" && BigInt(f) !== n) return n;
+  }
+  return f;
+}
+
+function toInteger(v: JsonValue, policy: FractionPolicy, what: string): number | bigint {
+  switch (typeof v) {
+    case "bigint":
+      if (!fitsInt64(v)) throw outOfRange(v, what, "an int64");
+      return v;
+    case "boolean":
+      return v ? 1 : 0;
+    case "number": {
+      if (!Number.isFinite(v)) throw new ConversionError(`${what}: ${v} is not a finite number`);
+      let n = v;
+      if (!Number.isInteger(v)) {
+        if (policy === "Error") {
+          throw new ConversionError(`${what}: ${show(v)} is not a whole number`);
+        }
+        n = policy === "Truncate" ? Math.trunc(v) : roundHalfAwayFromZero(v);
+      }
+      if (Math.abs(n) <= MAX_SAFE) return n === 0 ? 0 : n; // -0 is 0
+      // Beyond 2^53 as a bigint: JSON.stringify would print a double's shortest digits
+      // (2^60 as 1152921504606847000), which the apiserver reads as another int64.
+      const exact = BigInt(n);
+      if (!fitsInt64(exact)) throw outOfRange(v, what, "an int64");
+      return exact;
+    }
+    case "string": {
+      const n = literalToInt64(readString(v, what), policy);
+      if (n === "fraction") throw new ConversionError(`${what}: ${show(v)} is not a whole number`);
+      if (n === "range") throw outOfRange(v, what, "an int64");
+      return integerValue(n);
+    }
   }
   throw new ConversionError(`${what}: cannot coerce a ${typeName(v)} to a number`);
 }
 
-function finite(n: number, v: JsonValue, what: string): number {
-  if (!Number.isFinite(n)) {
-    throw new ConversionError(`${what}: ${JSON.stringify(v)} is not a finite number`);
+function toNumber(v: JsonValue, what: string): number | bigint {
+  switch (typeof v) {
+    case "number":
+      if (!Number.isFinite(v)) throw new ConversionError(`${what}: ${v} is not a finite number`);
+      return v;
+    case "bigint":
+      return v; // an integer is a number: kept with all its digits
+    case "boolean":
+      return v ? 1 : 0;
+    case "string":
+      return stringToNumber(v, what);
   }
-  return n;
+  throw new ConversionError(`${what}: cannot coerce a ${typeName(v)} to a number`);
 }
 
 /** Converts a value to `kind`; throws ConversionError naming `what` on failure. */
@@ -38,26 +148,24 @@ export function coerceScalar(
     case "string":
       if (typeof v === "string") return v;
       if (typeof v === "number") return formatPlainNumber(v);
+      if (typeof v === "bigint") return v.toString();
       if (typeof v === "boolean") return v ? "true" : "false";
       throw new ConversionError(`${what}: cannot coerce a ${typeName(v)} to a string`);
     case "number":
-      return finite(toNumber(v, what), v, what);
-    case "integer": {
-      const n = finite(toNumber(v, what), v, what);
-      if (Number.isInteger(n)) return n;
-      if (policy === "Truncate") return Math.trunc(n);
-      if (policy === "Round") return roundHalfAwayFromZero(n);
-      throw new ConversionError(`${what}: ${JSON.stringify(v)} is not a whole number`);
-    }
+      return toNumber(v, what);
+    case "integer":
+      return toInteger(v, policy, what);
     case "boolean":
       if (typeof v === "boolean") return v;
       if (typeof v === "string") {
         const b = parseGoBool(v);
         if (b === undefined) {
-          throw new ConversionError(`${what}: ${JSON.stringify(v)} is not a boolean`);
+          throw new ConversionError(`${what}: ${show(v)} is not a boolean`);
         }
         return b;
       }
-      throw new ConversionError(`${what}: cannot coerce a ${typeName(v)} to a boolean`);
+      throw new ConversionError(
+        `${what}: cannot coerce a ${typeof v === "bigint" ? "number" : typeName(v)} to a boolean`,
+      );
   }
 }
