@@ -77,14 +77,18 @@ export function literalToInt64(
   return fitsInt64(n) ? n : "range";
 }
 
-/** A string to a number field: ParseFloat's double, or the exact integer a double would round. */
+/**
+ * A string to a number field: ParseFloat's double, except that a whole value in int64 range
+ * beyond 2^53 is the exact integer (a bigint, written with its digits; the double's shortest
+ * digits would name another integer).
+ */
 function stringToNumber(v: string, what: string): number | bigint {
   const lit = readString(v, what);
   const f = goFloatValue(lit);
   if (!Number.isFinite(f)) throw outOfRange(v, what, "a double");
   if (Math.abs(f) > MAX_SAFE && Math.abs(f) <= 2 ** 63) {
     const n = literalToInt64(lit, "Error");
-    if (typeof n === "bigint" && BigInt(f) !== n) return n;
+    if (typeof n === "bigint") return n;
   }
   return f;
 }
