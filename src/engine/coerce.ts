@@ -26,9 +26,18 @@ function show(v: JsonValue): string {
 
 const MAX_SAFE = 9007199254740991;
 
-/** A string as a number literal, or the ConversionError saying why it is none. */
-function readString(v: string, what: string): Exclude<GoFloatLiteral, { special: number }> {
-  const lit = scanGoFloat(goTrimSpace(v));
+/** Integers of up to 15 digits: exact as doubles, read by Number() as Go reads them. */
+const SHORT_INTEGER = /^[+-]?[0-9]{1,15}$/;
+/** Decimals Number() reads exactly as Go's ParseFloat does: no underscores, short. */
+const PLAIN_DECIMAL = /^[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?$/;
+
+/** A trimmed string as a number literal, or the ConversionError saying why it is none. */
+function readString(
+  t: string,
+  what: string,
+  v: string,
+): Exclude<GoFloatLiteral, { special: number }> {
+  const lit = scanGoFloat(t);
   if (lit === undefined) throw new ConversionError(`${what}: ${show(v)} is not a number`);
   if (lit.special !== undefined) {
     throw new ConversionError(`${what}: ${show(v)} is not a finite number`);
@@ -83,7 +92,13 @@ export function literalToInt64(
  * digits would name another integer).
  */
 function stringToNumber(v: string, what: string): number | bigint {
-  const lit = readString(v, what);
+  const t = goTrimSpace(v);
+  if (t.length <= 30 && PLAIN_DECIMAL.test(t)) {
+    // Go's exponent cap and long-literal path cannot matter at this length.
+    const f = Number(t);
+    if (Math.abs(f) <= MAX_SAFE) return f;
+  }
+  const lit = readString(t, what, v);
   const f = goFloatValue(lit);
   if (!Number.isFinite(f)) throw outOfRange(v, what, "a double");
   if (Math.abs(f) > MAX_SAFE && Math.abs(f) <= 2 ** 63) {
@@ -117,7 +132,9 @@ function toInteger(v: JsonValue, policy: FractionPolicy, what: string): number |
       return exact;
     }
     case "string": {
-      const n = literalToInt64(readString(v, what), policy);
+      const t = goTrimSpace(v);
+      if (SHORT_INTEGER.test(t)) return Number(t) || 0; // exact as a double; -0 is 0
+      const n = literalToInt64(readString(t, what, v), policy);
       if (n === "fraction") throw new ConversionError(`${what}: ${show(v)} is not a whole number`);
       if (n === "range") throw outOfRange(v, what, "an int64");
       return integerValue(n);

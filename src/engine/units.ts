@@ -17,7 +17,9 @@ export interface QuantityValue {
   exp: number;
 }
 
-const DIGIT = /^[0-9]$/;
+function isDigit(c: string): boolean {
+  return c >= "0" && c <= "9";
+}
 const SUFFIX_CHARS = "eEinumkKMGTP";
 const INT64_TEXT = /^[+-]?[0-9]+$/;
 
@@ -46,7 +48,7 @@ function splitQuantity(str: string): QuantityParts | "format" {
   while (pos < end && str[pos] === "0") pos++; // leading zeros
   if (pos >= end) return { ...parts, value: "0", num: "0" };
   let i = pos;
-  while (i < end && DIGIT.test(str[i])) i++;
+  while (i < end && isDigit(str[i])) i++;
   parts.num = str.slice(pos, i);
   if (i >= end) return { ...parts, value: str };
   pos = i;
@@ -54,7 +56,7 @@ function splitQuantity(str: string): QuantityParts | "format" {
   if (str[pos] === ".") {
     pos++;
     i = pos;
-    while (i < end && DIGIT.test(str[i])) i++;
+    while (i < end && isDigit(str[i])) i++;
     parts.denom = str.slice(pos, i);
     if (i >= end) return { ...parts, value: str };
     pos = i;
@@ -63,7 +65,7 @@ function splitQuantity(str: string): QuantityParts | "format" {
   const suffixStart = pos;
   while (pos < end && SUFFIX_CHARS.includes(str[pos])) pos++;
   if (pos < end && (str[pos] === "-" || str[pos] === "+")) pos++;
-  while (pos < end && DIGIT.test(str[pos])) pos++;
+  while (pos < end && isDigit(str[pos])) pos++;
   if (pos < end) return "format";
   parts.suffix = str.slice(suffixStart);
   return parts;
@@ -102,6 +104,13 @@ function interpretSuffix(suffix: string): { exponent: number; format: Format } |
     return { exponent: int32(n), format: "exponent" };
   }
   return undefined;
+}
+
+const POW10: readonly bigint[] = Array.from({ length: 41 }, (_, i) => 10n ** BigInt(i));
+
+/** 10^n as a bigint (n ≥ 0), from a table for the common exponents. */
+function pow10(n: number): bigint {
+  return n < POW10.length ? POW10[n] : 10n ** BigInt(n);
 }
 
 function digitCount(n: bigint): number {
@@ -165,12 +174,12 @@ export function parseQuantity(str: string): QuantityValue | QuantityError {
     if (drop >= digitCount(unscaled)) {
       unscaled = 1n;
     } else {
-      const unit = 10n ** BigInt(drop);
+      const unit = pow10(drop);
       unscaled = unscaled / unit + (unscaled % unit === 0n ? 0n : 1n);
     }
     decScale = 9;
   }
-  if (format === "binary" && unscaled > INT64_MAX * 10n ** BigInt(decScale)) {
+  if (format === "binary" && unscaled > INT64_MAX * pow10(decScale)) {
     unscaled = INT64_MAX; // Kubernetes caps binary-suffixed values at the int64 maximum
     decScale = 0;
   }
@@ -186,15 +195,14 @@ export function quantityMillis(q: QuantityValue): bigint | "range" {
   const { unscaled, exp } = q;
   if (unscaled === 0n) return 0n;
   const shift = exp + 3;
-  const digits = digitCount(unscaled);
   let millis: bigint;
   if (shift >= 0) {
-    if (digits + shift > 20) return "range";
-    millis = unscaled * 10n ** BigInt(shift);
-  } else if (-shift > digits + 1) {
+    if (shift > 20 || digitCount(unscaled) + shift > 20) return "range";
+    millis = unscaled * pow10(shift);
+  } else if (-shift > 20 && -shift > digitCount(unscaled) + 1) {
     millis = unscaled < 0n ? -1n : 1n;
   } else {
-    const unit = 10n ** BigInt(-shift);
+    const unit = pow10(-shift);
     millis = unscaled / unit; // toward zero
     if (unscaled % unit !== 0n) millis += unscaled < 0n ? -1n : 1n;
   }
@@ -231,10 +239,10 @@ export function formatMillis(millis: bigint): string {
     exp++;
   }
   const down = ((exp % 3) + 3) % 3;
-  mantissa *= 10n ** BigInt(down);
+  mantissa *= pow10(down);
   exp -= down;
   if (exp > 18) {
-    mantissa *= 10n ** BigInt(exp - 18);
+    mantissa *= pow10(exp - 18);
     exp = 18;
   }
   return (negative ? "-" : "") + mantissa.toString() + SI_SUFFIX[exp];

@@ -2,7 +2,8 @@
  * Quantity / Duration: a Kubernetes quantity or Go duration string on one
  * side is an integer on the other (milli-units for Quantity, whole seconds for Duration). Parsing
  * the string loses nothing; formatting canonicalises (`"0.5"` comes back as `"500m"`), which is
- * the declared loss of the integer→string direction.
+ * the declared loss of the integer→string direction. The integer side is an int64: a milli-value
+ * beyond 2^53 is written as a bigint, one beyond int64 (or a fraction) fails the conversion.
  */
 import type { StrategyDefinition } from "../strategy.ts";
 import { exactInteger, fitsInt64, integerValue } from "../int64.ts";
