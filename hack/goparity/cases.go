@@ -15,8 +15,6 @@ import (
 	"strconv"
 	"strings"
 	"unicode"
-
-	"k8s.io/apimachinery/pkg/api/resource"
 )
 
 // goTestFile is a test file of the Go toolchain running this program.
@@ -24,11 +22,10 @@ func goTestFile(rel string) string {
 	return filepath.Join(runtime.GOROOT(), "src", rel)
 }
 
-// moduleTestFile is a test file of a module in the module cache, next to a package we link.
+// moduleTestFile is a test file of the resource package, in the module cache directory of the
+// apimachinery version this program links (go.mod pins it, so the cache holds it).
 func moduleTestFile(name string) string {
-	// The package's directory: found through the module cache layout of the pinned version.
 	dir := filepath.Join(modCache(), "k8s.io", "apimachinery@"+apimachineryVersion, "pkg", "api", "resource")
-	_ = resource.Quantity{} // the module is linked, so the directory is in the cache
 	return filepath.Join(dir, name)
 }
 
