@@ -13,16 +13,12 @@ import {
   scanGoFloat,
 } from "./go.ts";
 import { fitsInt64, integerValue } from "./int64.ts";
+import { quoteValue } from "./quote.ts";
 import type { JsonValue } from "./types.ts";
 import { ConversionError, typeName } from "./value.ts";
 
 export type ScalarKind = "string" | "integer" | "number" | "boolean";
 export type FractionPolicy = "Error" | "Truncate" | "Round";
-
-/** A value for a message: strings quoted, numbers (bigints too) as digits. */
-function show(v: JsonValue): string {
-  return typeof v === "bigint" ? v.toString() : JSON.stringify(v);
-}
 
 const MAX_SAFE = 9007199254740991;
 
@@ -38,15 +34,15 @@ function readString(
   v: string,
 ): Exclude<GoFloatLiteral, { special: number }> {
   const lit = scanGoFloat(t);
-  if (lit === undefined) throw new ConversionError(`${what}: ${show(v)} is not a number`);
+  if (lit === undefined) throw new ConversionError(`${what}: ${quoteValue(v)} is not a number`);
   if (lit.special !== undefined) {
-    throw new ConversionError(`${what}: ${show(v)} is not a finite number`);
+    throw new ConversionError(`${what}: ${quoteValue(v)} is not a finite number`);
   }
   return lit;
 }
 
 function outOfRange(v: JsonValue, what: string, target: string): ConversionError {
-  return new ConversionError(`${what}: ${show(v)} is out of range for ${target}`);
+  return new ConversionError(`${what}: ${quoteValue(v)} is out of range for ${target}`);
 }
 
 /**
@@ -58,32 +54,52 @@ export function literalToInt64(
   lit: Exclude<GoFloatLiteral, { special: number }>,
   policy: FractionPolicy,
 ): bigint | "fraction" | "range" {
-  const { negative, radix, digits, exp } = lit;
-  if (digits === "") return 0n;
-  const m = BigInt(radix === 10 ? digits : "0x" + digits);
-  // Everything in powers of the base: 10, or 2 for hexadecimal floats (whose exp counts bits).
-  const width = radix === 10 ? digits.length : m.toString(2).length;
-  const limit = radix === 10 ? 19 : 64; // int64 magnitudes have at most 19 digits, 64 bits
-  if (width + exp > limit) return "range";
-  const base = radix === 10 ? 10n : 2n;
-  let whole: bigint;
-  if (exp >= 0) {
-    whole = m * base ** BigInt(exp);
-  } else if (-exp > width + 1) {
-    // Below 1/base^2 in magnitude: no whole part, and below a half.
-    if (policy === "Error") return "fraction";
-    whole = 0n;
-  } else {
-    const unit = base ** BigInt(-exp);
-    whole = m / unit;
-    const rest = m % unit;
-    if (rest !== 0n) {
-      if (policy === "Error") return "fraction";
-      if (policy === "Round" && 2n * rest >= unit) whole++;
-    }
-  }
-  const n = negative ? -whole : whole;
+  const whole = lit.radix === 10 ? decimalToInteger(lit.digits, lit.exp, policy) : hexToInteger(
+    lit.digits,
+    lit.exp,
+    policy,
+  );
+  if (typeof whole === "string") return whole;
+  const n = lit.negative ? -whole : whole;
   return fitsInt64(n) ? n : "range";
+}
+
+/**
+ * `digits × 10^exp` (non-negative) to an integer under `policy`, on the digit string: linear in
+ * its length (a BigInt of a long decimal string costs more than that).
+ */
+function decimalToInteger(digits: string, exp: number, policy: FractionPolicy) {
+  if (digits === "") return 0n;
+  const intLen = digits.length + exp; // digits before the point
+  if (intLen > 19) return "range"; // int64 magnitudes have at most 19 digits
+  if (exp >= 0) return BigInt(digits) * 10n ** BigInt(exp);
+  const whole = intLen > 0 ? BigInt(digits.slice(0, intLen)) : 0n;
+  // The fraction: its first digit decides the rounding (digits has no leading zeros, so a
+  // fraction with implicit leading zeros starts with 0).
+  const fraction = intLen > 0 ? digits.slice(intLen) : digits;
+  if (!/[1-9]/.test(fraction)) return whole;
+  if (policy === "Error") return "fraction";
+  const first = intLen >= 0 ? fraction[0] : "0";
+  return policy === "Round" && first >= "5" ? whole + 1n : whole;
+}
+
+/** `digits (hex) × 2^exp` to an integer under `policy`. */
+function hexToInteger(digits: string, exp: number, policy: FractionPolicy) {
+  if (digits === "") return 0n;
+  const m = BigInt("0x" + digits);
+  const bits = m.toString(2).length;
+  if (bits + exp > 64) return "range"; // int64 magnitudes have at most 64 bits
+  if (exp >= 0) return m << BigInt(exp);
+  if (-exp > bits + 1) {
+    // Below a quarter: no whole part, and below a half.
+    return policy === "Error" ? "fraction" : 0n;
+  }
+  const k = BigInt(-exp);
+  const whole = m >> k;
+  const rest = m - (whole << k);
+  if (rest === 0n) return whole;
+  if (policy === "Error") return "fraction";
+  return policy === "Round" && 2n * rest >= 1n << k ? whole + 1n : whole;
 }
 
 /**
@@ -120,7 +136,7 @@ function toInteger(v: JsonValue, policy: FractionPolicy, what: string): number |
       let n = v;
       if (!Number.isInteger(v)) {
         if (policy === "Error") {
-          throw new ConversionError(`${what}: ${show(v)} is not a whole number`);
+          throw new ConversionError(`${what}: ${quoteValue(v)} is not a whole number`);
         }
         n = policy === "Truncate" ? Math.trunc(v) : roundHalfAwayFromZero(v);
       }
@@ -135,7 +151,9 @@ function toInteger(v: JsonValue, policy: FractionPolicy, what: string): number |
       const t = goTrimSpace(v);
       if (SHORT_INTEGER.test(t)) return Number(t) || 0; // exact as a double; -0 is 0
       const n = literalToInt64(readString(t, what, v), policy);
-      if (n === "fraction") throw new ConversionError(`${what}: ${show(v)} is not a whole number`);
+      if (n === "fraction") {
+        throw new ConversionError(`${what}: ${quoteValue(v)} is not a whole number`);
+      }
       if (n === "range") throw outOfRange(v, what, "an int64");
       return integerValue(n);
     }
@@ -181,7 +199,7 @@ export function coerceScalar(
       if (typeof v === "string") {
         const b = parseGoBool(v);
         if (b === undefined) {
-          throw new ConversionError(`${what}: ${show(v)} is not a boolean`);
+          throw new ConversionError(`${what}: ${quoteValue(v)} is not a boolean`);
         }
         return b;
       }

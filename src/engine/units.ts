@@ -117,16 +117,24 @@ function digitCount(n: bigint): number {
   return (n < 0n ? -n : n).toString().length;
 }
 
-/** inf.Dec's SetString of the number part: unscaled digits and the count after the point. */
-function decimalOf(value: string): { unscaled: bigint; scale: number } | undefined {
+/**
+ * inf.Dec's SetString of the number part: its significant digits (no leading zeros; "" is zero),
+ * the count of digits after the point, and the sign. Undefined without a digit.
+ */
+function decimalOf(
+  value: string,
+): { negative: boolean; digits: string; scale: number } | undefined {
   if (!/[0-9]/.test(value)) return undefined;
   const negative = value[0] === "-";
   const body = value[0] === "-" || value[0] === "+" ? value.slice(1) : value;
   const dot = body.indexOf(".");
-  const digits = dot < 0 ? body : body.slice(0, dot) + body.slice(dot + 1);
-  const unscaled = BigInt(digits);
-  return { unscaled: negative ? -unscaled : unscaled, scale: dot < 0 ? 0 : body.length - dot - 1 };
+  const all = dot < 0 ? body : body.slice(0, dot) + body.slice(dot + 1);
+  const digits = all.replace(/^0+/, "");
+  return { negative, digits, scale: dot < 0 ? 0 : body.length - dot - 1 };
 }
+
+/** Beyond 10^LARGE no int64 milli-value is near: such values keep only their first digits. */
+const LARGE = 40;
 
 /** Kubernetes `resource.ParseQuantity`: the exact value, or the error it returns. */
 export function parseQuantity(str: string): QuantityValue | QuantityError {
@@ -160,31 +168,43 @@ export function parseQuantity(str: string): QuantityValue | QuantityError {
       if (result <= INT64_MAX) return { unscaled: positive ? result : -result, exp: scale };
     }
   }
-  // The inf.Dec path.
+  // The inf.Dec path, on the digit string: linear in its length. (Kubernetes computes
+  // 10^(scale - 9) to round, which does not finish for exponents near the int32 limits.)
   const dec = decimalOf(value);
   if (dec === undefined) return "numeric";
-  let unscaled = dec.unscaled < 0n ? -dec.unscaled : dec.unscaled;
-  let decScale = dec.scale; // value = unscaled × 10^-decScale
-  if (format === "binary") unscaled <<= BigInt(exponent);
-  else decScale = int32(decScale + int32(-exponent));
-  if (unscaled !== 0n && decScale > 9) {
-    // Rounded up to a whole number of nano-units (Kubernetes computes 10^(decScale - 9) here,
-    // which does not finish for exponents near the int32 limits; the magnitude answers it).
-    const drop = decScale - 9;
-    if (drop >= digitCount(unscaled)) {
-      unscaled = 1n;
-    } else {
-      const unit = pow10(drop);
-      unscaled = unscaled / unit + (unscaled % unit === 0n ? 0n : 1n);
+  const { negative, digits } = dec;
+  if (digits === "") return { unscaled: 0n, exp: 0 };
+  const sign = (n: bigint) => (negative ? -n : n);
+  // value = digits × 10^-decScale (× 2^exponent when binary)
+  const decScale = format === "binary" ? dec.scale : int32(dec.scale + int32(-exponent));
+  const intLen = digits.length - decScale; // digits before the point
+  if (format === "binary") {
+    // Kubernetes caps binary-suffixed values at the int64 maximum.
+    if (intLen > LARGE) return { unscaled: sign(INT64_MAX), exp: 0 };
+    // Below a nano-unit even after × 2^60 (< 10^19): rounded up to one.
+    if (intLen + 19 < -9) return { unscaled: sign(1n), exp: -9 };
+    // Exact (the whole digit string: superlinear only for absurdly long binary quantities).
+    let n = BigInt(digits) << BigInt(exponent);
+    let s = decScale;
+    if (s > 9) {
+      const unit = pow10(s - 9);
+      n = n / unit + (n % unit === 0n ? 0n : 1n);
+      s = 9;
     }
-    decScale = 9;
+    if (n > INT64_MAX * pow10(s)) return { unscaled: sign(INT64_MAX), exp: 0 };
+    return { unscaled: sign(n), exp: -s };
   }
-  if (format === "binary" && unscaled > INT64_MAX * pow10(decScale)) {
-    unscaled = INT64_MAX; // Kubernetes caps binary-suffixed values at the int64 maximum
-    decScale = 0;
+  if (intLen > LARGE) {
+    // Far beyond any int64 milli-value: the first digits keep the magnitude.
+    const kept = Math.min(digits.length, LARGE);
+    return { unscaled: sign(BigInt(digits.slice(0, kept))), exp: digits.length - kept - decScale };
   }
-  const negative = dec.unscaled < 0n;
-  return { unscaled: negative ? -unscaled : unscaled, exp: -decScale };
+  if (decScale <= 9) return { unscaled: sign(BigInt(digits)), exp: -decScale };
+  // Rounded up (away from zero) to a whole number of nano-units.
+  const keep = digits.length - (decScale - 9);
+  if (keep <= 0) return { unscaled: sign(1n), exp: -9 };
+  const rest = /[1-9]/.test(digits.slice(keep)) ? 1n : 0n;
+  return { unscaled: sign(BigInt(digits.slice(0, keep)) + rest), exp: -9 };
 }
 
 /**

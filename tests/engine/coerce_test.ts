@@ -116,3 +116,17 @@ Deno.test("TypeCoerce carries int64 values digit for digit in both directions", 
     "out of range for an int64",
   );
 });
+
+Deno.test("a megabyte of digits is answered from the digit string", () => {
+  const zeros = "0".repeat(1_000_000);
+  assert.equal(to("integer", `0.${zeros}1`, "Round"), 0);
+  assert.equal(to("integer", `7.${zeros}1`, "Truncate"), 7);
+  assert.equal(to("integer", `7.5${zeros}`, "Round"), 8);
+  fails("integer", `0.${zeros}1`, "Error", "is not a whole number");
+  fails("integer", `1${zeros}`, "Round", "out of range for an int64");
+  // Go stops reading an exponent at 10000: this is 10^(1000000 - 10000), not 1.
+  fails("integer", `1${zeros}e-1000000`, "Round", "out of range for an int64");
+  // Messages stay short.
+  const e = fails("integer", `1${zeros}`, "Round", "(1000001 characters)");
+  assert.ok(e.message.length < 200);
+});

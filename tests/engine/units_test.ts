@@ -113,3 +113,13 @@ Deno.test("inputs Kubernetes never finishes parsing are answered from their magn
   }
   assert.equal(quantityToMillis("123456789012345678901e-2000000000"), 1n);
 });
+
+Deno.test("a megabyte of digits in a quantity is read from the digit string", () => {
+  const zeros = "0".repeat(1_000_000);
+  assert.equal(quantityToMillis(`0.${zeros}1`), 1n);
+  assert.equal(quantityToMillis(`-0.${zeros}1`), -1n);
+  assert.equal(quantityToMillis(`1.5${zeros}`), 1500n);
+  assert.equal(quantityToMillis(`1${zeros}`), undefined, "beyond int64");
+  assert.deepEqual(parseQuantity(`1${zeros}Ki`), { unscaled: 9223372036854775807n, exp: 0 });
+  assert.equal(quantityToMillis(`0.${zeros}1Ki`), 1n);
+});

@@ -7,6 +7,7 @@
  */
 import type { StrategyDefinition } from "../strategy.ts";
 import { exactInteger, fitsInt64, integerValue } from "../int64.ts";
+import { quoteValue } from "../quote.ts";
 import {
   formatGoSeconds,
   formatMillis,
@@ -65,23 +66,23 @@ const linkParse = valueLinker((op, what) => {
       const q = parseQuantity(v);
       if (typeof q === "string") {
         throw new ConversionError(
-          `${what}: ${JSON.stringify(v)} is not a Kubernetes quantity (${QUANTITY_ERRORS[q]})`,
+          `${what}: ${quoteValue(v)} is not a Kubernetes quantity (${QUANTITY_ERRORS[q]})`,
         );
       }
       const millis = quantityMillis(q);
       if (millis === "range") {
         throw new ConversionError(
-          `${what}: the milli-value of ${JSON.stringify(v)} does not fit an int64`,
+          `${what}: the milli-value of ${quoteValue(v)} does not fit an int64`,
         );
       }
       return integerValue(millis);
     }
     const ns = parseGoDuration(v);
     if (ns === undefined) {
-      throw new ConversionError(`${what}: ${JSON.stringify(v)} is not a Go duration`);
+      throw new ConversionError(`${what}: ${quoteValue(v)} is not a Go duration`);
     }
     if (ns % 1_000_000_000n !== 0n) {
-      throw new ConversionError(`${what}: ${JSON.stringify(v)} is not a whole number of seconds`);
+      throw new ConversionError(`${what}: ${quoteValue(v)} is not a whole number of seconds`);
     }
     return Number(ns / 1_000_000_000n);
   };
