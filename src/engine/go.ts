@@ -123,38 +123,217 @@ export function labelValueError(value: string): string | undefined {
   return undefined;
 }
 
-const GO_DECIMAL_FLOAT = /^[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?$/;
-const GO_HEX_FLOAT = /^([+-]?)0[xX]([0-9a-fA-F]*)\.?([0-9a-fA-F]*)[pP]([+-]?\d+)$/;
-const GO_SPECIAL_FLOAT = /^[+-]?(?:inf|infinity|nan)$/i;
+/** Go's `unicode.IsSpace`: what `strings.TrimSpace` removes (U+0085 yes, U+FEFF no). */
+function isGoSpace(c: number): boolean {
+  if (c <= 0x20) return c === 0x20 || (c >= 0x09 && c <= 0x0d);
+  if (c < 0x85) return false;
+  if (c === 0x85 || c === 0xa0 || c === 0x1680) return true;
+  if (c >= 0x2000 && c <= 0x200a) return true;
+  return c === 0x2028 || c === 0x2029 || c === 0x202f || c === 0x205f || c === 0x3000;
+}
+
+/** Go `strings.TrimSpace`. JavaScript's `trim` differs: it keeps U+0085 and removes U+FEFF. */
+export function goTrimSpace(s: string): string {
+  let start = 0;
+  let end = s.length;
+  while (start < end && isGoSpace(s.charCodeAt(start))) start++;
+  while (end > start && isGoSpace(s.charCodeAt(end - 1))) end--;
+  return start === 0 && end === s.length ? s : s.slice(start, end);
+}
 
 /**
- * Go `strconv.ParseFloat` after trimming Unicode whitespace. Returns undefined when the text
- * is not a number, and a non-finite number for inf/nan/out-of-range (callers reject those).
+ * A number as Go's `strconv.ParseFloat` reads it, before rounding to a double: `special` for
+ * inf/infinity/nan; otherwise `digits` (the significant digits, no leading zeros; "" is zero) in
+ * `radix` 10 or 16, the value being `digits × 10^exp` (radix 10) or `digits × 2^exp` (radix 16).
+ * `exp` is the exponent Go computes: it stops reading exponent digits once the exponent reaches
+ * 10000, as Go does.
+ */
+export type GoFloatLiteral =
+  | { special: number }
+  | { special?: undefined; negative: boolean; radix: 10 | 16; digits: string; exp: number };
+
+function lowerAscii(c: string): string {
+  return c >= "A" && c <= "Z" ? String.fromCharCode(c.charCodeAt(0) + 32) : c;
+}
+
+function isDigit(c: string | undefined): boolean {
+  return c !== undefined && c >= "0" && c <= "9";
+}
+
+function isHexLetter(c: string): boolean {
+  const l = lowerAscii(c);
+  return l >= "a" && l <= "f";
+}
+
+/** The specials ParseFloat accepts: a signed inf/infinity, an unsigned nan (ASCII case-blind). */
+function special(s: string): number | undefined {
+  if (s.length > 9) return undefined;
+  let lower = "";
+  for (const c of s) lower += lowerAscii(c);
+  if (lower === "nan") return NaN;
+  const sign = lower[0] === "-" ? -1 : 1;
+  const body = lower[0] === "-" || lower[0] === "+" ? lower.slice(1) : lower;
+  return body === "inf" || body === "infinity" ? sign * Infinity : undefined;
+}
+
+/**
+ * Underscores may only separate digits (a base prefix counts as a digit): Go's rule, applied to a
+ * literal that contains one.
+ */
+function underscoresOk(s: string): boolean {
+  let i = s[0] === "+" || s[0] === "-" ? 1 : 0;
+  // saw: "^" start, "0" a digit or the base prefix, "_" an underscore, "!" anything else.
+  let saw = "^";
+  let hex = false;
+  const p = lowerAscii(s[i + 1] ?? "");
+  if (s[i] === "0" && (p === "b" || p === "o" || p === "x")) {
+    i += 2;
+    saw = "0";
+    hex = p === "x";
+  }
+  for (; i < s.length; i++) {
+    const c = s[i];
+    if (isDigit(c) || (hex && isHexLetter(c))) {
+      saw = "0";
+    } else if (c === "_") {
+      if (saw !== "0") return false;
+      saw = "_";
+    } else {
+      if (saw === "_") return false;
+      saw = "!";
+    }
+  }
+  return saw !== "_";
+}
+
+/** Reads `s` with Go `strconv.ParseFloat`'s grammar (no trimming); undefined on a syntax error. */
+export function scanGoFloat(s: string): GoFloatLiteral | undefined {
+  const sp = special(s);
+  if (sp !== undefined) return { special: sp };
+  let i = 0;
+  let negative = false;
+  if (s[0] === "+" || s[0] === "-") {
+    negative = s[0] === "-";
+    i++;
+  }
+  let radix: 10 | 16 = 10;
+  if (i + 2 < s.length && s[i] === "0" && lowerAscii(s[i + 1]) === "x") {
+    radix = 16;
+    i += 2;
+  }
+  let underscores = false;
+  let sawDot = false;
+  let sawDigits = false;
+  let digits = "";
+  let dp = 0; // position of the point, in digits, relative to the first significant digit
+  for (; i < s.length; i++) {
+    const c = s[i];
+    if (c === "_") {
+      underscores = true;
+    } else if (c === ".") {
+      if (sawDot) break;
+      sawDot = true;
+      dp = digits.length;
+    } else if (isDigit(c) || (radix === 16 && isHexLetter(c))) {
+      sawDigits = true;
+      if (c === "0" && digits.length === 0) dp--; // a leading zero
+      else digits += c;
+    } else {
+      break;
+    }
+  }
+  if (!sawDigits) return undefined;
+  if (!sawDot) dp = digits.length;
+  if (radix === 16) dp *= 4;
+  if (i < s.length && lowerAscii(s[i]) === (radix === 16 ? "p" : "e")) {
+    i++;
+    let sign = 1;
+    if (s[i] === "+" || s[i] === "-") {
+      sign = s[i] === "-" ? -1 : 1;
+      i++;
+    }
+    if (!isDigit(s[i])) return undefined;
+    let e = 0;
+    for (; i < s.length && (isDigit(s[i]) || s[i] === "_"); i++) {
+      if (s[i] === "_") underscores = true;
+      else if (e < 10000) e = e * 10 + (s.charCodeAt(i) - 48);
+    }
+    dp += e * sign;
+  } else if (radix === 16) {
+    return undefined; // a hexadecimal float needs its p exponent
+  }
+  if (i !== s.length) return undefined;
+  if (underscores && !underscoresOk(s)) return undefined;
+  const exp = dp - (radix === 16 ? 4 : 1) * digits.length;
+  return { negative, radix, digits, exp: digits === "" ? 0 : exp };
+}
+
+const POW2 = new DataView(new ArrayBuffer(8));
+
+/** 2^k as a double, built from its bits, for -1022 ≤ k ≤ 1023. */
+function pow2(k: number): number {
+  POW2.setUint16(0, (k + 1023) << 4);
+  return POW2.getFloat64(0);
+}
+
+/** `m × 2^e` rounded to the nearest double, ties to even; Infinity when it overflows. */
+function scaleBinary(m: bigint, e: number): number {
+  if (m === 0n) return 0;
+  const bits = m.toString(2).length;
+  const top = bits - 1 + e; // the exponent of the leading bit
+  if (top > 1023) return Infinity;
+  const ulp = Math.max(top - 52, -1074); // the exponent of the last bit a double keeps
+  const shift = ulp - e;
+  let q: bigint;
+  if (shift <= 0) {
+    q = m << BigInt(-shift);
+  } else if (shift > bits + 1) {
+    q = 0n; // below half of the smallest step
+  } else {
+    const s = BigInt(shift);
+    q = m >> s;
+    const rest = m - (q << s);
+    const half = 1n << (s - 1n);
+    if (rest > half || (rest === half && (q & 1n) === 1n)) q++;
+  }
+  // Two steps keep every intermediate a normal double; the product is exact or overflows.
+  const n = Number(q);
+  return ulp < -1000 ? n * pow2(-1000) * pow2(ulp + 1000) : n * pow2(ulp);
+}
+
+/** The double Go's ParseFloat rounds a literal to (±Infinity when out of range). */
+export function goFloatValue(lit: GoFloatLiteral): number {
+  if (lit.special !== undefined) return lit.special;
+  const { negative, radix, digits, exp } = lit;
+  if (radix === 10) return Number(`${negative ? "-" : ""}${digits || "0"}e${exp}`);
+  const v = digits === "" ? 0 : scaleBinary(BigInt("0x" + digits), exp);
+  return negative ? -v : v;
+}
+
+/** Go `strconv.ParseFloat(s, 64)` without trimming: the value and Go's error, if any. */
+export function goParseFloat(s: string): { value: number; error?: "syntax" | "range" } {
+  const lit = scanGoFloat(s);
+  if (lit === undefined) return { value: 0, error: "syntax" };
+  const value = goFloatValue(lit);
+  if (lit.special === undefined && !Number.isFinite(value)) return { value, error: "range" };
+  return { value };
+}
+
+/**
+ * Go `strconv.ParseFloat(strings.TrimSpace(text), 64)`: undefined on a syntax error; inf, nan
+ * and out-of-range values come back non-finite (callers reject those).
  */
 export function parseGoFloat(text: string): number | undefined {
-  const s = text.trim();
-  if (GO_DECIMAL_FLOAT.test(s)) return Number(s);
-  const hex = GO_HEX_FLOAT.exec(s);
-  if (hex !== null) {
-    const [, sign, int, frac, exp] = hex;
-    if (int === "" && frac === "") return undefined;
-    const mantissa = parseInt((int || "0") + frac, 16);
-    const value = mantissa * Math.pow(2, Number(exp) - 4 * frac.length);
-    return sign === "-" ? -value : value;
-  }
-  if (GO_SPECIAL_FLOAT.test(s)) {
-    if (/nan/i.test(s)) return NaN;
-    return s.startsWith("-") ? -Infinity : Infinity;
-  }
-  return undefined;
+  const r = goParseFloat(goTrimSpace(text));
+  return r.error === "syntax" ? undefined : r.value;
 }
 
 const GO_TRUE: ReadonlySet<string> = new Set(["1", "t", "T", "TRUE", "true", "True"]);
 const GO_FALSE: ReadonlySet<string> = new Set(["0", "f", "F", "FALSE", "false", "False"]);
 
-/** Go `strconv.ParseBool` after trimming; undefined when not a boolean. */
+/** Go `strconv.ParseBool(strings.TrimSpace(text))`; undefined when not a boolean. */
 export function parseGoBool(text: string): boolean | undefined {
-  const s = text.trim();
+  const s = goTrimSpace(text);
   if (GO_TRUE.has(s)) return true;
   if (GO_FALSE.has(s)) return false;
   return undefined;

@@ -2,10 +2,77 @@
  * Kubernetes quantities and Go durations: parsing with exact integer
  * arithmetic and canonical formatting, as `resource.Quantity` and `time.Duration` do.
  */
+import { INT64_MAX, INT64_MIN } from "./int64.ts";
 
-const QUANTITY = /^([+-]?)(\d+\.?\d*|\.\d+)(Ki|Mi|Gi|Ti|Pi|Ei|[numkMGTPE]|[eE][+-]?\d+)?$/;
-const BINARY: Record<string, number> = { Ki: 1, Mi: 2, Gi: 3, Ti: 4, Pi: 5, Ei: 6 };
-const DECIMAL: Record<string, number> = {
+/** Why `resource.ParseQuantity` refuses a string: the names of its three errors. */
+export type QuantityError = "format" | "numeric" | "suffix";
+
+/**
+ * A quantity's exact value, `unscaled × 10^exp`, as Kubernetes holds it after parsing: rounded up
+ * (away from zero) to a whole number of nano-units, and binary-suffixed values capped at the
+ * int64 maximum, as `resource.ParseQuantity` does.
+ */
+export interface QuantityValue {
+  unscaled: bigint;
+  exp: number;
+}
+
+function isDigit(c: string): boolean {
+  return c >= "0" && c <= "9";
+}
+const SUFFIX_CHARS = "eEinumkKMGTP";
+const INT64_TEXT = /^[+-]?[0-9]+$/;
+
+/** Go's int32 conversion (two's complement wrap), which Kubernetes applies to exponents. */
+function int32(n: number | bigint): number {
+  return Number(BigInt.asIntN(32, BigInt(n)));
+}
+
+interface QuantityParts {
+  positive: boolean;
+  value: string;
+  num: string;
+  denom: string;
+  suffix: string;
+}
+
+/** Kubernetes' split of a quantity string into sign, digits and suffix. */
+function splitQuantity(str: string): QuantityParts | "format" {
+  const parts: QuantityParts = { positive: true, value: "", num: "", denom: "", suffix: "" };
+  const end = str.length;
+  let pos = 0;
+  if (str[0] === "-" || str[0] === "+") {
+    parts.positive = str[0] === "+";
+    pos++;
+  }
+  while (pos < end && str[pos] === "0") pos++; // leading zeros
+  if (pos >= end) return { ...parts, value: "0", num: "0" };
+  let i = pos;
+  while (i < end && isDigit(str[i])) i++;
+  parts.num = str.slice(pos, i);
+  if (i >= end) return { ...parts, value: str };
+  pos = i;
+  if (parts.num === "") parts.num = "0";
+  if (str[pos] === ".") {
+    pos++;
+    i = pos;
+    while (i < end && isDigit(str[i])) i++;
+    parts.denom = str.slice(pos, i);
+    if (i >= end) return { ...parts, value: str };
+    pos = i;
+  }
+  parts.value = str.slice(0, pos);
+  const suffixStart = pos;
+  while (pos < end && SUFFIX_CHARS.includes(str[pos])) pos++;
+  if (pos < end && (str[pos] === "-" || str[pos] === "+")) pos++;
+  while (pos < end && isDigit(str[pos])) pos++;
+  if (pos < end) return "format";
+  parts.suffix = str.slice(suffixStart);
+  return parts;
+}
+
+const DECIMAL_SUFFIX: Record<string, number> = {
+  "": 0,
   n: -9,
   u: -6,
   m: -3,
@@ -16,31 +83,158 @@ const DECIMAL: Record<string, number> = {
   P: 15,
   E: 18,
 };
+const BINARY_SUFFIX: Record<string, number> = { Ki: 10, Mi: 20, Gi: 30, Ti: 40, Pi: 50, Ei: 60 };
 
-function pow10(n: number): bigint {
-  return 10n ** BigInt(n);
+type Format = "decimal" | "binary" | "exponent";
+
+/** The suffix as base, exponent and format; undefined when Kubernetes does not know it. */
+function interpretSuffix(suffix: string): { exponent: number; format: Format } | undefined {
+  if (Object.hasOwn(DECIMAL_SUFFIX, suffix)) {
+    return { exponent: DECIMAL_SUFFIX[suffix], format: "decimal" };
+  }
+  if (Object.hasOwn(BINARY_SUFFIX, suffix)) {
+    return { exponent: BINARY_SUFFIX[suffix], format: "binary" };
+  }
+  if (suffix.length > 1 && (suffix[0] === "e" || suffix[0] === "E")) {
+    // strconv.ParseInt(…, 10, 64), then a conversion to int32 that wraps.
+    const text = suffix.slice(1);
+    if (!INT64_TEXT.test(text)) return undefined;
+    const n = BigInt(text);
+    if (n < INT64_MIN || n > INT64_MAX) return undefined;
+    return { exponent: int32(n), format: "exponent" };
+  }
+  return undefined;
 }
 
-/** Parses a quantity into its milli-value, rounded away from zero; undefined when invalid. */
-export function quantityToMillis(text: string): bigint | undefined {
-  const m = QUANTITY.exec(text);
-  if (m === null) return undefined;
-  const [, sign, number, suffix = ""] = m;
-  const dot = number.indexOf(".");
-  const digits = dot < 0 ? number : number.slice(0, dot) + number.slice(dot + 1);
-  let num = BigInt(digits === "" ? "0" : digits) * 1000n;
-  let den = dot < 0 ? 1n : pow10(number.length - dot - 1);
-  if (suffix in BINARY) {
-    num *= 1024n ** BigInt(BINARY[suffix]);
-  } else if (suffix !== "") {
-    const exp = suffix in DECIMAL ? DECIMAL[suffix] : Number(suffix.slice(1));
-    if (Math.abs(exp) > 1000) return undefined;
-    if (exp >= 0) num *= pow10(exp);
-    else den *= pow10(-exp);
+const POW10: readonly bigint[] = Array.from({ length: 41 }, (_, i) => 10n ** BigInt(i));
+
+/** 10^n as a bigint (n ≥ 0), from a table for the common exponents. */
+function pow10(n: number): bigint {
+  return n < POW10.length ? POW10[n] : 10n ** BigInt(n);
+}
+
+function digitCount(n: bigint): number {
+  return (n < 0n ? -n : n).toString().length;
+}
+
+/**
+ * inf.Dec's SetString of the number part: its significant digits (no leading zeros; "" is zero),
+ * the count of digits after the point, and the sign. Undefined without a digit.
+ */
+function decimalOf(
+  value: string,
+): { negative: boolean; digits: string; scale: number } | undefined {
+  if (!/[0-9]/.test(value)) return undefined;
+  const negative = value[0] === "-";
+  const body = value[0] === "-" || value[0] === "+" ? value.slice(1) : value;
+  const dot = body.indexOf(".");
+  const all = dot < 0 ? body : body.slice(0, dot) + body.slice(dot + 1);
+  const digits = all.replace(/^0+/, "");
+  return { negative, digits, scale: dot < 0 ? 0 : body.length - dot - 1 };
+}
+
+/** Beyond 10^LARGE no int64 milli-value is near: such values keep only their first digits. */
+const LARGE = 40;
+
+/** Kubernetes `resource.ParseQuantity`: the exact value, or the error it returns. */
+export function parseQuantity(str: string): QuantityValue | QuantityError {
+  if (str === "") return "format";
+  if (str === "0") return { unscaled: 0n, exp: 0 };
+  const parts = splitQuantity(str);
+  if (parts === "format") return parts;
+  const { positive, value, num, denom, suffix } = parts;
+  const meaning = interpretSuffix(suffix);
+  if (meaning === undefined) return "suffix";
+  const { exponent, format } = meaning;
+  // The int64 fast path, taken when the digits are few enough.
+  let precision: number;
+  let scale = 0;
+  let mantissa = 1n;
+  if (format === "binary") {
+    if (denom.length === 0) {
+      mantissa = 1n << BigInt(exponent);
+      precision = 15 - num.length - (exponent * 3) / 10 - 1;
+    } else {
+      precision = -1;
+    }
+  } else {
+    scale = exponent;
+    precision = 18 - (num.length + denom.length);
   }
-  let millis = num / den;
-  if (num % den !== 0n) millis += 1n; // away from zero (num is non-negative here)
-  return sign === "-" ? -millis : millis;
+  if (precision >= 0) {
+    scale = int32(scale - denom.length);
+    if (scale >= -9) {
+      const result = BigInt(num + denom) * mantissa;
+      if (result <= INT64_MAX) return { unscaled: positive ? result : -result, exp: scale };
+    }
+  }
+  // The inf.Dec path, on the digit string: linear in its length. (Kubernetes computes
+  // 10^(scale - 9) to round, which does not finish for exponents near the int32 limits.)
+  const dec = decimalOf(value);
+  if (dec === undefined) return "numeric";
+  const { negative, digits } = dec;
+  if (digits === "") return { unscaled: 0n, exp: 0 };
+  const sign = (n: bigint) => (negative ? -n : n);
+  // value = digits × 10^-decScale (× 2^exponent when binary)
+  const decScale = format === "binary" ? dec.scale : int32(dec.scale + int32(-exponent));
+  const intLen = digits.length - decScale; // digits before the point
+  if (format === "binary") {
+    // Kubernetes caps binary-suffixed values at the int64 maximum.
+    if (intLen > LARGE) return { unscaled: sign(INT64_MAX), exp: 0 };
+    // Below a nano-unit even after × 2^60 (< 10^19): rounded up to one.
+    if (intLen + 19 < -9) return { unscaled: sign(1n), exp: -9 };
+    // Exact (the whole digit string: superlinear only for absurdly long binary quantities).
+    let n = BigInt(digits) << BigInt(exponent);
+    let s = decScale;
+    if (s > 9) {
+      const unit = pow10(s - 9);
+      n = n / unit + (n % unit === 0n ? 0n : 1n);
+      s = 9;
+    }
+    if (n > INT64_MAX * pow10(s)) return { unscaled: sign(INT64_MAX), exp: 0 };
+    return { unscaled: sign(n), exp: -s };
+  }
+  if (intLen > LARGE) {
+    // Far beyond any int64 milli-value: the first digits keep the magnitude.
+    const kept = Math.min(digits.length, LARGE);
+    return { unscaled: sign(BigInt(digits.slice(0, kept))), exp: digits.length - kept - decScale };
+  }
+  if (decScale <= 9) return { unscaled: sign(BigInt(digits)), exp: -decScale };
+  // Rounded up (away from zero) to a whole number of nano-units.
+  const keep = digits.length - (decScale - 9);
+  if (keep <= 0) return { unscaled: sign(1n), exp: -9 };
+  const rest = /[1-9]/.test(digits.slice(keep)) ? 1n : 0n;
+  return { unscaled: sign(BigInt(digits.slice(0, keep)) + rest), exp: -9 };
+}
+
+/**
+ * A quantity's milli-value, rounded away from zero; "range" when it does not fit an int64
+ * (Kubernetes' `MilliValue` overflows silently there).
+ */
+export function quantityMillis(q: QuantityValue): bigint | "range" {
+  const { unscaled, exp } = q;
+  if (unscaled === 0n) return 0n;
+  const shift = exp + 3;
+  let millis: bigint;
+  if (shift >= 0) {
+    if (shift > 20 || digitCount(unscaled) + shift > 20) return "range";
+    millis = unscaled * pow10(shift);
+  } else if (-shift > 20 && -shift > digitCount(unscaled) + 1) {
+    millis = unscaled < 0n ? -1n : 1n;
+  } else {
+    const unit = pow10(-shift);
+    millis = unscaled / unit; // toward zero
+    if (unscaled % unit !== 0n) millis += unscaled < 0n ? -1n : 1n;
+  }
+  return millis >= INT64_MIN && millis <= INT64_MAX ? millis : "range";
+}
+
+/** A quantity string's milli-value; undefined when invalid or beyond int64. */
+export function quantityToMillis(text: string): bigint | undefined {
+  const q = parseQuantity(text);
+  if (typeof q === "string") return undefined;
+  const millis = quantityMillis(q);
+  return millis === "range" ? undefined : millis;
 }
 
 const SI_SUFFIX: Record<number, string> = {
@@ -85,7 +279,6 @@ const NS_PER_UNIT: Record<string, number> = {
   h: 3600e9,
 };
 const DURATION_PART = /(\d*)(?:\.(\d*))?(ns|us|\u00b5s|\u03bcs|ms|s|m|h)/y;
-const INT64_MAX = (1n << 63n) - 1n;
 
 /** Go `time.ParseDuration` in nanoseconds; undefined when invalid or out of int64 range. */
 export function parseGoDuration(text: string): bigint | undefined {

@@ -1,6 +1,7 @@
 /**
  * TypeCoerce: the same field with a different scalar type on each side, converted
- * by the coercion table (Go number and boolean grammar, half-away-from-zero rounding).
+ * by the coercion table (Go number and boolean grammar, half-away-from-zero rounding, integers
+ * exact up to int64).
  */
 import { coerceScalar, type FractionPolicy, type ScalarKind } from "../coerce.ts";
 import { isScalarKind } from "../schema.ts";
