@@ -76,3 +76,66 @@ Deno.test("jsonEqual compares a bigint and a number by value, never a string", (
   assert.equal(jsonEqual(9007199254740993n, "9007199254740993"), false);
   assert.equal(jsonEqual({ a: [9007199254740993n] }, { a: [9007199254740993n] }), true);
 });
+
+/** The same text read by the rewrite path and (a marker escape in the text forces it) the reviver. */
+function bothPaths(text: string): [unknown, unknown] {
+  const viaRewrite = parseJson(text);
+  const forced = parseJson(`[${text},"\\u0001"]`) as unknown[];
+  return [viaRewrite, forced[0]];
+}
+
+Deno.test("parseJson: the rewrite path and the reviver read the same values", () => {
+  const corpus = [
+    '{"a":9007199254740993,"b":[-9223372036854775808,{"c":9223372036854775807}]}',
+    '{"a":"9007199254740993","b":"x\\"9007199254740993","c":9007199254740993}',
+    "[1234567890123456.5,1.2345678901234567e5,12345678901234567890123,-0,0]",
+    '{"__proto__":9007199254740993,"k":[9007199254740992 , 9007199254740991]}',
+    "  9007199254740993  ",
+    '{"e":1e5,"t":true,"f":false,"n":null,"s":"\\u0002"}',
+  ];
+  for (const text of corpus) {
+    const [a, b] = bothPaths(text);
+    assert.deepEqual(a, b, text);
+  }
+  const proto = parseJson('{"__proto__":9007199254740993}') as Record<string, unknown>;
+  assert.equal(Object.getPrototypeOf(proto), Object.prototype);
+  assert.equal(Object.getOwnPropertyDescriptor(proto, "__proto__")?.value, 9007199254740993n);
+});
+
+Deno.test("parseJson: invalid text stays invalid on both paths", () => {
+  for (
+    const text of [
+      "{1234567890123456789:1}",
+      "[01234567890123456789]",
+      "[1234567890123456789",
+      "[--1234567890123456789]",
+      "[1234567890123456789 1]",
+      '["a"1234567890123456789]',
+      "[1e400]",
+      "[" + "1".repeat(400) + "]",
+    ]
+  ) {
+    assert.throws(() => parseJson(text), SyntaxError, text);
+    assert.throws(() => parseJson(`[${text},"\\u0001"]`), SyntaxError, text);
+  }
+});
+
+Deno.test("stringifyJson: marked and replacer output agree; the value is left as it was", () => {
+  const values: unknown[] = [
+    { a: 9007199254740993n, b: [-9223372036854775808n, { c: 9223372036854775807n }], s: "x" },
+    { k: [1, "two", 9007199254740993n], '"': '"\\u0001' },
+    // A string holding U+0001 (anywhere) takes the replacer: the output must still be exact.
+    { a: 9007199254740993n, s: "\u0001123", t: '"\u0001123', k: { "\u00019": 9007199254740994n } },
+    [9007199254740993n],
+  ];
+  for (const v of values) {
+    const before = structuredClone(v);
+    const expected = JSON.stringify(v, (_k, x) => typeof x === "bigint" ? `#${x}#` : x)
+      .replace(/"#(-?\d+)#"/g, "$1");
+    assert.equal(stringifyJson(v, { mayHoldBigints: true }), expected);
+    assert.equal(stringifyJson(v), expected);
+    assert.deepEqual(v, before, "the value is restored");
+  }
+  const frozen = Object.freeze({ a: 9007199254740993n });
+  assert.equal(stringifyJson(frozen), '{"a":9007199254740993}');
+});
