@@ -59,21 +59,29 @@ function exactReviver(_key: string, value: unknown, context: { source?: string }
 export function hasLongNumbers(s: string): boolean {
   const n = s.length;
   let i = 0;
-  let run = 0;
   while (i < n) {
     const c = s.charCodeAt(i++);
     if (c === 0x22) {
-      run = 0;
       i = afterString(s, i);
       if (i < 0) return false;
-    } else if (c >= 0x30 && c <= 0x39) {
-      if (++run >= LONG_DIGIT_RUN) return true;
-    } else {
-      if ((c === 0x65 || c === 0x45) && run > 0) return true; // e/E after a digit: an exponent
-      run = 0;
+    } else if (c <= 0x39 && c >= 0x30) {
+      const end = digitRunEnd(s, i);
+      if (end - i + 1 >= LONG_DIGIT_RUN || (s.charCodeAt(end) | 0x20) === 0x65) return true; // e/E
+      i = end;
     }
   }
   return false;
+}
+
+/** Index of the first non-digit at or after `i` (`s.length` when none). */
+export function digitRunEnd(s: string, i: number): number {
+  const n = s.length;
+  while (i < n) {
+    const c = s.charCodeAt(i);
+    if (c < 0x30 || c > 0x39) return i;
+    i++;
+  }
+  return n;
 }
 
 /**

@@ -3,7 +3,7 @@
  * and the uid recovery that lets a rejected body still get a Failure review carrying its uid. Why each
  * limit exists: docs/design/webhook.md#limits-and-their-reasons.
  */
-import { afterString, LONG_DIGIT_RUN } from "../../lib/json_exact.ts";
+import { afterString, digitRunEnd, LONG_DIGIT_RUN } from "../../lib/json_exact.ts";
 
 /** Default `--max-request-bytes` (32 MiB). */
 export const DEFAULT_MAX_REQUEST_BYTES = 32 * 1024 * 1024;
@@ -83,7 +83,6 @@ export interface BodyScan {
 export function scanBody(s: string, max: number): BodyScan {
   let depth = 0;
   let longNumbers = false;
-  let run = 0; // digits in a row (outside strings), while no long number was seen yet
   const n = s.length;
   let i = 0;
   while (i < n) {
@@ -91,20 +90,14 @@ export function scanBody(s: string, max: number): BodyScan {
     if (c === 0x22) {
       i = afterString(s, i);
       if (i < 0) break;
-      run = 0;
     } else if (c === 0x7b || c === 0x5b) {
       if (++depth > max) return { tooDeep: true, longNumbers };
-      run = 0;
     } else if (c === 0x7d || c === 0x5d) {
       depth--;
-      run = 0;
-    } else if (!longNumbers) {
-      if (c >= 0x30 && c <= 0x39) {
-        if (++run >= LONG_DIGIT_RUN) longNumbers = true;
-      } else {
-        if ((c === 0x65 || c === 0x45) && run > 0) longNumbers = true; // an exponent
-        run = 0;
-      }
+    } else if (c <= 0x39 && c >= 0x30 && !longNumbers) {
+      const end = digitRunEnd(s, i);
+      longNumbers = end - i + 1 >= LONG_DIGIT_RUN || (s.charCodeAt(end) | 0x20) === 0x65; // e/E
+      i = end;
     }
   }
   return { tooDeep: false, longNumbers };

@@ -143,7 +143,10 @@ Deno.test("int64 literals beyond 2^53 survive carry, rename, forEach and stash (
 Deno.test("a round trip v2 → v1 → v2 of the answer's own text keeps every int64 literal", () => {
   const spokeText = convert(reviewText("v1", LITERALS.map(hubObject)));
   const open = '"convertedObjects":[';
-  const objects = spokeText.slice(spokeText.indexOf(open) + open.length, spokeText.lastIndexOf("]}}"));
+  const objects = spokeText.slice(
+    spokeText.indexOf(open) + open.length,
+    spokeText.lastIndexOf("]}}"),
+  );
   const back = convert(reviewText("v2", [objects]));
   for (const n of LITERALS) {
     for (const field of ["carried", "sizeBytes", "count", "note"]) {
@@ -154,9 +157,11 @@ Deno.test("a round trip v2 → v1 → v2 of the answer's own text keeps every in
 
 Deno.test("integers beyond int64 stay doubles, as the apiserver made them", () => {
   const text = convert(
-    reviewText("v2", [`{"apiVersion":"${GROUP}/v1","kind":"Counter",${
-      meta(0)
-    },"spec":{"carried":9223372036854775808,"size":12345678901234567890123}}`]),
+    reviewText("v2", [
+      `{"apiVersion":"${GROUP}/v1","kind":"Counter",${
+        meta(0)
+      },"spec":{"carried":9223372036854775808,"size":12345678901234567890123}}`,
+    ]),
   );
   assert.ok(text.includes(`"carried":9223372036854776000`), text);
   assert.ok(text.includes(`"sizeBytes":1.2345678901234568e+22`), text);
@@ -168,9 +173,9 @@ Deno.test("a number beyond the double range is refused (400), never written as n
       ctx,
       TARGET,
       encoder.encode(
-        reviewText("v2", [`{"apiVersion":"${GROUP}/v1","kind":"Counter",${
-          meta(0)
-        },"spec":{"carried":${n}}}`]),
+        reviewText("v2", [
+          `{"apiVersion":"${GROUP}/v1","kind":"Counter",${meta(0)},"spec":{"carried":${n}}}`,
+        ]),
       ),
     );
     assert.equal(out.status, 400);
@@ -180,9 +185,11 @@ Deno.test("a number beyond the double range is refused (400), never written as n
 
 Deno.test("a stashed annotation beyond the double range fails the review naming the field", () => {
   const text = convert(
-    reviewText("v2", [`{"apiVersion":"${GROUP}/v1","kind":"Counter",${
-      meta(0, `"${NOTE}":"1e400"`)
-    },"spec":{"carried":1}}`]),
+    reviewText("v2", [
+      `{"apiVersion":"${GROUP}/v1","kind":"Counter",${
+        meta(0, `"${NOTE}":"1e400"`)
+      },"spec":{"carried":1}}`,
+    ]),
   );
   assert.match(text, /"status":"Failure"/);
   assert.match(text, /cannot restore spec\.note: .*outside the range of a double/);
