@@ -198,3 +198,23 @@ Deno.test("ToAnnotation: a bigint is stashed as its digits and restored exactly"
     );
   }
 });
+
+Deno.test("FieldsToScalar join template prints an int64 as its digits", () => {
+  const plan = pairPlan(
+    root({ size: str() }),
+    root({ size: obj({ value: int(), unit: str() }) }),
+    [{
+      strategy: "ScalarToFields",
+      scalarToFields: {
+        hubPath: "spec.size",
+        pattern: "^(?P<value>\\d+)(?P<unit>[A-Za-z]+)$",
+        spokeFields: { value: "spec.size.value", unit: "spec.size.unit" },
+        joinTemplate: "{{.value}}{{.unit}}",
+      },
+      acknowledgeLossy: true,
+      reason: "split by a pattern",
+    }],
+  );
+  const hub = s2h(plan, resource({ spec: { size: { value: 9007199254740993n, unit: "Gi" } } }));
+  assert.deepEqual(hub.spec, { size: "9007199254740993Gi" });
+});

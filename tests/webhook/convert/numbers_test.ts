@@ -1,7 +1,8 @@
 /**
  * Numbers survive `/convert` exactly: int64 literals beyond 2^53 come back digit for digit through
- * the real handler (bytes in, bytes out), carried, renamed, forEach-mapped and stashed in an
- * annotation and restored; a number beyond the double range is refused, never written as null.
+ * the real handler (bytes in, bytes out), carried, renamed, forEach-mapped, stashed in an
+ * annotation and restored, and scaled by NumericScale; a number beyond the double range, or a
+ * scaled value beyond int64, is refused — never written as null.
  */
 import assert from "node:assert/strict";
 import type { JsonObject } from "../../../src/engine/mod.ts";
@@ -25,8 +26,10 @@ const HUB = spec({
   sizeBytes: int,
   items: { type: "array", items: { type: "object", properties: { count: int } } },
   note: int,
+  nanos: int,
 });
 const SPOKE = spec({
+  micros: int,
   carried: int,
   size: int,
   entries: { type: "array", items: { type: "object", properties: { n: int } } },
@@ -71,6 +74,12 @@ function registry(): PlanRegistry {
           {
             strategy: "ToAnnotation",
             toAnnotation: { hubPath: "spec.note", key: NOTE, restoreOnReverse: true },
+          },
+          {
+            strategy: "NumericScale",
+            numericScale: { hubPath: "spec.nanos", spokePath: "spec.micros", factor: 1000 },
+            acknowledgeLossy: true,
+            reason: "sub-microsecond digits are rounded",
           },
         ],
       }],
@@ -193,5 +202,22 @@ Deno.test("a stashed annotation beyond the double range fails the review naming 
   );
   assert.match(text, /"status":"Failure"/);
   assert.match(text, /cannot restore spec\.note: .*outside the range of a double/);
+  assert.ok(!text.includes("null"), text);
+});
+
+const withMicros = (micros: string) =>
+  reviewText("v2", [
+    `{"apiVersion":"${GROUP}/v1","kind":"Counter",${meta(0)},"spec":{"micros":${micros}}}`,
+  ]);
+
+Deno.test("NumericScale through the handler: exact beyond 2^53, a Failure beyond int64", () => {
+  assert.ok(convert(withMicros("9007199254740993")).includes(`"nanos":9007199254740993000`));
+  assert.ok(convert(withMicros("-9223372036854775")).includes(`"nanos":-9223372036854775000`));
+  const text = convert(withMicros("9223372036854775807"));
+  assert.match(text, /"status":"Failure"/);
+  assert.match(
+    text,
+    /spec\.micros: multiplying by 1000 gives 9223372036854775807000, beyond the int64 range/,
+  );
   assert.ok(!text.includes("null"), text);
 });
