@@ -7,9 +7,12 @@
  * ±Infinity (which `JSON.stringify` would write as `null`).
  *
  * The common case stays at `JSON.parse` speed: {@link hasLongNumbers} (or a caller's own scan of
- * the text, such as the `/convert` body check) selects the source-reading parse only when a
- * number in the text could be read inexactly or out of range. Writing, {@link stringifyJson} uses
- * plain `JSON.stringify` unless a `bigint` is met.
+ * the text, such as the `/convert` body check) selects the exact parse only when a number in the
+ * text could be read inexactly or out of range. Writing, {@link stringifyJson} uses plain
+ * `JSON.stringify` unless a `bigint` is met. Both exact paths stay on the native parser and
+ * encoder by carrying such numbers through marked strings (U+0001 + digits); a reviver reading
+ * each number's source text (`JSON.parse` source access) and a `JSON.rawJSON` replacer are the
+ * fallbacks for text and values that already hold U+0001.
  */
 import type { JsonValue } from "./json.ts";
 
@@ -265,7 +268,6 @@ function stringifyMarked(value: unknown, indent: number | undefined): string | u
 function mark(v: unknown, slots: Slot[], depth = 0): boolean {
   if (typeof v !== "object" || v === null) return typeof v !== "string" || !v.includes("\u0001");
   if (depth > MAX_MARK_DEPTH) return false; // a cycle, or nesting no review reaches
-
   if (Array.isArray(v)) {
     for (let i = 0; i < v.length; i++) {
       const x = v[i];
