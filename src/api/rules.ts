@@ -22,6 +22,8 @@ export function isJsonValue(v: unknown): v is JsonValue {
       return true;
     case "number":
       return Number.isFinite(v);
+    case "bigint": // an int64 beyond 2^53, read exactly
+      return true;
     case "object":
       if (Array.isArray(v)) return v.every(isJsonValue);
       if (Object.getPrototypeOf(v) !== Object.prototype && Object.getPrototypeOf(v) !== null) {

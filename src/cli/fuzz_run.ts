@@ -16,6 +16,7 @@ import {
 } from "../engine/mod.ts";
 import { generateResource } from "../engine/generate.ts";
 import { isJsonObject } from "../lib/json.ts";
+import { stringifyJson } from "../lib/json_exact.ts";
 import { CliError } from "./args.ts";
 import type { FuzzDirection, FuzzFinding, FuzzGeneratorGap, FuzzReport } from "./fuzz_report.ts";
 import { sortKeysDeep } from "./output.ts";
@@ -77,7 +78,7 @@ function leavesUnder(v: JsonValue, path: string): string[] {
 }
 
 function describe(v: JsonValue | undefined): string {
-  return v === undefined ? "absent" : JSON.stringify(v);
+  return v === undefined ? "absent" : stringifyJson(v);
 }
 
 export interface FuzzOptions {

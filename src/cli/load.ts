@@ -22,6 +22,7 @@ import {
 } from "../engine/mod.ts";
 import { CliError, type ParsedFlags } from "./args.ts";
 import { isJsonObject } from "../lib/json.ts";
+import { normalizeInteger } from "../lib/json_exact.ts";
 
 // ---------------------------------------------------------------------------------------------
 // YAML
@@ -49,8 +50,33 @@ function goYamlTags(tags: Tags): Tags {
   });
 }
 
-/** Every non-empty document of a YAML (or JSON) stream, as JSON data. Duplicate keys are errors. */
-export function parseYamlDocuments(text: string, file: string): JsonValue[] {
+/**
+ * Integers as the JSON value model holds them (lib/json_exact.ts): safe ones as numbers, int64s
+ * beyond 2^53 as bigints, larger ones as doubles. In place; `v` is fresh parser output.
+ */
+function normalizeIntegers(v: unknown): unknown {
+  if (typeof v === "bigint") return normalizeInteger(v);
+  if (typeof v !== "object" || v === null) return v;
+  if (Array.isArray(v)) {
+    for (let i = 0; i < v.length; i++) v[i] = normalizeIntegers(v[i]);
+  } else {
+    const o = v as Record<string, unknown>;
+    for (const k of Object.keys(o)) o[k] = normalizeIntegers(o[k]);
+  }
+  return v;
+}
+
+/**
+ * Every non-empty document of a YAML (or JSON) stream, as JSON data. Duplicate keys are errors.
+ * With `exactIntegers` (objects), an int64 beyond 2^53 keeps its digits, as the apiserver keeps
+ * them; without (configs and schemas), every number is a double, as the cluster's roles read
+ * those from the apiserver.
+ */
+export function parseYamlDocuments(
+  text: string,
+  file: string,
+  exactIntegers = false,
+): JsonValue[] {
   const lines = new LineCounter();
   const docs = parseAllDocuments(text, {
     version: "1.1",
@@ -58,6 +84,7 @@ export function parseYamlDocuments(text: string, file: string): JsonValue[] {
     uniqueKeys: true,
     prettyErrors: false,
     lineCounter: lines,
+    intAsBigInt: exactIntegers,
   });
   if (!Array.isArray(docs)) return []; // an empty stream
   const out: JsonValue[] = [];
@@ -69,7 +96,8 @@ export function parseYamlDocuments(text: string, file: string): JsonValue[] {
       throw new CliError(`cannot parse ${where}: ${problem.message}`);
     }
     if (doc.contents === null) continue;
-    const value: unknown = doc.toJS({ maxAliasCount: 1000 });
+    let value: unknown = doc.toJS({ maxAliasCount: 1000 });
+    if (exactIntegers) value = normalizeIntegers(value);
     if (value === null || value === undefined) continue;
     if (!isJsonValue(value)) {
       throw new CliError(
@@ -272,7 +300,7 @@ export async function loadSamples(dir: string, source: SchemaSource): Promise<Sa
   const samples: Sample[] = [];
   for (const rel of files) {
     const path = `${dir.replace(/\/+$/, "")}/${rel}`;
-    const docs = parseYamlDocuments(await readTextFile(path, "sample file"), path);
+    const docs = parseYamlDocuments(await readTextFile(path, "sample file"), path, true);
     const matching: JsonObject[] = [];
     for (const doc of docs) {
       if (!isJsonObject(doc) || doc.kind !== source.targetKind) continue;
@@ -299,7 +327,7 @@ export async function loadSamples(dir: string, source: SchemaSource): Promise<Sa
 
 /** `--sample FILE` of `convert`: exactly one document. */
 export async function loadSingleObject(file: string): Promise<JsonObject> {
-  const docs = parseYamlDocuments(await readTextFile(file, "sample file"), file);
+  const docs = parseYamlDocuments(await readTextFile(file, "sample file"), file, true);
   if (docs.length !== 1) {
     throw new CliError(`sample ${file} must contain exactly one document (found ${docs.length})`);
   }

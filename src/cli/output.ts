@@ -4,6 +4,7 @@
  */
 import { stringify as stringifyYaml } from "yaml";
 import type { Diagnostic, JsonObject, JsonValue } from "../engine/mod.ts";
+import { stringifyJson } from "../lib/json_exact.ts";
 
 /** The two streams a command writes to. */
 export interface Io {
@@ -59,9 +60,9 @@ export function sortKeysDeep(v: JsonValue): JsonValue {
   return out;
 }
 
-/** 2-space indented JSON with a trailing newline. */
+/** 2-space indented JSON with a trailing newline; an int64 beyond 2^53 is written as its digits. */
 export function toJson(v: unknown): string {
-  return JSON.stringify(v, null, 2) + "\n";
+  return stringifyJson(v, { indent: 2 }) + "\n";
 }
 
 /**

@@ -21,6 +21,7 @@ import {
   type SchemaNode,
 } from "../engine/mod.ts";
 import { isJsonObject } from "../lib/json.ts";
+import { stringifyJson } from "../lib/json_exact.ts";
 
 function setOwn(obj: JsonObject, key: string, value: JsonValue): void {
   Object.defineProperty(obj, key, { value, enumerable: true, writable: true, configurable: true });
@@ -82,8 +83,23 @@ function patternOf(source: string): RegExp | null {
   return re;
 }
 
+/** The numeric keywords for an int64 beyond 2^53 (mixed bigint/number comparisons are exact). */
+function bigintViolations(s: SchemaNode, v: bigint, bad: (keyword: string) => void): void {
+  const { minimum, maximum, multipleOf } = s;
+  if (typeof minimum === "number") {
+    if (s.exclusiveMinimum === true ? v <= minimum : v < minimum) bad("minimum");
+  }
+  if (typeof maximum === "number") {
+    if (s.exclusiveMaximum === true ? v >= maximum : v > maximum) bad("maximum");
+  }
+  if (typeof multipleOf === "number" && multipleOf > 0) {
+    if (!Number.isInteger(multipleOf) || v % BigInt(multipleOf) !== 0n) bad("multipleOf");
+  }
+  if (s.format === "int32") bad("format");
+}
+
 function canonical(v: JsonValue): string {
-  if (typeof v !== "object" || v === null) return JSON.stringify(v);
+  if (typeof v !== "object" || v === null) return stringifyJson(v);
   if (Array.isArray(v)) return `[${v.map(canonical).join(",")}]`;
   return `{${
     Object.keys(v).sort().map((k) => `${JSON.stringify(k)}:${canonical(v[k])}`).join(",")
@@ -136,7 +152,9 @@ function check(
     return;
   }
   if (s["x-kubernetes-int-or-string"] === true) {
-    if (!Number.isSafeInteger(v) && typeof v !== "string") bad("int-or-string");
+    if (!Number.isSafeInteger(v) && typeof v !== "bigint" && typeof v !== "string") {
+      bad("int-or-string");
+    }
     return;
   }
   const preserve = s["x-kubernetes-preserve-unknown-fields"] === true;
@@ -154,6 +172,7 @@ function check(
     }
     case "integer":
     case "number": {
+      if (typeof v === "bigint") return bigintViolations(s, v, bad); // an int64 beyond 2^53
       if (typeof v !== "number" || !Number.isFinite(v)) return bad("type");
       if (type === "integer" && !Number.isInteger(v)) bad("type");
       const { minimum, maximum, multipleOf } = s;

@@ -18,6 +18,7 @@ import { requireCleanAnalysis, requireStructurallyValid } from "./gates.ts";
 import { loadSamples, type Sample } from "./load.ts";
 import { toJson } from "./output.ts";
 import { rfc3339 } from "../lib/time.ts";
+import { stringifyJson } from "../lib/json_exact.ts";
 import {
   exitCodeFor,
   type FailOn,
@@ -68,7 +69,7 @@ function micros(start: number): number {
 }
 
 function describe(v: unknown): string {
-  return v === undefined ? "absent" : JSON.stringify(v);
+  return v === undefined ? "absent" : stringifyJson(v);
 }
 
 /** Runs every sample through every target and builds the report (docs/design/cli.md#grading-a-round-trip). */

@@ -2,7 +2,8 @@
  * The CEL environment of the CEL strategy, on @bufbuild/cel, and the programs it plans.
  *
  * - Environment: the standard library and macros only, one dynamic variable `object`. JSON
- *   numbers are doubles; `double + int` is a no-such-overload error; int overflow is an error.
+ *   numbers are doubles, except integers beyond 2^53, which are ints (exact); `double + int` is a
+ *   no-such-overload error; int overflow is an error. Int results are written exactly.
  * - Checking is in cel_check.ts, the cost bound in cel_cost.ts.
  * - Two library behaviours are corrected by rewriting the AST before planning: `has(m.f)` and
  *   `k in m` treat a key whose value is null as absent (cel-go does not), and the macros' list
@@ -43,6 +44,7 @@ import {
 import { rethrowIfTripped } from "./request_budget.ts";
 import type { JsonObject, JsonValue } from "./types.ts";
 import { ConversionError, setKey } from "./value.ts";
+import { normalizeInteger } from "../lib/json_exact.ts";
 
 export { CEL_COST_LIMIT, CelCompileError };
 
@@ -142,7 +144,8 @@ function celTypeName(v: CelValue): string {
 
 /**
  * The input as CEL values, converted once per evaluation: the library would otherwise rebuild a
- * map's entry table on every field access, making each access cost the map's size.
+ * map's entry table on every field access, making each access cost the map's size. A JSON number
+ * is a CEL double; an integer beyond 2^53 (read as a `bigint`) is a CEL int, kept exact.
  */
 function fromJson(v: JsonValue): CelValue {
   if (v === null || typeof v !== "object") return v;
@@ -152,7 +155,10 @@ function fromJson(v: JsonValue): CelValue {
   return celMap(entries);
 }
 
-/** A CEL value as JSON; ints become numbers. Charged one unit per node written. */
+/**
+ * A CEL value as JSON; ints and uints become numbers, exactly: a `bigint` above 2^53 (a uint
+ * beyond int64 is a double, as the apiserver would read it). Charged one unit per node written.
+ */
 function toJson(v: CelValue, what: string): JsonValue {
   charge(1);
   if (v === null || typeof v === "boolean" || typeof v === "string") return v;
@@ -160,8 +166,8 @@ function toJson(v: CelValue, what: string): JsonValue {
     if (!Number.isFinite(v)) throw new ConversionError(`${what}: ${v} cannot be written as JSON`);
     return v;
   }
-  if (typeof v === "bigint") return Number(v);
-  if (isCelUint(v)) return Number(v.value);
+  if (typeof v === "bigint") return normalizeInteger(v);
+  if (isCelUint(v)) return normalizeInteger(v.value);
   if (isCelList(v)) {
     const out: JsonValue[] = [];
     let i = 0;

@@ -25,6 +25,7 @@
  * arithmetic only).
  */
 import { isJsonObject } from "../lib/json.ts";
+import { stringifyJson } from "../lib/json_exact.ts";
 import type { JsonObject, JsonValue, SchemaNode } from "./types.ts";
 import { setKey } from "./value.ts";
 import { createRng, type Rng } from "./generate_rng.ts";
@@ -332,14 +333,14 @@ function uniquenessKey(node: SchemaNode): ((v: JsonValue) => string) | undefined
   const mapKeys = node["x-kubernetes-list-map-keys"];
   if (listType === "map" && Array.isArray(mapKeys)) {
     return (v) =>
-      JSON.stringify(mapKeys.map((k) => (isJsonObject(v) ? v[String(k)] ?? null : null)));
+      stringifyJson(mapKeys.map((k) => (isJsonObject(v) ? v[String(k)] ?? null : null)));
   }
   if (node.uniqueItems === true || listType === "set") return canonicalJSON;
   return undefined;
 }
 
 function canonicalJSON(v: JsonValue): string {
-  if (typeof v !== "object" || v === null) return JSON.stringify(v);
+  if (typeof v !== "object" || v === null) return stringifyJson(v);
   if (Array.isArray(v)) return "[" + v.map(canonicalJSON).join(",") + "]";
   return "{" + Object.keys(v).sort().map((k) => JSON.stringify(k) + ":" + canonicalJSON(v[k]))
     .join(",") +

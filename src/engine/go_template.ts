@@ -135,6 +135,8 @@ export function formatGoValue(v: JsonValue, what: string): string {
       return v ? "true" : "false";
     case "number":
       return formatGoFloat(v);
+    case "bigint":
+      return v.toString(); // an int64 beyond 2^53: Go prints an int64 as its digits
   }
   throw new ConversionError(
     `${what} is a ${typeName(v)}; join templates print only strings, numbers, booleans and null`,

@@ -91,7 +91,7 @@ export function deleteAndPrune(obj: JsonObject, segments: readonly string[]): vo
   }
 }
 
-/** Deep copy of JSON data (objects with `__proto__` keys included). */
+/** Deep copy of JSON data (objects with `__proto__` keys included; a `bigint` is a primitive). */
 export function deepCopy(v: JsonValue): JsonValue {
   if (typeof v !== "object" || v === null) return v;
   if (Array.isArray(v)) {
@@ -113,9 +113,10 @@ export function deepCopy(v: JsonValue): JsonValue {
 
 export { jsonEqual } from "../lib/json.ts";
 
-/** A short description of a value's JSON type, for error messages. */
+/** A short description of a value's JSON type, for error messages (a `bigint` is a number). */
 export function typeName(v: JsonValue): string {
   if (v === null) return "null";
   if (Array.isArray(v)) return "array";
+  if (typeof v === "bigint") return "number";
   return typeof v === "object" ? "map" : typeof v;
 }

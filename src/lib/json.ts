@@ -8,7 +8,7 @@
 /**
  * A `bigint` is an integer literal outside the double-exact range (|n| > 2^53 - 1) that was read
  * with its digits kept: Kubernetes keeps int64 exact, and so must we. Every other number is a
- * `number`. Read and write such values only with the exact helpers of this module.
+ * `number`. Read and write JSON text only with the exact helpers of `json_exact.ts`.
  */
 export type JsonPrimitive = string | number | bigint | boolean | null;
 export type JsonValue = JsonPrimitive | JsonValue[] | JsonObject;
@@ -27,11 +27,16 @@ export function isJsonObject(v: unknown): v is JsonObject {
 }
 
 /**
- * Deep JSON equality: numbers by value, maps by key set and values, arrays by position; a string
- * never equals a number.
+ * Deep JSON equality: numbers by value (a `bigint` equals a `number` of the same mathematical
+ * value), maps by key set and values, arrays by position; a string never equals a number.
  */
 export function jsonEqual(a: JsonValue, b: JsonValue): boolean {
   if (a === b) return true;
+  if (typeof a === "bigint" || typeof b === "bigint") {
+    // `==` compares a bigint and a number mathematically; the typeof checks keep strings out.
+    return (typeof a === "bigint" || typeof a === "number") &&
+      (typeof b === "bigint" || typeof b === "number") && a == b;
+  }
   if (typeof a !== "object" || typeof b !== "object" || a === null || b === null) return false;
   if (Array.isArray(a)) {
     if (!Array.isArray(b) || a.length !== b.length) return false;

@@ -117,3 +117,26 @@ Deno.test("convert: YAML 1.1 scalars — unquoted `on` is a boolean", async () =
   const unquoted = await convctl(...enumBase, "--sample", `${dir}/unquoted.yaml`);
   assertToolError(unquoted, /^error: conversion failed: .*spec\.highAvailability/);
 });
+
+Deno.test("convert: int64 values beyond 2^53 come out digit for digit (YAML and JSON, in and out)", async () => {
+  const dir = await tempFiles({
+    "big.yaml": [
+      "apiVersion: demo.example.com/v1",
+      "kind: Widget",
+      "metadata: {name: big}",
+      "spec: {storageSize: 1764590400123456789, region: eu}",
+      "",
+    ].join("\n"),
+    "big.json": '{"apiVersion":"demo.example.com/v2","kind":"Widget","metadata":{"name":"big"},' +
+      '"spec":{"storageGB":-9223372036854775808,"region":"eu"}}',
+  });
+  const toV2 = await convctl(...base, "--sample", `${dir}/big.yaml`, "--to", "v2", "-o", "json");
+  assert.equal(toV2.code, 0, toV2.stderr);
+  assert.match(toV2.stdout, /"storageGB": 1764590400123456789\n/);
+  const yaml = await convctl(...base, "--sample", `${dir}/big.yaml`, "--to", "v2");
+  assert.equal(yaml.code, 0, yaml.stderr);
+  assert.match(yaml.stdout, /\n {2}storageGB: 1764590400123456789\n/);
+  const toV1 = await convctl(...base, "--sample", `${dir}/big.json`, "--to", "v1", "-o", "json");
+  assert.equal(toV1.code, 0, toV1.stderr);
+  assert.match(toV1.stdout, /"storageSize": -9223372036854775808\n/);
+});

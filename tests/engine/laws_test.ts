@@ -19,6 +19,7 @@
  * Conversions go through `convertObject` (router + apiVersion stamping), as the webhook does.
  */
 import { isJsonObject } from "../../src/lib/json.ts";
+import { stringifyJson } from "../../src/lib/json_exact.ts";
 import assert from "node:assert/strict";
 import {
   analyze,
@@ -123,7 +124,7 @@ function assertNoSharing(input: JsonObject, output: JsonObject, where: string): 
   }
 }
 
-const show = (v: unknown) => JSON.stringify(v, null, 1).slice(0, 4000);
+const show = (v: unknown) => stringifyJson(v, { indent: 1 }).slice(0, 4000);
 
 /** The registered cases, and each plain-pair case mirrored (the other strategy of its pair). */
 const CASES: readonly LawCase[] = [
@@ -200,7 +201,7 @@ for (const c of CASES) {
             kind: KIND,
           });
           c.prepare?.(input, side, rng);
-          const snapshot = JSON.stringify(input);
+          const snapshot = stringifyJson(input);
           deepFreeze(input);
           const where = `seed ${JSON.stringify(seed)}, input ${show(input)}`;
 
@@ -221,7 +222,7 @@ for (const c of CASES) {
             });
             continue;
           }
-          assert.equal(JSON.stringify(input), snapshot, `input mutated; ${where}`);
+          assert.equal(stringifyJson(input), snapshot, `input mutated; ${where}`);
           assertNoSharing(input, out, where);
           assert.deepEqual(convertObject(router, input, apiVersion(to)), out, `repeat; ${where}`);
           assert.deepEqual(convertObject(cloned, input, apiVersion(to)), out, `clone; ${where}`);
@@ -230,10 +231,10 @@ for (const c of CASES) {
           assert.equal(out.apiVersion, apiVersion(to));
           if (!roundTrip) continue;
 
-          const outSnapshot = JSON.stringify(out);
+          const outSnapshot = stringifyJson(out);
           deepFreeze(out);
           const back = convertObject(router, out, apiVersion(from));
-          assert.equal(JSON.stringify(out), outSnapshot, `intermediate mutated; ${where}`);
+          assert.equal(stringifyJson(out), outSnapshot, `intermediate mutated; ${where}`);
           assertNoSharing(out, back, where);
           const [a, b] = comparable(input, back, schema, c.vanishing?.[dir] ?? []);
           if (jsonEqual(a, b)) continue;

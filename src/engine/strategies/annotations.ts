@@ -3,6 +3,7 @@
  * stashed in the other side's metadata and restored on the way back.
  */
 import { isJsonObject } from "../../lib/json.ts";
+import { parseJson } from "../../lib/json_exact.ts";
 import { goJSON, labelValueError, qualifiedNameError } from "../go.ts";
 import { mirror } from "../mirror.ts";
 import type { OpLinker, RuleContext } from "../strategy.ts";
@@ -131,10 +132,13 @@ function linkRestore(...[op]: Parameters<OpLinker>) {
       value = v;
     } else {
       try {
-        value = JSON.parse(v);
+        // Exact: an int64 stashed as digits comes back as the same digits; a number beyond the
+        // double range (`1e400`) is an error here, never ±Infinity written as null.
+        value = parseJson(v);
       } catch (e) {
         throw new ConversionError(
-          `metadata.${map}[${JSON.stringify(key)}] is not valid JSON: ${(e as Error).message}`,
+          `cannot restore ${to.join(".")}: metadata.${map}[${JSON.stringify(key)}] is not ` +
+            `valid JSON: ${(e as Error).message}`,
         );
       }
     }

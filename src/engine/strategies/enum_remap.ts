@@ -2,6 +2,7 @@
  * EnumRemap: values of one field are translated through a table in each
  * direction. Keys are canonical: strings by content, numbers by value, never across types.
  */
+import { stringifyJson } from "../../lib/json_exact.ts";
 import { formatPlainNumber, goJSON } from "../go.ts";
 import type { OpLinker, StrategyDefinition } from "../strategy.ts";
 import type { JsonObject, JsonValue, OpData, UnknownKeyPolicy } from "../types.ts";
@@ -16,7 +17,11 @@ interface EnumRemapParams {
 
 const POLICIES = ["Error", "Drop"] as const;
 
-/** Canonical lookup key of a JSON value. */
+/**
+ * Canonical lookup key of a JSON value. An integer outside the double-exact range is keyed by its
+ * exact digits, whether it was read as a `bigint` or (in a config) as a double, so equal values
+ * meet.
+ */
 export function enumKey(v: JsonValue): string {
   if (v === null) return "null";
   switch (typeof v) {
@@ -25,7 +30,10 @@ export function enumKey(v: JsonValue): string {
     case "boolean":
       return v ? "b:true" : "b:false";
     case "number":
+      if (Number.isInteger(v) && !Number.isSafeInteger(v)) return "n:" + BigInt(v).toString();
       return "n:" + formatPlainNumber(v);
+    case "bigint":
+      return "n:" + v.toString();
   }
   return "j:" + goJSON(v);
 }
@@ -102,7 +110,7 @@ function linkRemap(...[op]: Parameters<OpLinker>) {
       setPath(output, path, deepCopy(table.get(key)!));
     } else if (strict) {
       throw new ConversionError(
-        `${path.join(".")}: ${side} value ${JSON.stringify(v)} has no mapping (policy Error)`,
+        `${path.join(".")}: ${side} value ${stringifyJson(v)} has no mapping (policy Error)`,
       );
     }
   };

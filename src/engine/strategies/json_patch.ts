@@ -190,11 +190,11 @@ function applyOne(doc: JsonValue, op: PatchOp): JsonValue {
     if (!jsonEqual(at.value, op.value!)) throw new Error("test failed: values differ");
     return doc;
   }
+  let moved: Located = { found: false };
   if (op.op === "move" || op.op === "copy") {
     if (op.from === undefined) throw new Error(`${op.op} needs a "from" pointer`);
-    if (!locate(doc, pointerSegments(op.from)).found) {
-      throw new Error(`the "from" path does not exist`);
-    }
+    moved = locate(doc, pointerSegments(op.from));
+    if (!moved.found) throw new Error(`the "from" path does not exist`);
   }
   if (op.op === "remove" || op.op === "replace") {
     if (!locate(doc, path).found) throw new Error("the path does not exist");
@@ -204,6 +204,13 @@ function applyOne(doc: JsonValue, op: PatchOp): JsonValue {
       throw new Error("the parent of the path does not exist");
     }
   }
+  if (moved.found) {
+    // `copy` and `move` as `add` (after `remove`): the library copies values through
+    // JSON.stringify, which cannot write a bigint (and turns ±Infinity into null).
+    if (op.op === "move") doc = apply(doc, { op: "remove", path: op.from! });
+    const value = op.op === "copy" ? deepCopy(moved.value) : moved.value;
+    return apply(doc, { op: "add", path: op.path, value });
+  }
   // The library stores `value` by reference; hand it a copy so the plan's data stays pristine.
   const operation = {
     op: op.op,
@@ -211,6 +218,11 @@ function applyOne(doc: JsonValue, op: PatchOp): JsonValue {
     ...(op.from === undefined ? {} : { from: op.from }),
     ...(op.op === "add" || op.op === "replace" ? { value: deepCopy(op.value ?? null) } : {}),
   } as Operation;
+  return apply(doc, operation);
+}
+
+/** One library operation, validated, on `doc` in place. */
+function apply(doc: JsonValue, operation: Operation): JsonValue {
   return jsonpatch.applyOperation(doc, operation, true, true, true).newDocument as JsonValue;
 }
 

@@ -19,15 +19,10 @@ import {
 } from "../../engine/mod.ts";
 import { type BudgetBound, RequestBudget } from "../../engine/request_budget.ts";
 import { isJsonObject } from "../../lib/json.ts";
+import { parseJson, stringifyJson } from "../../lib/json_exact.ts";
 import type { LossyDirection, Observer, ReviewResult } from "../metrics.ts";
 import { isServable, type RegistryEntry } from "../registry.ts";
-import {
-  type BodyRead,
-  nestingExceeds,
-  readBodyLimited,
-  recoverUid,
-  UID_SCAN_BYTES,
-} from "./body.ts";
+import { type BodyRead, readBodyLimited, recoverUid, scanBody, UID_SCAN_BYTES } from "./body.ts";
 import type { ConvertContext } from "./context.ts";
 import { objectProblem } from "./object_check.ts";
 
@@ -281,7 +276,8 @@ function review(
   // The budget starts once the body is read, so parsing a large body counts against it.
   const budget = new RequestBudget({ clock: ctx.clock, timeoutMs: ctx.requestTimeoutMs });
   const text = decoder.decode(bytes);
-  if (nestingExceeds(text, ctx.maxJsonDepth)) {
+  const scan = scanBody(text, ctx.maxJsonDepth);
+  if (scan.tooDeep) {
     recoverHead(bytes.subarray(0, UID_SCAN_BYTES), state);
     return failure(
       state,
@@ -291,7 +287,7 @@ function review(
   }
   let parsed: unknown;
   try {
-    parsed = JSON.parse(text);
+    parsed = parseJson(text, scan.longNumbers);
   } catch (e) {
     return badRequest(`request body is not JSON: ${(e as Error).message}`);
   }
@@ -321,7 +317,7 @@ function review(
   if (!Array.isArray(objects)) {
     return failure(state, "bad_request", "decoding request: objects is not a list");
   }
-  return convertBatch(ctx, target, entry, desired, objects, budget, state);
+  return convertBatch(ctx, target, entry, desired, objects, budget, state, scan.longNumbers);
 }
 
 /** What to do about a spent request budget, by the bound that tripped. */
@@ -343,6 +339,7 @@ function convertBatch(
   objects: unknown[],
   budget: RequestBudget,
   state: ReviewState,
+  longNumbers: boolean,
 ): ReviewOutcome {
   const router = entry.router;
   const n = objects.length;
@@ -418,11 +415,11 @@ function convertBatch(
 
   let body: Uint8Array;
   try {
-    body = encoder.encode(JSON.stringify({
+    body = encoder.encode(stringifyJson({
       apiVersion: state.apiVersion,
       kind: REVIEW_KIND,
       response: { uid: state.uid, result: { status: "Success" }, convertedObjects: converted },
-    }));
+    }, { mayHoldBigints: longNumbers }));
   } catch (e) {
     const label = state.direction.replace("->", " -> ");
     return failure(

@@ -12,6 +12,11 @@
  * - `handler, no metrics`: the same without metrics, to show what they cost;
  * - `handler, v2 → v2`: the same payload at the desired version, so the engine only restamps
  *   `apiVersion` — the handler's own overhead without the conversion itself.
+ *
+ * Each payload again with one int64 beyond 2^53 per object (`storageSize`, a nanosecond-sized
+ * value; group suffix `, int64`): the scan then selects the exact parse (a reviver reading each
+ * number's source) and the replacer stringify. Its `floor` is the same bare parse + stringify,
+ * which rounds that number.
  */
 import { Registry } from "prom-client";
 import { SYNTHETIC_TARGET, syntheticCompiled, syntheticReview } from "./_synthetic.ts";
@@ -29,6 +34,8 @@ const withMetrics = convertContext({
 });
 const bare = convertContext({ registry, logger: SILENT });
 const encoder = new TextEncoder();
+/** A nanosecond timestamp: an int64 beyond 2^53. */
+const BIG = 1764590400123456789n;
 const decoder = new TextDecoder();
 
 for (const [size, annotationBytes] of [["2KB", 0], ["10KB", 8000]] as const) {
@@ -56,6 +63,21 @@ for (const [size, annotationBytes] of [["2KB", 0], ["10KB", 8000]] as const) {
     });
     Deno.bench({ name: `handler, v2 → v2 ${group}`, group }, () => {
       convertReviewBytes(withMetrics, SYNTHETIC_TARGET, same);
+    });
+
+    const bigText = text.replace(
+      /"storageSize":(\d+)/g,
+      (_, i) => `"storageSize":${BIG + BigInt(i)}`,
+    );
+    const bigBytes = encoder.encode(bigText);
+    const bigGroup = `${group}, int64`;
+    const bigCheck = decoder.decode(convertReviewBytes(bare, SYNTHETIC_TARGET, bigBytes).body);
+    if (!bigCheck.includes(`"storageGB":${BIG + 10n}`)) throw new Error("int64 not kept exact");
+    Deno.bench({ name: `floor ${bigGroup}`, group: bigGroup, baseline: true }, () => {
+      JSON.stringify(JSON.parse(bigText));
+    });
+    Deno.bench({ name: `handler ${bigGroup}`, group: bigGroup }, () => {
+      convertReviewBytes(withMetrics, SYNTHETIC_TARGET, bigBytes);
     });
   }
 }

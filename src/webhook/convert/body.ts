@@ -1,8 +1,9 @@
 /**
- * Reading a `/convert` request body before it is parsed: the byte cap, the nesting check and the
- * uid recovery that lets a rejected body still get a Failure review carrying its uid. Why each
+ * Reading a `/convert` request body before it is parsed: the byte cap, the nesting and number scan
+ * and the uid recovery that lets a rejected body still get a Failure review carrying its uid. Why each
  * limit exists: docs/design/webhook.md#limits-and-their-reasons.
  */
+import { afterString, digitRunEnd, LONG_DIGIT_RUN } from "../../lib/json_exact.ts";
 
 /** Default `--max-request-bytes` (32 MiB). */
 export const DEFAULT_MAX_REQUEST_BYTES = 32 * 1024 * 1024;
@@ -62,35 +63,49 @@ function concat(chunks: Uint8Array[], length: number): Uint8Array {
   return out;
 }
 
+/** What one pass over a body's text found, before it is parsed. */
+export interface BodyScan {
+  /** Nesting deeper than the limit (brackets inside strings ignored): the body is not parsed. */
+  tooDeep: boolean;
+  /**
+   * A number `JSON.parse` may read inexactly or out of range (a run of 16+ digits or an
+   * exponent, outside strings): select the exact parse (src/lib/json_exact.ts).
+   */
+  longNumbers: boolean;
+}
+
 /**
- * Whether JSON text nests deeper than `max` (brackets inside strings ignored). Malformed text is
- * left to `JSON.parse`. Runs on the decoded string, where `indexOf` skips string contents with
+ * The one pass over a body before it is parsed: nesting depth and long numbers. Malformed text is
+ * left to the parser. Runs on the decoded string, where `indexOf` skips string contents with
  * memchr: ~20 % of parse + stringify for ordinary objects, and long annotation values cost
  * almost nothing (a byte-table scan over the `Uint8Array` was 1.5× parse for 10 KB objects).
  */
-export function nestingExceeds(s: string, max: number): boolean {
+export function scanBody(s: string, max: number): BodyScan {
   let depth = 0;
+  let longNumbers = false;
   const n = s.length;
   let i = 0;
   while (i < n) {
     const c = s.charCodeAt(i++);
     if (c === 0x22) {
-      for (;;) {
-        const q = s.indexOf('"', i);
-        if (q < 0) return false;
-        i = q + 1;
-        if (s.charCodeAt(q - 1) !== 0x5c) break;
-        let backslashes = 0;
-        for (let j = q - 1; s.charCodeAt(j) === 0x5c; j--) backslashes++;
-        if ((backslashes & 1) === 0) break; // an escaped backslash, not an escaped quote
-      }
+      i = afterString(s, i);
+      if (i < 0) break;
     } else if (c === 0x7b || c === 0x5b) {
-      if (++depth > max) return true;
+      if (++depth > max) return { tooDeep: true, longNumbers };
     } else if (c === 0x7d || c === 0x5d) {
       depth--;
+    } else if (c <= 0x39 && c >= 0x30 && !longNumbers) {
+      const end = digitRunEnd(s, i);
+      longNumbers = end - i + 1 >= LONG_DIGIT_RUN || (s.charCodeAt(end) | 0x20) === 0x65; // e/E
+      i = end;
     }
   }
-  return false;
+  return { tooDeep: false, longNumbers };
+}
+
+/** Whether JSON text nests deeper than `max` (the depth half of {@link scanBody}). */
+export function nestingExceeds(s: string, max: number): boolean {
+  return scanBody(s, max).tooDeep;
 }
 
 /**

@@ -3,7 +3,12 @@
  * be parsed, the nesting scan, and the target of a request path.
  */
 import assert from "node:assert/strict";
-import { nestingExceeds, recoverUid, targetOfPath } from "../../../src/webhook/convert/mod.ts";
+import {
+  nestingExceeds,
+  recoverUid,
+  scanBody,
+  targetOfPath,
+} from "../../../src/webhook/convert/mod.ts";
 
 Deno.test("recoverUid finds request.uid and nothing else", () => {
   const enc = (s: string) => new TextEncoder().encode(s);
@@ -44,4 +49,16 @@ Deno.test("targetOfPath", () => {
   assert.equal(targetOfPath("/convert/a/b"), undefined);
   assert.equal(targetOfPath("/healthz"), undefined);
   assert.equal(targetOfPath("/convert/%E0%A4%A"), undefined);
+});
+
+Deno.test("scanBody flags long numbers outside strings, in the same pass as the depth", () => {
+  assert.deepEqual(scanBody('{"a":123456789012345}', 5), { tooDeep: false, longNumbers: false });
+  assert.deepEqual(scanBody('{"a":1234567890123456}', 5), { tooDeep: false, longNumbers: true });
+  assert.deepEqual(scanBody('{"a":[1.5e3]}', 5), { tooDeep: false, longNumbers: true });
+  assert.deepEqual(scanBody('{"a":"12345678901234567890","e":true}', 5), {
+    tooDeep: false,
+    longNumbers: false,
+  });
+  assert.equal(scanBody("[[[9007199254740993]]]", 2).tooDeep, true);
+  assert.equal(scanBody("[9007199254740993,[[[]]]]", 2).longNumbers, true);
 });
