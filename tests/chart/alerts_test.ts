@@ -226,6 +226,7 @@ Deno.test("alerts: promtool test rules passes every case in tests/obs/promtool",
   const { dir } = await prepare();
   const files = await caseFiles();
   assert.deepEqual(files, [
+    "certificates.yaml",
     "controller_health.yaml",
     "custom_thresholds.yaml",
     "informers.yaml",
