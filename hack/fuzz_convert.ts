@@ -15,9 +15,9 @@
  * at most 10,000,000 reviews, at most 64 connections, at most `--max-seconds` (default 3600).
  */
 import { parseArgs } from "node:util";
-import { createCA } from "../tests/support/certs.ts";
 import { syntheticReview } from "../src/webhook/convert/_synthetic.ts";
 import { type RawAnswer, RawConnection } from "./_raw_http.ts";
+import { startConversionTarget } from "./_conversion_target.ts";
 import { fuzzReview } from "./_fuzz_reviews.ts";
 import { kep598Violations } from "./_kep598.ts";
 
@@ -49,39 +49,6 @@ function message(path: string, body: Uint8Array): Uint8Array {
   return out;
 }
 
-async function startTarget(dir: string): Promise<{ port: number; child: Deno.ChildProcess }> {
-  const ca = await createCA(dir, "dco-fuzz-ca");
-  const leaf = await ca.issue({ commonName: "dco-fuzz", hosts: ["127.0.0.1"] });
-  await Deno.writeTextFile(`${dir}/tls.crt`, leaf.cert);
-  await Deno.writeTextFile(`${dir}/tls.key`, leaf.key);
-  await Deno.writeTextFile(`${dir}/ca.crt`, ca.cert);
-  const child = new Deno.Command(Deno.execPath(), {
-    args: [
-      "run",
-      `--allow-read=${dir}`,
-      "--allow-net=127.0.0.1",
-      "--allow-env",
-      new URL("./_fuzz_server.ts", import.meta.url).pathname,
-      dir,
-    ],
-    // The heap a webhook-server pod gets by default (256 MiB limit × 0.75), set the way the
-    // manager sets it, so the listener derives the same request bounds as in a pod.
-    env: { DENO_V8_FLAGS: "--max-old-space-size=192" },
-    stdout: "piped",
-    stderr: "inherit",
-  }).spawn();
-  const reader = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
-  let text = "";
-  while (!text.includes("\n")) {
-    const { done, value } = await reader.read();
-    if (done) throw new Error(`the fuzz target exited before listening: ${text}`);
-    text += value;
-  }
-  reader.releaseLock();
-  child.stdout.cancel().catch(() => {});
-  return { port: JSON.parse(text.split("\n")[0]).port, child };
-}
-
 export async function fuzz(opts: {
   count: number;
   seed: number;
@@ -91,7 +58,7 @@ export async function fuzz(opts: {
   only?: number;
 }): Promise<FuzzReport> {
   const dir = await Deno.makeTempDir({ prefix: "dco-fuzz-" });
-  const { port, child } = await startTarget(dir);
+  const { port, child } = await startConversionTarget(dir);
   let exited = false;
   const status = child.status.then((s) => {
     exited = true;

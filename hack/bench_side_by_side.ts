@@ -1,0 +1,320 @@
+/**
+ * The conversion endpoint under load from real load generators, for numbers that compare with any
+ * other webhook measured the same way:
+ *
+ *   bash hack/deno.sh run -A hack/bench_side_by_side.ts [--duration 10] [--warmup 2]
+ *       [--shapes 1x2,1x10,10x10,100x2] [--connections 1,8] [--tools wrk,h2load]
+ *       [--server-cpus 0] [--client-cpus 1] [--v8-flags "..."] [--json]
+ *
+ * It starts the real conversion listener (hack/_fuzz_server.ts: the synthetic target of
+ * src/webhook/convert/_synthetic.ts over TLS, with the request bounds of a default pod) pinned to
+ * `--server-cpus`, checks once per shape that the answer is a `Success` review holding every object
+ * at the desired version, then drives it with `wrk` (HTTP/1.1) and `h2load --h1` pinned to
+ * `--client-cpus`, and prints reviews/s, p50, p90, p99, p99.9 (milliseconds) and errors per
+ * tool × shape × connections. A shape `NxK` is a review of N objects of about K KB each.
+ *
+ * Needs `wrk` and `h2load` (Debian: `apt-get install wrk nghttp2-client`) and `taskset`
+ * (util-linux) for pinning; without taskset nothing is pinned and the report says so. Bounds: a
+ * measuring tool, not a stress tool — loopback only, duration ≤ 120 s per run.
+ */
+import { parseArgs } from "node:util";
+import { syntheticObject, syntheticReview } from "../src/webhook/convert/_synthetic.ts";
+import { startConversionTarget } from "./_conversion_target.ts";
+import { RawConnection } from "./_raw_http.ts";
+
+const MAX_DURATION_S = 120;
+
+interface Shape {
+  name: string;
+  objects: number;
+  objectKB: number;
+}
+
+interface Row {
+  tool: string;
+  shape: string;
+  connections: number;
+  reviewsPerSecond: number;
+  p50Ms: number;
+  p90Ms: number;
+  p99Ms: number;
+  p999Ms: number;
+  errors: number;
+}
+
+function parseShape(text: string): Shape {
+  const m = /^(\d+)x(\d+)$/.exec(text.trim());
+  if (m === null) throw new Error(`--shapes: "${text}" is not NxK (N objects of K KB)`);
+  return { name: `${m[1]} × ${m[2]} KB`, objects: Number(m[1]), objectKB: Number(m[2]) };
+}
+
+/** The review body of a shape: objects padded with an annotation to about K KB each. */
+function reviewBody(shape: Shape): string {
+  const base = JSON.stringify(syntheticObject(0, "v1")).length;
+  const pad = Math.max(0, shape.objectKB * 1024 - base - 64);
+  return JSON.stringify(syntheticReview(shape.objects, { annotationBytes: pad }));
+}
+
+async function have(cmd: string): Promise<boolean> {
+  try {
+    const out = await new Deno.Command("sh", { args: ["-c", `command -v ${cmd}`], stdout: "null" })
+      .output();
+    return out.success;
+  } catch {
+    return false;
+  }
+}
+
+async function run(argv: string[]): Promise<string> {
+  const out = await new Deno.Command(argv[0], {
+    args: argv.slice(1),
+    stdout: "piped",
+    stderr: "piped",
+  })
+    .output();
+  const dec = new TextDecoder();
+  if (!out.success) {
+    throw new Error(`${argv.join(" ")} failed (${out.code}): ${dec.decode(out.stderr)}`);
+  }
+  return dec.decode(out.stdout);
+}
+
+/** Sends the review once and checks the answer before any load is measured. */
+async function verify(port: number, caFile: string, path: string, body: string, n: number) {
+  const url = new URL(`https://127.0.0.1:${port}${path}`);
+  const conn = await RawConnection.open(url, [await Deno.readTextFile(caFile)]);
+  try {
+    const bytes = new TextEncoder().encode(body);
+    const head = new TextEncoder().encode(
+      `POST ${path} HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json\r\n` +
+        `content-length: ${bytes.byteLength}\r\n\r\n`,
+    );
+    const msg = new Uint8Array(head.byteLength + bytes.byteLength);
+    msg.set(head);
+    msg.set(bytes, head.byteLength);
+    const answer = await conn.request(msg);
+    const review = JSON.parse(new TextDecoder().decode(answer.body));
+    const objects = review?.response?.convertedObjects;
+    if (
+      answer.status !== 200 || review?.response?.result?.status !== "Success" ||
+      !Array.isArray(objects) || objects.length !== n ||
+      objects.some((o: { apiVersion?: string }) => o.apiVersion !== "bench.example.com/v2")
+    ) {
+      throw new Error(`the target did not convert the review: HTTP ${answer.status}`);
+    }
+  } finally {
+    conn.close();
+  }
+}
+
+function percentile(sorted: Float64Array, p: number): number {
+  if (sorted.length === 0) return NaN;
+  const i = Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1);
+  return sorted[Math.max(0, i)];
+}
+
+const WRK_SCRIPT = `
+wrk.method = "POST"
+wrk.headers["Content-Type"] = "application/json"
+local f = assert(io.open(os.getenv("DCO_BENCH_BODY"), "rb"))
+wrk.body = f:read("*a")
+f:close()
+done = function(summary, latency, requests)
+  local e = summary.errors
+  io.write(string.format(
+    "DCO_WRK %d %d %d %d %d %d %d\\n", summary.requests, summary.duration,
+    latency:percentile(50), latency:percentile(90), latency:percentile(99),
+    latency:percentile(99.9), e.connect + e.read + e.write + e.status + e.timeout))
+end
+`;
+
+async function wrk(
+  url: string,
+  bodyFile: string,
+  scriptFile: string,
+  connections: number,
+  seconds: number,
+  pin: string[],
+): Promise<Omit<Row, "tool" | "shape" | "connections">> {
+  const out = await new Deno.Command(pin[0] ?? "wrk", {
+    args: [
+      ...pin.slice(1),
+      ...(pin.length > 0 ? ["wrk"] : []),
+      "-t1",
+      `-c${connections}`,
+      `-d${seconds}s`,
+      "--timeout",
+      "10s",
+      "-s",
+      scriptFile,
+      url,
+    ],
+    env: { DCO_BENCH_BODY: bodyFile },
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  const text = new TextDecoder().decode(out.stdout);
+  const line = text.split("\n").find((l) => l.startsWith("DCO_WRK "));
+  if (!out.success || line === undefined) {
+    throw new Error(`wrk failed: ${text}${new TextDecoder().decode(out.stderr)}`);
+  }
+  const [requests, durationUs, p50, p90, p99, p999, errors] = line.split(" ").slice(1).map(Number);
+  return {
+    reviewsPerSecond: requests / (durationUs / 1e6),
+    p50Ms: p50 / 1000,
+    p90Ms: p90 / 1000,
+    p99Ms: p99 / 1000,
+    p999Ms: p999 / 1000,
+    errors,
+  };
+}
+
+async function h2load(
+  url: string,
+  bodyFile: string,
+  dir: string,
+  connections: number,
+  seconds: number,
+  pin: string[],
+): Promise<Omit<Row, "tool" | "shape" | "connections">> {
+  const log = `${dir}/h2load-${connections}.log`;
+  await Deno.remove(log).catch(() => {});
+  const args = [
+    "--h1",
+    "-c",
+    String(connections),
+    "-m",
+    "1",
+    "-D",
+    String(seconds),
+    "-d",
+    bodyFile,
+    "-H",
+    "content-type: application/json",
+    `--log-file=${log}`,
+    url,
+  ];
+  const argv = pin.length > 0 ? [...pin, "h2load", ...args] : ["h2load", ...args];
+  await run(argv);
+  // One line per request: start time (µs since epoch), HTTP status, duration (µs).
+  const lines = (await Deno.readTextFile(log)).trim().split("\n").filter((l) => l !== "");
+  const durations = new Float64Array(lines.length);
+  let errors = 0;
+  let first = Infinity;
+  let last = -Infinity;
+  lines.forEach((l, i) => {
+    const [start, status, duration] = l.split("\t").map(Number);
+    if (status !== 200) errors++;
+    durations[i] = duration;
+    first = Math.min(first, start);
+    last = Math.max(last, start + duration);
+  });
+  durations.sort();
+  const wallS = (last - first) / 1e6;
+  return {
+    reviewsPerSecond: lines.length / wallS,
+    p50Ms: percentile(durations, 50) / 1000,
+    p90Ms: percentile(durations, 90) / 1000,
+    p99Ms: percentile(durations, 99) / 1000,
+    p999Ms: percentile(durations, 99.9) / 1000,
+    errors,
+  };
+}
+
+function fmt(n: number): string {
+  return n >= 100 ? n.toFixed(0) : n >= 10 ? n.toFixed(1) : n.toFixed(2);
+}
+
+async function main() {
+  const { values } = parseArgs({
+    args: Deno.args,
+    options: {
+      duration: { type: "string", default: "10" },
+      warmup: { type: "string", default: "2" },
+      shapes: { type: "string", default: "1x2,1x10,10x10,100x2" },
+      connections: { type: "string", default: "1,8" },
+      tools: { type: "string", default: "wrk,h2load" },
+      "server-cpus": { type: "string", default: "0" },
+      "client-cpus": { type: "string", default: "1" },
+      "v8-flags": { type: "string", default: "" },
+      json: { type: "boolean", default: false },
+    },
+  });
+  const seconds = Number(values.duration);
+  const warmup = Number(values.warmup);
+  if (!(seconds > 0 && seconds <= MAX_DURATION_S) || !(warmup >= 0 && warmup <= MAX_DURATION_S)) {
+    throw new Error(`--duration and --warmup must be in (0, ${MAX_DURATION_S}] seconds`);
+  }
+  const shapes = values.shapes.split(",").map(parseShape);
+  const connections = values.connections.split(",").map(Number);
+  const tools = values.tools.split(",").map((t) => t.trim());
+  for (const t of tools) {
+    if (t !== "wrk" && t !== "h2load") throw new Error(`--tools: unknown tool "${t}"`);
+    if (!(await have(t))) {
+      throw new Error(`${t} is not installed (Debian: apt-get install wrk nghttp2-client)`);
+    }
+  }
+  const pinned = await have("taskset");
+  const clientPin = pinned ? ["taskset", "-c", values["client-cpus"]] : [];
+
+  const dir = await Deno.makeTempDir({ prefix: "dco-bench-" });
+  const target = await startConversionTarget(dir, {
+    cpus: pinned ? values["server-cpus"] : undefined,
+    v8Flags: values["v8-flags"],
+  });
+  const url = `https://127.0.0.1:${target.port}${target.path}`;
+  const scriptFile = `${dir}/post.lua`;
+  await Deno.writeTextFile(scriptFile, WRK_SCRIPT);
+  const rows: Row[] = [];
+  try {
+    for (const shape of shapes) {
+      const body = reviewBody(shape);
+      const bodyFile = `${dir}/review-${shape.objects}x${shape.objectKB}.json`;
+      await Deno.writeTextFile(bodyFile, body);
+      await verify(target.port, target.caFile, target.path, body, shape.objects);
+      for (const tool of tools) {
+        for (const c of connections) {
+          const measure = (s: number) =>
+            tool === "wrk"
+              ? wrk(url, bodyFile, scriptFile, c, s, clientPin)
+              : h2load(url, bodyFile, dir, c, s, clientPin);
+          if (warmup > 0) await measure(warmup);
+          const r = await measure(seconds);
+          rows.push({ tool, shape: shape.name, connections: c, ...r });
+          if (!values.json) {
+            console.error(`${tool} ${shape.name} c=${c}: ${fmt(r.reviewsPerSecond)} reviews/s`);
+          }
+        }
+      }
+    }
+  } finally {
+    target.child.kill("SIGKILL");
+    await target.child.status;
+    await Deno.remove(dir, { recursive: true }).catch(() => {});
+  }
+  if (values.json) {
+    console.log(JSON.stringify({ pinned, seconds, rows }, null, 2));
+    return;
+  }
+  console.log(
+    pinned
+      ? `server on CPU ${values["server-cpus"]}, load generator on CPU ${
+        values["client-cpus"]
+      }, ${seconds} s per run`
+      : `taskset not found: server and load generator are not pinned; ${seconds} s per run`,
+  );
+  console.log(
+    "| tool | review | connections | reviews/s | p50 ms | p90 ms | p99 ms | p99.9 ms | errors |",
+  );
+  console.log("|---|---|---|---|---|---|---|---|---|");
+  for (const r of rows) {
+    console.log(
+      `| ${r.tool} | ${r.shape} | ${r.connections} | ${fmt(r.reviewsPerSecond)} | ${
+        fmt(r.p50Ms)
+      } | ` +
+        `${fmt(r.p90Ms)} | ${fmt(r.p99Ms)} | ${fmt(r.p999Ms)} | ${r.errors} |`,
+    );
+  }
+}
+
+if (import.meta.main) await main();
