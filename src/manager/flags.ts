@@ -147,18 +147,18 @@ const VOLUME_TYPE = /^[a-z][A-Za-z]*$/;
 const IMAGE_REPOSITORY = /^[a-z0-9][a-z0-9._\-/:]*$/;
 
 /** A comma-separated, non-empty list whose entries all match `pattern`. */
-function listFlag(pattern: RegExp, what: string) {
+function listFlag(pattern: RegExp, one: string) {
   return (raw: string, flag: string): readonly string[] => {
     const items = raw.split(",").map((s) => s.trim());
     if (raw.trim() === "" || items.some((s) => s === "")) {
       throw new FlagError(
-        `${flag}: ${JSON.stringify(raw)} must be a comma-separated list of ${what}`,
+        `${flag}: ${JSON.stringify(raw)} must be a comma-separated list of ${one}s`,
       );
     }
     const bad = items.find((s) => !pattern.test(s));
     if (bad !== undefined) {
       throw new FlagError(
-        `${flag}: ${JSON.stringify(bad)} is not a valid ${what.replace(/s$/, "")}`,
+        `${flag}: ${JSON.stringify(bad)} is not a valid ${one}`,
       );
     }
     return Object.freeze([...new Set(items)]);
@@ -192,19 +192,19 @@ const FLAGS: Record<string, FieldFlag<ManagerFlags>> = {
   "prepare-uninstall-timeout": { field: "prepareUninstallTimeoutMs", parse: positiveDurationMs },
   "webhook-server-namespaces": {
     field: "webhookServerNamespaces",
-    parse: listFlag(DNS_LABEL, "namespace names"),
+    parse: listFlag(DNS_LABEL, "namespace name"),
   },
   "webhook-server-image-repositories": {
     field: "webhookServerImageRepositories",
-    parse: listFlag(IMAGE_REPOSITORY, "image repositories"),
+    parse: listFlag(IMAGE_REPOSITORY, "image repository"),
   },
   "webhook-server-service-accounts": {
     field: "webhookServerServiceAccounts",
-    parse: listFlag(DNS_SUBDOMAIN, "ServiceAccount names"),
+    parse: listFlag(DNS_SUBDOMAIN, "ServiceAccount name"),
   },
   "webhook-server-volume-types": {
     field: "webhookServerVolumeTypes",
-    parse: listFlag(VOLUME_TYPE, "volume types"),
+    parse: listFlag(VOLUME_TYPE, "volume type"),
   },
 };
 

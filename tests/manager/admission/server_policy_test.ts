@@ -220,4 +220,10 @@ Deno.test("server policy flags: comma lists, validated; unset means unrestricted
   ) {
     assert.throws(() => parseManagerFlags([bad]), FlagError, bad);
   }
+  assert.throws(
+    () => parseManagerFlags(["--webhook-server-namespaces=ok,Team_A"]),
+    (e: unknown) =>
+      e instanceof FlagError &&
+      /--webhook-server-namespaces: "Team_A" is not a valid namespace name/.test(e.message),
+  );
 });
