@@ -167,6 +167,10 @@ Deno.test("chart: manager Deployment args, ports, probes and restricted security
     "--enable-xrd-conversion-guard=true",
     "--max-concurrent-reconciles=1",
     "--certificate-mode=auto",
+    "--webhook-server-namespaces=dco-system",
+    "--webhook-server-image-repositories=ghcr.io/terasky-oss/declarative-conversion-webhook-server",
+    `--webhook-server-service-accounts=${FULLNAME}-webhook-server`,
+    "--webhook-server-volume-types=secret,configMap,projected,emptyDir",
   ]);
   assert.deepEqual(c.securityContext, {
     allowPrivilegeEscalation: false,
