@@ -19,7 +19,7 @@ import {
 } from "../../../src/kube/mod.ts";
 import { LEASES, SECRETS } from "../../../src/kube/resources.ts";
 import { CA_SECRET_NAME } from "../../../src/manager/builtin_certs.ts";
-import { type ControlPlane, e2eTest } from "../../support/control_plane.ts";
+import { type ControlPlane, e2eTest, waitFor } from "../../support/control_plane.ts";
 import { CHART, FULLNAME, helm } from "../../support/helm.ts";
 import { adminClient, serviceEnv, writeServiceAccountDir } from "../kube/_support.ts";
 
@@ -115,6 +115,21 @@ e2eTest(
       await t.step("webhook-server SA, unbound token: the leader Lease is forbidden", async () => {
         const ws = await tokenClient(cp, admin, ns, WEBHOOK_SA);
         const current = await ws.get<Lease>(LEASES(ns), MANAGER_LEASE_NAME); // get is granted
+        // The apiserver picks a new ValidatingAdmissionPolicy up from its informer a moment after
+        // it is created: wait (with dry-run writes) until it is in force.
+        await waitFor("the Lease policy in force", async () => {
+          const r = await ws.update(LEASES(ns), current, { dryRun: true }).then(
+            () => undefined,
+            (e) => e as KubeApiError,
+          );
+          return r?.status === 403 ? r : undefined;
+        }, { timeoutMs: 30_000 }).catch(async (e) => {
+          const vap = await admin.call(
+            "GET",
+            `/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicies/${FULLNAME}-webhook-server-leases`,
+          );
+          throw new Error(`${(e as Error).message}; policy: ${JSON.stringify(vap)}`);
+        });
         const e = await refused(
           ws.update(LEASES(ns), {
             ...current,
