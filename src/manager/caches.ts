@@ -104,19 +104,18 @@ export function createManagerCaches(opts: {
   namespaces?: readonly string[];
 }): ManagerCaches {
   const { client, logger, registry } = opts;
-  const informer = (resource: ResourceRef, labelSelector?: string) =>
-    new Informer({
+  // A namespaced informer is named `<plural>[.<group>]/<namespace>`: its metrics name the scope.
+  const informer = (resource: ResourceRef, labelSelector?: string) => {
+    const kind = resource.group ? `${resource.plural}.${resource.group}` : resource.plural;
+    return new Informer({
       client,
       resource,
       logger,
       registry,
-      ...(resource.namespace === undefined ? {} : {
-        name: `${
-          resource.group ? `${resource.plural}.${resource.group}` : resource.plural
-        }/${resource.namespace}`,
-      }),
+      ...(resource.namespace === undefined ? {} : { name: `${kind}/${resource.namespace}` }),
       ...(labelSelector ? { labelSelector } : {}),
     });
+  };
   const scopes: ReadonlyArray<string | undefined> = opts.namespaces ?? [undefined];
   const configs = new Map<ConfigKind, Informer>();
   const targets = new Map<ConfigKind, Informer>();
