@@ -13,7 +13,11 @@ import { LeaderElector, MANAGER_LEASE_NAME, SERVICE_ACCOUNT_DIR } from "../kube/
 import { startAdmission } from "../manager/admission_setup.ts";
 import { createManagerCaches, type DepsOptions } from "../manager/caches.ts";
 import { setupConfigControllers } from "../manager/config_controller.ts";
-import { parseManagerFlags, resolveOperatorNamespace } from "../manager/flags.ts";
+import {
+  parseManagerFlags,
+  resolveOperatorNamespace,
+  webhookServerPolicyOf,
+} from "../manager/flags.ts";
 import { LeaderTerm } from "../manager/leadership.ts";
 import { ManagerMetrics } from "../manager/metrics.ts";
 import {
@@ -80,12 +84,16 @@ async function main(argv: readonly string[]): Promise<never> {
     kinds,
     logger: createLogger("manager.cache"),
     registry,
+    ...(flags.webhookServerNamespaces === undefined
+      ? {}
+      : { namespaces: flags.webhookServerNamespaces }),
   });
   role.onStop("caches", () => caches.stop());
   const deps: DepsOptions & { metrics: ManagerMetrics } = {
     client,
     caches,
     operatorNamespace,
+    serverPolicy: webhookServerPolicyOf(flags),
     metrics: new ManagerMetrics(registry),
   };
   const settings = { registry, workers: flags.maxConcurrentReconciles };

@@ -56,6 +56,7 @@ export function admissionContext(
       return out;
     },
     listServers: () => o.caches.servers.list().map(rawServerInfo),
+    serverPolicy: { policy: o.serverPolicy ?? {}, operatorNamespace: o.operatorNamespace },
   };
 }
 

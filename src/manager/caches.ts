@@ -30,6 +30,7 @@ import { CRD_RESOURCE, DEPLOYMENTS, LEASES, SERVICES } from "../kube/resources.t
 import type { Logger } from "../obs/log.ts";
 import type { Registry } from "prom-client";
 import type { ConfigSummary } from "./admission/context.ts";
+import type { WebhookServerPolicy } from "./admission/server_policy.ts";
 import type { ManagerMetrics } from "./metrics.ts";
 import { LABEL_MANAGED_BY, MANAGED_BY } from "./server/names.ts";
 
@@ -56,8 +57,12 @@ export interface ManagerCaches {
    */
   readonly crds?: Informer;
   readonly servers: Informer;
-  readonly deployments: Informer;
-  readonly services: Informer;
+  /**
+   * The owned Deployments and Services: one informer per namespace webhook servers may use
+   * (`--webhook-server-namespaces`), or one cluster-wide when any namespace is allowed.
+   */
+  readonly deployments: readonly Informer[];
+  readonly services: readonly Informer[];
   readonly informers: readonly Informer[];
   /** One line describing the scoping (logged at startup). */
   readonly description: string;
@@ -72,6 +77,8 @@ export interface DepsOptions {
   client: KubeClient;
   caches: ManagerCaches;
   operatorNamespace: string;
+  /** The ConversionWebhookServer policy admission enforces; absent ⇒ the default policy. */
+  serverPolicy?: WebhookServerPolicy;
   metrics?: ManagerMetrics;
   now?: () => number;
 }
@@ -90,16 +97,26 @@ export function createManagerCaches(opts: {
   logger: Logger;
   /** Where the informers' watch-error and last-sync families go. */
   registry?: Registry;
+  /**
+   * The namespaces webhook servers' children may live in: the Deployment and Service caches watch
+   * only these (the chart's Roles grant list/watch only there). Absent ⇒ cluster-wide.
+   */
+  namespaces?: readonly string[];
 }): ManagerCaches {
   const { client, logger, registry } = opts;
-  const informer = (resource: ResourceRef, labelSelector?: string) =>
-    new Informer({
+  // A namespaced informer is named `<plural>[.<group>]/<namespace>`: its metrics name the scope.
+  const informer = (resource: ResourceRef, labelSelector?: string) => {
+    const kind = resource.group ? `${resource.plural}.${resource.group}` : resource.plural;
+    return new Informer({
       client,
       resource,
       logger,
       registry,
+      ...(resource.namespace === undefined ? {} : { name: `${kind}/${resource.namespace}` }),
       ...(labelSelector ? { labelSelector } : {}),
     });
+  };
+  const scopes: ReadonlyArray<string | undefined> = opts.namespaces ?? [undefined];
   const configs = new Map<ConfigKind, Informer>();
   const targets = new Map<ConfigKind, Informer>();
   for (const kind of opts.kinds) {
@@ -109,8 +126,8 @@ export function createManagerCaches(opts: {
     targets.set(kind, informer(TARGET_RESOURCES[kind]));
   }
   const servers = informer(SERVER_RESOURCE);
-  const deployments = informer(DEPLOYMENTS(), OWNED_SELECTOR);
-  const services = informer(SERVICES(), OWNED_SELECTOR);
+  const deployments = scopes.map((ns) => informer(DEPLOYMENTS(ns), OWNED_SELECTOR));
+  const services = scopes.map((ns) => informer(SERVICES(ns), OWNED_SELECTOR));
   // Generated CRDs are read from a CRD cache: shared with the CRD target informer.
   let crds: Informer | undefined;
   let ownCRDs: Informer[] = [];
@@ -126,8 +143,8 @@ export function createManagerCaches(opts: {
     ...targets.values(),
     ...ownCRDs,
     servers,
-    deployments,
-    services,
+    ...deployments,
+    ...services,
   ];
   const kinds = [...configs.keys()].join(", ") || "none";
   return {
@@ -140,7 +157,11 @@ export function createManagerCaches(opts: {
     informers,
     description: `cluster-wide: ConversionWebhookServers, configs (${kinds}) and their targets` +
       (crds === undefined ? "" : " (plus all CRDs for the XRDs' generated CRDs)") + "; " +
-      `Deployments and Services only with ${OWNED_SELECTOR}; Secrets never cached`,
+      `Deployments and Services only with ${OWNED_SELECTOR}, ${
+        opts.namespaces === undefined
+          ? "cluster-wide"
+          : `in namespace(s) ${opts.namespaces.join(", ")}`
+      }; Secrets never cached`,
     start() {
       for (const i of informers) i.start();
     },

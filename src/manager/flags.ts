@@ -11,6 +11,13 @@
  * admission certificate from the built-in CA (src/manager/admission_certs.ts; docs/manager.md).
  * `--webhook-server-image` is an alias of `--default-webhook-server-image`.
  *
+ * `--webhook-server-namespaces`, `--webhook-server-image-repositories`,
+ * `--webhook-server-service-accounts` and `--webhook-server-volume-types` (comma-separated lists)
+ * are the ConversionWebhookServer policy (src/manager/admission/server_policy.ts); unset, a
+ * dimension is not restricted (volume types: the safe four). `--webhook-server-namespaces` also
+ * scopes the manager's Deployment/Service watches to those namespaces (the chart grants its Roles
+ * only there).
+ *
  * `--prepare-uninstall` switches the binary to a one-shot mode (src/manager/uninstall.ts, run by
  * the chart's pre-delete hook Job): refuse while configs exist, else delete every
  * ConversionWebhookServer and wait, at most `--prepare-uninstall-timeout` (a Go duration, > 0),
@@ -18,6 +25,7 @@
  */
 import { parseGoDuration } from "../engine/units.ts";
 import { type FieldFlag, FlagError, parseFlagRecord } from "../lib/flags.ts";
+import type { WebhookServerPolicy } from "./admission/server_policy.ts";
 
 export { FlagError };
 
@@ -78,6 +86,17 @@ export interface ManagerFlags {
   prepareUninstall: boolean;
   /** `--prepare-uninstall-timeout` (Go duration, > 0): how long to wait for the servers to go. */
   prepareUninstallTimeoutMs: number;
+  /**
+   * `--webhook-server-namespaces`: where servers' children may go; also the namespaces the
+   * Deployment/Service caches watch. undefined ⇒ any (cluster-wide watches).
+   */
+  webhookServerNamespaces: readonly string[] | undefined;
+  /** `--webhook-server-image-repositories` (exact, or a prefix ending in `/`); undefined ⇒ any. */
+  webhookServerImageRepositories: readonly string[] | undefined;
+  /** `--webhook-server-service-accounts`; undefined ⇒ any. */
+  webhookServerServiceAccounts: readonly string[] | undefined;
+  /** `--webhook-server-volume-types`; undefined ⇒ secret, configMap, projected, emptyDir. */
+  webhookServerVolumeTypes: readonly string[] | undefined;
 }
 
 export const CERTIFICATE_MODES = ["auto", "cert-manager", "builtin", "existing-secret"] as const;
@@ -120,6 +139,32 @@ function positiveDurationMs(raw: string, flag: string): number {
   return Math.max(1, Number(ns / 1_000_000n));
 }
 
+/** An object name (RFC 1123 subdomain). */
+const DNS_SUBDOMAIN =
+  /^(?=.{1,253}$)[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
+const DNS_LABEL = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
+const VOLUME_TYPE = /^[a-z][A-Za-z]*$/;
+const IMAGE_REPOSITORY = /^[a-z0-9][a-z0-9._\-/:]*$/;
+
+/** A comma-separated, non-empty list whose entries all match `pattern`. */
+function listFlag(pattern: RegExp, one: string) {
+  return (raw: string, flag: string): readonly string[] => {
+    const items = raw.split(",").map((s) => s.trim());
+    if (raw.trim() === "" || items.some((s) => s === "")) {
+      throw new FlagError(
+        `${flag}: ${JSON.stringify(raw)} must be a comma-separated list of ${one}s`,
+      );
+    }
+    const bad = items.find((s) => !pattern.test(s));
+    if (bad !== undefined) {
+      throw new FlagError(
+        `${flag}: ${JSON.stringify(bad)} is not a valid ${one}`,
+      );
+    }
+    return Object.freeze([...new Set(items)]);
+  };
+}
+
 const FLAGS: Record<string, FieldFlag<ManagerFlags>> = {
   "metrics-bind-address": { field: "metricsBindAddress", kind: "string" },
   "health-probe-bind-address": { field: "healthProbeBindAddress", kind: "string" },
@@ -145,6 +190,22 @@ const FLAGS: Record<string, FieldFlag<ManagerFlags>> = {
   },
   "prepare-uninstall": { field: "prepareUninstall", kind: "bool" },
   "prepare-uninstall-timeout": { field: "prepareUninstallTimeoutMs", parse: positiveDurationMs },
+  "webhook-server-namespaces": {
+    field: "webhookServerNamespaces",
+    parse: listFlag(DNS_LABEL, "namespace name"),
+  },
+  "webhook-server-image-repositories": {
+    field: "webhookServerImageRepositories",
+    parse: listFlag(IMAGE_REPOSITORY, "image repository"),
+  },
+  "webhook-server-service-accounts": {
+    field: "webhookServerServiceAccounts",
+    parse: listFlag(DNS_SUBDOMAIN, "ServiceAccount name"),
+  },
+  "webhook-server-volume-types": {
+    field: "webhookServerVolumeTypes",
+    parse: listFlag(VOLUME_TYPE, "volume type"),
+  },
 };
 
 /** The fixed admission cert dir of a deployed manager (controller-runtime's default). */
@@ -171,11 +232,23 @@ export const DEFAULT_MANAGER_FLAGS: Readonly<ManagerFlags> = Object.freeze({
   admissionMutatingWebhookConfiguration: "",
   prepareUninstall: false,
   prepareUninstallTimeoutMs: 120_000,
+  webhookServerNamespaces: undefined,
+  webhookServerImageRepositories: undefined,
+  webhookServerServiceAccounts: undefined,
+  webhookServerVolumeTypes: undefined,
 });
 
-/** An object name (RFC 1123 subdomain). */
-const DNS_SUBDOMAIN =
-  /^(?=.{1,253}$)[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
+/** The ConversionWebhookServer policy the flags name. */
+export function webhookServerPolicyOf(flags: ManagerFlags): WebhookServerPolicy {
+  const out: WebhookServerPolicy = {};
+  if (flags.webhookServerNamespaces) out.namespaces = flags.webhookServerNamespaces;
+  if (flags.webhookServerImageRepositories) {
+    out.imageRepositories = flags.webhookServerImageRepositories;
+  }
+  if (flags.webhookServerServiceAccounts) out.serviceAccounts = flags.webhookServerServiceAccounts;
+  if (flags.webhookServerVolumeTypes) out.volumeTypes = flags.webhookServerVolumeTypes;
+  return out;
+}
 
 /**
  * Whether the manager issues its own admission certificate: the flags are set and the

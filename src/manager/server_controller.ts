@@ -18,6 +18,7 @@ import {
   certModeOf,
   type ManagerFlags,
   resolveCertificateMode,
+  webhookServerPolicyOf,
 } from "./flags.ts";
 import type { ServerChildSettings } from "./server/mod.ts";
 import {
@@ -84,6 +85,7 @@ export function serverChildSettings(
     enableXrdSupport: flags.enableXrdSupport,
     enableCrdSupport: flags.enableCrdSupport,
     certMode: certModeOf(certificateMode),
+    policy: webhookServerPolicyOf(flags),
   };
 }
 
@@ -104,8 +106,9 @@ export function setupServerController(
   });
   const allServers = () => caches.servers.list().map((s) => s.metadata?.name ?? "");
   enqueueFor(caches.servers, controller.queue);
-  enqueueFor(caches.deployments, controller.queue, ownerServer);
-  enqueueFor(caches.services, controller.queue, ownerServer);
+  for (const cache of [...caches.deployments, ...caches.services]) {
+    enqueueFor(cache, controller.queue, ownerServer);
+  }
   const registry = settings.registry;
   for (const configCache of caches.configs.values()) {
     enqueueFor(configCache, controller.queue, allServers, {

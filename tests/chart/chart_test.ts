@@ -70,9 +70,16 @@ const LINT_CASES: Array<[string, Record<string, string>]> = [
   ["default values", {}],
   ["crossplane off", { "features.crossplane.enabled": "false" }],
   ["nativeCRD off", { "features.nativeCRD.enabled": "false" }],
-  ["networkPolicy on", {
-    "networkPolicy.enabled": "true",
-    "networkPolicy.metrics.allowedPeers[0].namespaceSelector.matchLabels.name": "monitoring",
+  ["networkPolicy off", { "networkPolicy.enabled": "false" }],
+  ["networkPolicy with scrape namespaces and peers", {
+    "networkPolicy.metrics.namespaces[0]": "monitoring",
+    "networkPolicy.metrics.allowedPeers[0].podSelector.matchLabels.app": "prometheus",
+  }],
+  ["webhook servers in more namespaces, wider policy", {
+    "webhookServers.namespaces[0]": "team-a",
+    "webhookServers.imageRepositories[0]": "registry.example/dco/",
+    "webhookServers.serviceAccounts[0]": "team-sa",
+    "webhookServers.volumeTypes[0]": "secret",
   }],
   ["certManager off", { "certManager.enabled": "false" }],
   ["built-in serving certificates", { "certificates.mode": "builtin" }],
@@ -113,14 +120,20 @@ Deno.test("chart: default render has every object, with its documented name", as
     `Deployment/${FULLNAME}-manager`,
     `Job/${FULLNAME}-prepare-uninstall`,
     `MutatingWebhookConfiguration/${FULLNAME}-mutating-webhook-configuration`,
-    `Role/${FULLNAME}-manager-secrets`,
+    `NetworkPolicy/${FULLNAME}-manager`,
+    `NetworkPolicy/${FULLNAME}-webhook-server`,
+    `Role/${FULLNAME}-manager`,
+    `Role/${FULLNAME}-manager-servers`,
     `Role/${FULLNAME}-webhook-server-leases`,
-    `RoleBinding/${FULLNAME}-manager-secrets`,
+    `RoleBinding/${FULLNAME}-manager`,
+    `RoleBinding/${FULLNAME}-manager-servers`,
     `RoleBinding/${FULLNAME}-webhook-server-leases`,
     `Service/${FULLNAME}-manager-metrics`,
     `Service/${FULLNAME}-webhook-service`,
     `ServiceAccount/${FULLNAME}-manager`,
     `ServiceAccount/${FULLNAME}-webhook-server`,
+    `ValidatingAdmissionPolicy/${FULLNAME}-webhook-server-leases`,
+    `ValidatingAdmissionPolicyBinding/${FULLNAME}-webhook-server-leases`,
     `ValidatingWebhookConfiguration/${FULLNAME}-validating-webhook-configuration`,
   ]);
   for (const o of objs) {
@@ -154,6 +167,10 @@ Deno.test("chart: manager Deployment args, ports, probes and restricted security
     "--enable-xrd-conversion-guard=true",
     "--max-concurrent-reconciles=1",
     "--certificate-mode=auto",
+    "--webhook-server-namespaces=dco-system",
+    "--webhook-server-image-repositories=ghcr.io/terasky-oss/declarative-conversion-webhook-server",
+    `--webhook-server-service-accounts=${FULLNAME}-webhook-server`,
+    "--webhook-server-volume-types=secret,configMap,projected,emptyDir",
   ]);
   assert.deepEqual(c.securityContext, {
     allowPrivilegeEscalation: false,
@@ -302,32 +319,26 @@ Deno.test("chart: feature toggles change the manager flags and RBAC", async () =
     "watch",
     "patch",
   ]);
-  assert.deepEqual(ruleFor(mgrOn, "", "secrets")?.verbs, ["get"]);
-  for (const r of ["deployments", "services", "horizontalpodautoscalers", "poddisruptionbudgets"]) {
-    assert.ok(
-      mgrOn.rules.some((x: Obj) => x.resources.includes(r) && x.verbs.includes("patch")),
-      r,
-    );
+  // Namespaced kinds are granted by Roles only (tests/chart/rbac_test.ts checks every rule).
+  for (
+    const r of [
+      "secrets",
+      "leases",
+      "deployments",
+      "services",
+      "horizontalpodautoscalers",
+      "poddisruptionbudgets",
+      "certificates",
+    ]
+  ) {
+    assert.ok(!mgrOn.rules.some((x: Obj) => x.resources.includes(r)), r);
   }
-  assert.deepEqual(ruleFor(mgrOn, "coordination.k8s.io", "leases")?.verbs, [
-    "get",
-    "list",
-    "watch",
-    "create",
-    "update",
-    "patch",
-    "delete",
-  ]);
   assert.deepEqual(ruleFor(mgrOn, "terasky.com", "conversionwebhookservers/status")?.verbs, [
-    "get",
     "patch",
-    "update",
   ]);
-  assert.deepEqual(ruleFor(mgrOn, "terasky.com", "crdconversionconfigs/finalizers")?.verbs, [
-    "update",
-  ]);
+  assert.equal(ruleFor(mgrOn, "terasky.com", "crdconversionconfigs/finalizers"), undefined);
   const whOn = find(on, "ClusterRole", `${FULLNAME}-webhook-server-role`);
-  for (const r of whOn.rules) assert.deepEqual(r.verbs, ["get", "list", "watch"]);
+  for (const r of whOn.rules) assert.deepEqual(r.verbs, ["list", "watch"]);
   assert.ok(ruleFor(whOn, "apiextensions.crossplane.io", "compositeresourcedefinitions"));
   assert.ok(ruleFor(whOn, "apiextensions.k8s.io", "customresourcedefinitions"));
   assert.equal(ruleFor(whOn, "", "secrets"), undefined);
@@ -397,64 +408,73 @@ Deno.test("chart: the webhook-server Lease Role follows the release (or CWS) nam
     assert.deepEqual(role.rules, [{
       apiGroups: ["coordination.k8s.io"],
       resources: ["leases"],
-      verbs: ["get", "create", "update", "patch"],
+      verbs: ["get", "create", "update"],
     }]);
     const rb = find(objs, "RoleBinding", `${FULLNAME}-webhook-server-leases`);
     assert.equal(rb.metadata.namespace, want);
+    // A Pod uses a ServiceAccount of its own namespace: the one the chart creates there.
     assert.deepEqual(rb.subjects, [{
       kind: "ServiceAccount",
       name: `${FULLNAME}-webhook-server`,
-      namespace: ns,
+      namespace: want,
     }]);
     assert.equal(find(objs, "ConversionWebhookServer", "default").spec.namespace, want);
-    for (const sa of all(objs, "ServiceAccount")) assert.equal(sa.metadata.namespace, ns);
+    assert.equal(find(objs, "ServiceAccount", `${FULLNAME}-manager`).metadata.namespace, ns);
+    assert.equal(
+      find(objs, "ServiceAccount", `${FULLNAME}-webhook-server`).metadata.namespace,
+      want,
+    );
   }
 });
 
 Deno.test("chart: certificates.mode is the manager flag; builtin/auto get namespaced Secret writes", async () => {
+  const servers = `${FULLNAME}-manager-servers`;
   for (
-    const [sets, mode, namespaces] of [
-      [{}, "auto", ["dco-system"]],
+    const [sets, mode, namespaces, secretVerbs, caRole] of [
+      [{}, "auto", ["dco-system"], ["get", "create", "update"], true],
       [
         { "certificates.mode": "builtin", "conversionWebhookServer.namespace": "cws-ns" },
         "builtin",
-        [
-          "cws-ns",
-          "dco-system",
-        ],
+        ["cws-ns"],
+        ["get", "create", "update"],
+        true,
       ],
       [
         {
           "certificates.mode": "builtin",
           "certificates.secretNamespaces[0]": "team-a",
-          "certificates.secretNamespaces[1]": "dco-system",
+          "webhookServers.namespaces[0]": "dco-system",
         },
         "builtin",
         ["dco-system", "team-a"],
+        ["get", "create", "update"],
+        true,
       ],
-      [{ "certificates.mode": "cert-manager" }, "cert-manager", []],
-      [{ "certificates.mode": "existing-secret" }, "existing-secret", []],
-    ] as Array<[Record<string, string>, string, string[]]>
+      [{ "certificates.mode": "cert-manager" }, "cert-manager", ["dco-system"], ["get"], false],
+      [
+        { "certificates.mode": "existing-secret" },
+        "existing-secret",
+        ["dco-system"],
+        ["get"],
+        false,
+      ],
+    ] as Array<[Record<string, string>, string, string[], string[], boolean]>
   ) {
     const objs = await render(sets);
     const args: string[] = managerContainer(objs).args;
     assert.deepEqual(args.filter((a) => a.startsWith("--certificate-mode")), [
       `--certificate-mode=${mode}`,
     ]);
-    const roles = all(objs, "Role").filter((r) =>
-      r.metadata.name === `${FULLNAME}-manager-secrets`
-    );
+    assert.deepEqual(args.filter((a) => a.startsWith("--webhook-server-namespaces")), [
+      `--webhook-server-namespaces=${namespaces.join(",")}`,
+    ]);
+    const roles = all(objs, "Role").filter((r) => r.metadata.name === servers);
     assert.deepEqual(roles.map((r) => r.metadata.namespace).sort(), namespaces, mode);
     for (const role of roles) {
-      assert.deepEqual(role.rules, [{
-        apiGroups: [""],
-        resources: ["secrets"],
-        verbs: ["create", "update", "patch"],
-      }]);
+      assert.deepEqual(ruleFor(role, "", "secrets")?.verbs, secretVerbs, mode);
+      assert.equal(ruleFor(role, "", "secrets")?.resourceNames, undefined);
     }
-    const bindings = all(objs, "RoleBinding").filter((r) =>
-      r.metadata.name === `${FULLNAME}-manager-secrets`
-    );
+    const bindings = all(objs, "RoleBinding").filter((r) => r.metadata.name === servers);
     assert.deepEqual(bindings.map((r) => r.metadata.namespace).sort(), namespaces, mode);
     for (const rb of bindings) {
       assert.deepEqual(rb.subjects, [{
@@ -462,11 +482,17 @@ Deno.test("chart: certificates.mode is the manager flag; builtin/auto get namesp
         name: `${FULLNAME}-manager`,
         namespace: "dco-system",
       }]);
-      assert.equal(rb.roleRef.name, `${FULLNAME}-manager-secrets`);
+      assert.equal(rb.roleRef.name, servers);
     }
-    // Cluster-wide the manager can still only read Secrets.
+    // The CA Secret in the release namespace: by name.
+    const release = find(objs, "Role", `${FULLNAME}-manager`);
+    const named = (release.rules as Obj[]).find((r) =>
+      r.resources.includes("secrets") && r.resourceNames
+    );
+    assert.deepEqual(named?.resourceNames, caRole ? ["dco-webhook-ca"] : undefined, mode);
+    // No Secret access cluster-wide.
     const mgr = find(objs, "ClusterRole", `${FULLNAME}-manager-role`);
-    assert.deepEqual(ruleFor(mgr, "", "secrets")?.verbs, ["get"]);
+    assert.equal(ruleFor(mgr, "", "secrets"), undefined);
   }
   const bad = await lint({ "certificates.mode": "selfsigned" });
   assert.notEqual(bad.code, 0, "values.schema.json rejects an unknown mode");
@@ -598,13 +624,23 @@ Deno.test("chart: without cert-manager, auto/builtin make the manager issue the 
       resourceNames: [vwcName],
       verbs: ["get", "patch"],
     }]);
-    const role = all(objs, "Role").find((r) =>
-      r.metadata.name === `${FULLNAME}-manager-secrets` && r.metadata.namespace === "dco-system"
-    );
-    assert.deepEqual(role?.rules[0].verbs, ["create", "update", "patch"]);
+    const role = find(objs, "Role", `${FULLNAME}-manager`);
+    assert.equal(role.metadata.namespace, "dco-system");
     assert.deepEqual(
-      ruleFor(find(objs, "ClusterRole", `${FULLNAME}-manager-role`), "", "secrets")?.verbs,
-      ["get"],
+      (role.rules as Obj[]).filter((r) => r.resources.includes("secrets")),
+      [
+        {
+          apiGroups: [""],
+          resources: ["secrets"],
+          resourceNames: ["dco-webhook-ca", `${FULLNAME}-webhook-cert`],
+          verbs: ["get", "update"],
+        },
+        { apiGroups: [""], resources: ["secrets"], verbs: ["create"] },
+      ],
+    );
+    assert.equal(
+      ruleFor(find(objs, "ClusterRole", `${FULLNAME}-manager-role`), "", "secrets"),
+      undefined,
     );
   }
   // Not with cert-manager (the Certificate + CA injection), nor in the other modes, nor without
@@ -691,30 +727,53 @@ Deno.test("chart: the default ConversionWebhookServer", async () => {
   assert.notEqual(zero.code, 0, "maxRequestBytes=0 must be rejected by the schema");
 });
 
-Deno.test("chart: NetworkPolicy toggle", async () => {
-  assert.equal(all(await render(), "NetworkPolicy").length, 0);
-  const objs = await render({
-    "networkPolicy.enabled": "true",
-    "networkPolicy.metrics.allowedPeers[0].namespaceSelector.matchLabels.name": "monitoring",
+Deno.test("chart: NetworkPolicy on by default: 9443 open, metrics only from the scrape peers", async () => {
+  const portsOf = (np: Obj) =>
+    Object.fromEntries(np.spec.ingress.map((r: Obj) => [r.ports[0].port, r.from ?? "any"]));
+  const defaults = await render();
+  const mgr0 = find(defaults, "NetworkPolicy", `${FULLNAME}-manager`);
+  assert.equal(mgr0.spec.podSelector.matchLabels["control-plane"], "controller-manager");
+  assert.deepEqual(mgr0.spec.policyTypes, ["Ingress"]);
+  // No scrape peers named: nothing may reach the metrics ports.
+  assert.deepEqual(portsOf(mgr0), { 9443: "any", 8081: "any" });
+  const wh0 = find(defaults, "NetworkPolicy", `${FULLNAME}-webhook-server`);
+  assert.equal(wh0.metadata.namespace, "dco-system");
+  // Every server's pods, not only the chart's.
+  assert.deepEqual(wh0.spec.podSelector.matchLabels, {
+    "app.kubernetes.io/name": "declarative-conversion-webhook-server",
+    "app.kubernetes.io/managed-by": "declarative-conversion-operator",
   });
-  const mgr = find(objs, "NetworkPolicy", `${FULLNAME}-manager`);
-  assert.equal(mgr.spec.podSelector.matchLabels["control-plane"], "controller-manager");
-  assert.deepEqual(mgr.spec.policyTypes, ["Ingress"]);
-  const byPort = Object.fromEntries(mgr.spec.ingress.map((r: Obj) => [r.ports[0].port, r.from]));
-  assert.deepEqual(Object.keys(byPort).sort(), ["8080", "8081", "9443"]);
-  assert.equal(byPort[9443], undefined);
-  assert.equal(byPort[8081], undefined);
-  assert.deepEqual(byPort[8080], [{ namespaceSelector: { matchLabels: { name: "monitoring" } } }]);
-  const wh = find(objs, "NetworkPolicy", `${FULLNAME}-webhook-server`);
-  assert.equal(wh.metadata.namespace, "dco-system");
-  assert.equal(wh.spec.podSelector.matchLabels["app.kubernetes.io/instance"], "default");
-  assert.deepEqual(wh.spec.ingress.map((r: Obj) => r.ports[0].port), [9443, 8443]);
+  assert.deepEqual(portsOf(wh0), { 9443: "any" });
+
+  const objs = await render({
+    "networkPolicy.metrics.namespaces[0]": "monitoring",
+    "networkPolicy.metrics.allowedPeers[0].podSelector.matchLabels.app": "prom",
+    "webhookServers.namespaces[0]": "team-a",
+  });
+  const peers = [
+    { namespaceSelector: { matchLabels: { "kubernetes.io/metadata.name": "monitoring" } } },
+    { podSelector: { matchLabels: { app: "prom" } } },
+  ];
+  assert.deepEqual(portsOf(find(objs, "NetworkPolicy", `${FULLNAME}-manager`)), {
+    9443: "any",
+    8081: "any",
+    8080: peers,
+  });
+  const whs = all(objs, "NetworkPolicy").filter((n) =>
+    n.metadata.name === `${FULLNAME}-webhook-server`
+  );
+  assert.deepEqual(whs.map((n) => n.metadata.namespace).sort(), ["dco-system", "team-a"]);
+  for (const wh of whs) assert.deepEqual(portsOf(wh), { 9443: "any", 8443: peers });
   const noMetrics = find(
-    await render({ "networkPolicy.enabled": "true", "metrics.enabled": "false" }),
+    await render({ "networkPolicy.metrics.namespaces[0]": "m", "metrics.enabled": "false" }),
     "NetworkPolicy",
     `${FULLNAME}-manager`,
   );
   assert.deepEqual(noMetrics.spec.ingress.map((r: Obj) => r.ports[0].port), [9443, 8081]);
+  assert.equal(
+    all(await render({ "networkPolicy.enabled": "false" }), "NetworkPolicy").length,
+    0,
+  );
 });
 
 Deno.test("chart: commonLabels and podLabels drop the reserved keys", async () => {

@@ -67,6 +67,7 @@ function chartRBACArgs(namespace: string, opts: ChartRBACOptions): string[] {
       "templates/serviceaccount.yaml",
       "templates/rbac/clusterrole.yaml",
       "templates/rbac/clusterrolebinding.yaml",
+      "templates/rbac/webhook-server-roles.yaml",
     ].flatMap((t) => ["--show-only", t]),
   ];
 }

@@ -139,3 +139,52 @@ name: {{ include "dco.selfSignedIssuer" . }}
 kind: ClusterIssuer
 {{- end -}}
 {{- end -}}
+
+{{/*
+The namespaces ConversionWebhookServers may place their children in, comma-separated: the default
+server's namespace, `webhookServers.namespaces` and (older values) `certificates.secretNamespaces`.
+The manager gets them as `--webhook-server-namespaces` (admission and its watches); the chart's
+namespaced Roles, webhook-server ServiceAccounts and NetworkPolicies go into each of them.
+*/}}
+{{- define "dco.webhookServerNamespaces" -}}
+{{- $ns := list (include "dco.cwsNamespace" .) -}}
+{{- $ns = concat $ns (.Values.webhookServers.namespaces | default list) (.Values.certificates.secretNamespaces | default list) -}}
+{{- uniq $ns | join "," -}}
+{{- end -}}
+
+{{/* The allowed spec.image.repository values: the chart's webhook-server image, then the value's. */}}
+{{- define "dco.webhookServerImageRepositories" -}}
+{{- $img := .Values.image.webhookServer -}}
+{{- $repo := $img.repository -}}
+{{- if .Values.image.registry -}}{{- $repo = printf "%s/%s" .Values.image.registry $img.repository -}}{{- end -}}
+{{- uniq (concat (list $repo) (.Values.webhookServers.imageRepositories | default list)) | join "," -}}
+{{- end -}}
+
+{{/* The allowed spec.serviceAccountName values: the chart's webhook-server SA, then the value's. */}}
+{{- define "dco.webhookServerServiceAccounts" -}}
+{{- uniq (concat (list (include "dco.webhookServerServiceAccountName" .)) (.Values.webhookServers.serviceAccounts | default list)) | join "," -}}
+{{- end -}}
+
+{{/* "true" when the manager writes Secrets itself (built-in CA): certificates.mode auto or builtin. */}}
+{{- define "dco.builtinCA" -}}
+{{- if has .Values.certificates.mode (list "auto" "builtin") -}}
+true
+{{- end -}}
+{{- end -}}
+
+{{/* "true" when the manager may apply cert-manager Certificates: certificates.mode auto or cert-manager. */}}
+{{- define "dco.certManagerCertificates" -}}
+{{- if has .Values.certificates.mode (list "auto" "cert-manager") -}}
+true
+{{- end -}}
+{{- end -}}
+
+{{/* The manager's leader-election Lease (src/kube/leader.ts MANAGER_LEASE_NAME). */}}
+{{- define "dco.managerLeaseName" -}}
+declarative-conversion-operator.terasky.com
+{{- end -}}
+
+{{/* The CA Secret of the built-in CA (src/manager/builtin_certs.ts CA_SECRET_NAME). */}}
+{{- define "dco.caSecretName" -}}
+dco-webhook-ca
+{{- end -}}

@@ -12,6 +12,7 @@ import {
 } from "../../api/mod.ts";
 import type { ServerInfo } from "../../assign/resolve.ts";
 import type { JsonObject } from "../../lib/json.ts";
+import type { WebhookServerPolicy } from "./server_policy.ts";
 
 export type AdmissionOperation = "CREATE" | "UPDATE" | "DELETE" | "CONNECT";
 
@@ -46,9 +47,24 @@ export interface AdmissionContext {
   listConfigs(): MaybePromise<readonly ConfigSummary[]>;
   /** Every stored ConversionWebhookServer. */
   listServers(): MaybePromise<readonly ServerInfo[]>;
+  /**
+   * The ConversionWebhookServer policy (./server_policy.ts) and the namespace children go to
+   * without `spec.namespace`. Absent ⇒ the default policy: only the volume-type and managed-env
+   * rules.
+   */
+  serverPolicy?: ServerPolicyContext;
 }
 
-export type ServerAdmissionContext = Pick<AdmissionContext, "listConfigs" | "listServers">;
+/** The policy a server write is checked against, and the operator namespace it assumes. */
+export interface ServerPolicyContext {
+  policy: WebhookServerPolicy;
+  operatorNamespace: string;
+}
+
+export type ServerAdmissionContext = Pick<
+  AdmissionContext,
+  "listConfigs" | "listServers" | "serverPolicy"
+>;
 
 /** The summary of a parsed config. */
 export function configSummaryOf(config: ConversionConfig): ConfigSummary {

@@ -5,5 +5,6 @@
 export * from "./context.ts";
 export * from "./config.ts";
 export * from "./server.ts";
+export * from "./server_policy.ts";
 export * from "./xrd_guard.ts";
 export * from "./http.ts";

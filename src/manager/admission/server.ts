@@ -1,7 +1,7 @@
 /**
  * Admission of a ConversionWebhookServer write or delete
- * (docs/design/server-children.md#admission-of-a-server): managed flags, rollout timing, one
- * default, the shard pool; a delete is refused while configs are served by the server.
+ * (docs/design/server-children.md#admission-of-a-server): managed flags, the server policy
+ * (./server_policy.ts), rollout timing, one default, the shard pool; a delete is refused while configs are served by the server.
  */
 import {
   type ConversionWebhookServer,
@@ -22,6 +22,7 @@ import {
   serverInfoOf,
 } from "./context.ts";
 import { beingDeleted, byText, deny, joinCapped, metadataOf, nameOf } from "./decision.ts";
+import { webhookServerPolicyViolations } from "./server_policy.ts";
 
 /** The annotation that lets a ConversionWebhookServer in use be deleted (break-glass). */
 export const FORCE_DELETE_ANNOTATION = "conversion.terasky.com/allow-force-delete";
@@ -99,11 +100,20 @@ async function validateServerWrite(
   const managed = managedFlagError(server.spec.extraArgs ?? []);
   if (managed !== undefined) return deny(managed);
 
-  // 2. Rollout timing: the pod must be able to drain within its grace period.
+  // 2. The server policy: namespace, image, ServiceAccount, volume types, managed env.
+  const policy = ctx.serverPolicy ?? { policy: {}, operatorNamespace: "" };
+  const violations = webhookServerPolicyViolations(
+    server.spec,
+    policy.policy,
+    policy.operatorNamespace,
+  );
+  if (violations.length > 0) return deny(joinCapped(violations, "; "));
+
+  // 3. Rollout timing: the pod must be able to drain within its grace period.
   const timing = rolloutTimingError(server);
   if (timing !== undefined) return deny(timing);
 
-  // 3. At most one default.
+  // 4. At most one default.
   const stored = await ctx.listServers();
   if (server.spec.default) {
     const others = stored.filter((s) => s.name !== name && s.default === true).map((s) => s.name)
@@ -117,7 +127,7 @@ async function validateServerWrite(
     }
   }
 
-  // 4. Sharding invariant on the fleet as it would be after the write.
+  // 5. Sharding invariant on the fleet as it would be after the write.
   const fleet = [...stored.filter((s) => s.name !== name), serverInfoOf(server)];
   const pool = shardPool(fleet).map((s) => s.name);
   if (pool.length > 0) {

@@ -8,6 +8,7 @@ import {
   ConversionWebhookServerSpecSchema,
   WEBHOOK_SERVER_KIND,
 } from "../../api/mod.ts";
+import type { WebhookServerPolicy } from "../admission/server_policy.ts";
 import { podLabels } from "./names.ts";
 import type { ChildMeta, OwnerReference } from "./types.ts";
 
@@ -31,6 +32,11 @@ export interface ServerChildSettings {
   enableCrdSupport: boolean;
   /** Default `CertManager`. */
   certMode?: CertMode;
+  /**
+   * The ConversionWebhookServer policy, re-checked before any child is rendered (admission checks
+   * it first). Absent ⇒ the default policy (volume types and managed env only).
+   */
+  policy?: WebhookServerPolicy;
 }
 
 /** A spec that cannot be rendered safely (e.g. `extraArgs` naming a managed flag). */

@@ -212,7 +212,18 @@ e2eTest(
       for (const p of pods) {
         assert.equal(p.spec.containers[0].image, WEBHOOK_SERVER_IMAGE);
         assert.equal(cond(p, "Ready")?.status, "True");
+        assert.equal(p.spec.serviceAccountName, `${FULLNAME}-webhook-server`);
       }
+      // Each replica published its own served-target Lease under the narrowed rights (the Lease
+      // Role and the ValidatingAdmissionPolicy admitting only `dco-served-<own pod>`).
+      await waitFor("each replica's Lease", async () => {
+        const leases = (await getJSON("leases", "-n", ns)).items.map((l: Obj) => l.metadata.name);
+        return pods.every((p: Obj) => leases.includes(`dco-served-${p.metadata.name}`))
+          ? leases
+          : undefined;
+      }, { timeoutMs: 30_000 }).catch(async (e) => {
+        throw new Error(await fail((e as Error).message));
+      });
       // The built-in CA (the manager's chart-granted Secret writes) issued the serving cert.
       const tls = await getJSON("secret", `${CWS}-webhook-server-tls`, "-n", ns);
       const caSecret = await getJSON("secret", "dco-webhook-ca", "-n", ns);
