@@ -120,8 +120,8 @@ async function main(argv: readonly string[]): Promise<never> {
   const pool = new CompilePool(poolSize);
   role.onStop("compile pool", () => pool.close());
   // Registered before the listeners, so it stops after they drained their requests.
-  const started: { conversions?: ConversionPool } = {};
-  role.onStop("conversion pool", () => started.conversions?.close());
+  const running: { conversions?: ConversionPool } = {};
+  role.onStop("conversion pool", () => running.conversions?.close());
   role.onStop("caches", () => caches.stop());
   const registryController = new RegistryController({
     serverName: flags.webhookServerName,
@@ -216,7 +216,7 @@ async function main(argv: readonly string[]): Promise<never> {
     onWorkerLost: (reason) => metrics.countWorkerLost(reason),
     logger: createLogger("webhook-server.conversion-pool"),
   });
-  started.conversions = conversions;
+  running.conversions = conversions;
   metrics.observePool(() => conversions.stats());
   await conversions.settled();
 
