@@ -4,7 +4,8 @@
  * Workers (src/webhook/convert/convert_worker.ts), so a long conversion never holds the event loop
  * that answers `/healthz`, `/readyz`, `/metrics` and the TLS handshakes.
  *
- * - **Dispatch.** One request per Worker at a time, FIFO queue while every Worker is busy (the
+ * - **Dispatch.** One request per started Worker at a time (a Worker has started once it
+ *   acknowledged its plan sets), FIFO queue while every Worker is busy (the
  *   request governor on the main thread bounds how many can wait). A request is stamped with the
  *   committed plan-set version when it is handed to a Worker, and its body buffer is transferred.
  * - **Swaps.** Registry changes become plan-set versions (src/webhook/convert/plan_sets.ts): the
@@ -68,6 +69,8 @@ export interface ConversionPoolOptions {
   metrics?: ConversionMetrics;
   /** A Worker was replaced. */
   onWorkerLost?: (reason: WorkerLoss) => void;
+  /** Default {@link WATCHDOG_GRACE_MS}. */
+  watchdogGraceMs?: number;
   logger?: WebhookLogger;
   url?: URL;
 }
@@ -125,7 +128,7 @@ export class ConversionPool {
     this.#url = opts.url ?? convertWorkerURL();
     for (let i = 0; i < this.size; i++) this.#slots.push(this.#spawn());
     this.#unsubscribe = opts.planSets.onPending(() => queueMicrotask(() => this.#pump()));
-    this.#armWatchdog(opts.context.requestTimeoutMs + WATCHDOG_GRACE_MS);
+    this.#armWatchdog(opts.context.requestTimeoutMs + (opts.watchdogGraceMs ?? WATCHDOG_GRACE_MS));
     this.#pump();
   }
 
@@ -204,8 +207,10 @@ export class ConversionPool {
   #onMessage(slot: Slot, m: FromWorker): void {
     if (slot.dead) return;
     if (m.t === "ack") {
+      const starting = slot.acked < 0;
       slot.acked = Math.max(slot.acked, m.version);
       this.#maybeCommit();
+      if (starting) this.#dispatch();
       return;
     }
     const job = slot.job;
@@ -267,8 +272,8 @@ export class ConversionPool {
       this.#lose(
         slot,
         "watchdog",
-        `conversion worker held the request for more than ${Math.round(limitMs / 1000)}s ` +
-          `(the request budget plus ${WATCHDOG_GRACE_MS / 1000}s)`,
+        `conversion worker held the request for more than ${limitMs / 1000}s ` +
+          `(the request budget plus its grace)`,
       );
     }
   }
@@ -278,7 +283,9 @@ export class ConversionPool {
     const version = this.#o.planSets.version;
     for (const slot of this.#slots) {
       if (this.#queue.length === 0) return;
-      if (slot.dead || slot.job !== undefined) continue;
+      // A starting Worker takes requests once it holds its plan sets (its start is not charged
+      // to a request's watchdog, and a Worker that cannot start loses no request).
+      if (slot.dead || slot.job !== undefined || slot.acked < 0) continue;
       const job = this.#queue.shift()!;
       job.version = version;
       job.dispatchedAt = performance.now();
