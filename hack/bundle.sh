@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# One self-contained JavaScript artifact per role (+ the compile Worker beside the webhook server),
+# One self-contained JavaScript artifact per role (+ the compile and conversion Workers beside the
+# webhook server),
 # for machines where `deno compile` cannot fetch its `denort` runtime. Run each with the pinned Deno
 # and the role's permission flags, e.g.
-#   deno run --allow-net --allow-env --allow-read=/tls,/var/run/secrets/kubernetes.io/serviceaccount,dist/compile_worker.js dist/webhook_server.js ...
+#   deno run --allow-net --allow-env --allow-read=/tls,/var/run/secrets/kubernetes.io/serviceaccount,/sys/fs/cgroup,dist/compile_worker.js,dist/convert_worker.js dist/webhook_server.js ...
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 out="${1:-$root/dist}"

@@ -72,12 +72,13 @@ Deno.test({
         assert.match(r.stdout + r.stderr, /invalid flags: --certificate-mode: \\"bogus\\"/);
       });
 
-      await t.step("every role and the compile Worker has an artifact", async () => {
+      await t.step("every role and each Worker has an artifact", async () => {
         const names = [];
         for await (const e of Deno.readDir(dist)) names.push(e.name);
         assert.deepEqual(names.sort(), [
           "compile_worker.js",
           "convctl.js",
+          "convert_worker.js",
           "manager.js",
           "webhook_server.js",
         ]);
