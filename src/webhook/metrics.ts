@@ -27,7 +27,9 @@ export type ReviewResult =
   | "not_registered"
   | "panic"
   | "too_large"
-  | "timeout";
+  | "timeout"
+  /** The Worker converting it died or was stopped by the watchdog (answered 500). */
+  | "worker_lost";
 
 /** Object `result` label values. */
 export type ObjectResult = "success" | "error";

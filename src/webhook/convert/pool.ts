@@ -18,7 +18,7 @@
  */
 import type { WebhookLogger } from "../_log.ts";
 import type { ConversionMetrics } from "../metrics.ts";
-import { type ConvertAnswer, TEXT_TYPE } from "./answer.ts";
+import { type ConvertAnswer, TEXT_TYPE, UNREGISTERED_TARGET_LABEL } from "./answer.ts";
 import { replayMetrics } from "./metrics_tape.ts";
 import type { PlanSets } from "./plan_sets.ts";
 import type { ConvertContext } from "./context.ts";
@@ -237,6 +237,11 @@ export class ConversionPool {
     this.#o.onWorkerLost?.(reason);
     if (job !== undefined) {
       this.#release(job.version);
+      const label = this.#o.planSets.get(job.target) === undefined
+        ? UNREGISTERED_TARGET_LABEL
+        : job.target;
+      const seconds = (performance.timeOrigin + performance.now() - job.startedAt) / 1000;
+      this.#o.metrics?.observeReview(label, "unknown", "worker_lost", seconds);
       job.resolve(serverError(`${message}; the worker was replaced, retry the request`));
     }
     this.#maybeCommit(); // the lost Worker no longer holds up a swap

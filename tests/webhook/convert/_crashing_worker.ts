@@ -6,9 +6,10 @@
 import "../../../src/webhook/convert/convert_worker.ts";
 import type { ToWorker } from "../../../src/webhook/convert/worker_protocol.ts";
 
-const serve = self.onmessage!;
+// The real handler is an arrow function: it needs no `this`.
+const serve = self.onmessage as unknown as (event: MessageEvent<ToWorker>) => void;
 self.onmessage = (event: MessageEvent<ToWorker>) => {
   const m = event.data;
   if (m.t === "convert" && m.target === "crash") throw new Error("deliberate crash for the test");
-  serve.call(self, event);
+  serve(event);
 };

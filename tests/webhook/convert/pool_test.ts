@@ -270,6 +270,10 @@ Deno.test({
     assert.match(decoder.decode(after.body), /"status":"Success"/);
     assert.deepEqual(f.lost, ["error"]);
     assert.equal(f.pool.stats().workers, 1);
+    const lost = (await metrics.reviewRequests.get()).values.find((v) =>
+      v.labels.result === "worker_lost"
+    );
+    assert.deepEqual([lost?.labels.target, lost?.value], ["(unregistered)", 1]);
     // A swap after the replacement reaches the new Worker.
     f.registry.install(renamed("after-crash"));
     await f.pool.settled();
