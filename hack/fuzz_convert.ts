@@ -58,7 +58,8 @@ async function startTarget(dir: string): Promise<{ port: number; child: Deno.Chi
   const child = new Deno.Command(Deno.execPath(), {
     args: [
       "run",
-      `--allow-read=${dir}`,
+      // The certificates, and the conversion Worker's modules.
+      `--allow-read=${dir},${new URL("../src", import.meta.url).pathname}`,
       "--allow-net=127.0.0.1",
       "--allow-env",
       new URL("./_fuzz_server.ts", import.meta.url).pathname,
