@@ -104,7 +104,11 @@ export class PlanSets implements PlanLookup {
   readonly #onPending = new Set<() => void>();
   readonly #onCommit = new Set<(view: PlanSetView) => void>();
 
-  /** Follows a registry: every change lands in the head. Returns the unsubscribe function. */
+  /**
+   * Follows a registry: every change lands in the head. Call it before the registry's first
+   * install (the plan data of earlier installs is not kept anywhere). Returns the unsubscribe
+   * function.
+   */
   follow(registry: { onChange(l: (c: RegistryChange) => void): () => void }): () => void {
     return registry.onChange((c) => this.observe(c));
   }
