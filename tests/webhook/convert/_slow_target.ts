@@ -17,7 +17,8 @@ const items = {
   items: { type: "object", properties: { n: { type: "integer" } } },
 };
 
-function crd(): JsonObject {
+/** The CRD manifest (v1 and v2, `spec.items[*].n`). */
+export function slowCRD(): JsonObject {
   const version = (name: string, storage: boolean) => ({
     name,
     served: true,
@@ -45,7 +46,8 @@ function crd(): JsonObject {
   } as unknown as JsonObject;
 }
 
-function config(): ConfigObject {
+/** The CRDConversionConfig (the parts compile reads). */
+export function slowConfig(): ConfigObject {
   const range = `[${Array.from({ length: SLOW_INNER }, (_, i) => i).join(",")}]`;
   // Adds 0 (the count of pairs with a > b+SLOW_INNER is 0) after SLOW_INNER² steps.
   const busy = `size(${range}.filter(a, ${range}.exists(b, a > b + ${SLOW_INNER})))`;
@@ -82,7 +84,7 @@ function config(): ConfigObject {
 }
 
 export function slowCompiled(): CompiledTarget {
-  const r = compileConfig("crd", config(), crd());
+  const r = compileConfig("crd", slowConfig(), slowCRD());
   if (!r.ok) throw new Error(`slow target does not compile: ${r.message}`);
   return r;
 }
