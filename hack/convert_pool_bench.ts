@@ -2,8 +2,9 @@
  * Inline or in a Worker: what one ConversionReview costs on the main thread's answer table
  * against the round trip through the conversion Worker pool (bytes transferred there and back,
  * metrics replayed), one review at a time, for the synthetic target's review shapes. Also the
- * resident memory a Worker adds. Prints a table; asserts nothing. The inline threshold
- * (`INLINE_MAX_BYTES`, src/webhook/convert/pool.ts) is read off the crossover.
+ * resident memory a Worker adds, and the throughput of 100 × 2 KB reviews with 8 in flight on the
+ * main thread against a pool of 1 and 2 Workers. Prints tables; asserts nothing. The default of
+ * `--conversion-inline-max-bytes` (src/webhook/convert/inline_policy.ts) is read off the first.
  *
  *   deno run --allow-read=src --allow-env hack/convert_pool_bench.ts [iterations]
  */
@@ -87,3 +88,31 @@ console.log(
     `${(rssOneWorker / 2 ** 20).toFixed(0)} MiB with one Worker holding the synthetic plan`,
 );
 pool.close();
+
+// Throughput: 8 reviews in flight, for a fixed wall time per configuration.
+const big = encode(100, 0);
+const WINDOW_MS = 3_000;
+async function throughput(convert: (b: Uint8Array) => Promise<unknown>): Promise<number> {
+  let done = 0;
+  const end = performance.now() + WINDOW_MS;
+  await Promise.all(Array.from({ length: 8 }, async () => {
+    while (performance.now() < end) {
+      await convert(big.slice());
+      done++;
+    }
+  }));
+  return done / (WINDOW_MS / 1000);
+}
+console.log("\n| 100 × 2 KB, 8 in flight | reviews/s |\n|---|---|");
+const inlineRate = await throughput((b) =>
+  new Promise((r) => setTimeout(() => r(convertReviewBytes(ctx, target, b)), 0))
+);
+console.log(`| main thread | ${inlineRate.toFixed(0)} |`);
+for (const size of [1, 2]) {
+  const p = new ConversionPool({ size, planSets: sets, context: ctx, metrics });
+  await p.settled();
+  await p.convert(target, encode(1, 0), now());
+  const rate = await throughput((b) => p.convert(target, b, now()));
+  console.log(`| ${size} Worker${size > 1 ? "s" : ""} | ${rate.toFixed(0)} |`);
+  p.close();
+}
