@@ -38,7 +38,8 @@ export async function startConversionTarget(
   const deno = [
     Deno.execPath(),
     "run",
-    `--allow-read=${dir}`,
+    // The certificates, and the conversion Worker's modules.
+    `--allow-read=${dir},${new URL("../src", import.meta.url).pathname}`,
     "--allow-net=127.0.0.1",
     "--allow-env",
     new URL("./_fuzz_server.ts", import.meta.url).pathname,

@@ -2,8 +2,11 @@
  * The process hack/fuzz_convert.ts fuzzes: the real conversion listener (src/webhook/convert/ on
  * src/net/tls_server.ts) serving the synthetic target over TLS, with the request bounds the
  * webhook-server role derives from its heap (run it with `DENO_V8_FLAGS=--max-old-space-size=192`,
- * what a pod gets by default). Prints `{"port":N}` on stdout once listening, then serves until
- * killed. `deno run --allow-read=DIR --allow-net=127.0.0.1 --allow-env hack/_fuzz_server.ts DIR`.
+ * what a pod gets by default) and, as in the role, conversions in a pool of two Workers with the
+ * default inline policy (small reviews inline, the rest in a Worker). Prints `{"port":N}` on
+ * stdout once listening, then serves until killed. hack/bench_side_by_side.ts runs it too, with the
+ * pool size as the optional second argument (default 2).
+ * `deno run --allow-read=DIR,src --allow-net=127.0.0.1 --allow-env hack/_fuzz_server.ts DIR [N]`.
  */
 import { TlsServer } from "../src/net/mod.ts";
 import { SILENT } from "../src/webhook/_log.ts";
@@ -11,24 +14,44 @@ import { syntheticCompiled } from "../src/webhook/convert/_synthetic.ts";
 import { deriveRequestBounds, readHeap } from "../src/webhook/convert/budget.ts";
 import { RequestGovernor } from "../src/webhook/convert/governor.ts";
 import {
+  ConversionPool,
+  convertContext,
+  type ConvertHandlerOptions,
   createNodeConvertListener,
+  DEFAULT_INLINE_MAX_BYTES,
   DEFAULT_MAX_REQUEST_BYTES,
+  InlinePolicy,
+  PlanSets,
 } from "../src/webhook/convert/mod.ts";
 import { PlanRegistry } from "../src/webhook/registry.ts";
 
 const certDir = Deno.args[0];
+const workers = Number(Deno.args[1] ?? "2");
+if (!Number.isInteger(workers) || workers < 1) {
+  throw new Error(`pool size "${Deno.args[1]}" is not ≥ 1`);
+}
 const registry = new PlanRegistry();
+const planSets = new PlanSets();
+planSets.follow(registry);
+const policy = new InlinePolicy(DEFAULT_INLINE_MAX_BYTES);
+policy.follow(registry);
 registry.install(syntheticCompiled(), new Date());
 const bounds = deriveRequestBounds(readHeap(), { maxRequestBytes: DEFAULT_MAX_REQUEST_BYTES });
+const handler: ConvertHandlerOptions = {
+  registry: planSets,
+  logger: SILENT,
+  governor: new RequestGovernor(bounds, () => {}),
+  maxRequestBytes: bounds.maxRequestBytes,
+};
+const pool = new ConversionPool({ size: workers, planSets, context: convertContext(handler) });
+await pool.settled();
 const server = await TlsServer.start({
   address: "127.0.0.1:0",
   certDir,
   reloadIntervalMs: 0,
-  listener: createNodeConvertListener({
-    registry,
-    logger: SILENT,
-    governor: new RequestGovernor(bounds, () => {}),
-    maxRequestBytes: bounds.maxRequestBytes,
+  listener: createNodeConvertListener(handler, {
+    pool,
+    inline: (target, bytes) => policy.inline(planSets.get(target), bytes),
   }),
   limits: { maxConnections: bounds.maxConnections },
   logger: SILENT,

@@ -4,11 +4,12 @@
  *
  *   bash hack/deno.sh run -A hack/bench_side_by_side.ts [--duration 10] [--warmup 2]
  *       [--shapes 1x2,1x10,10x10,100x2] [--connections 1,8] [--tools wrk,h2load]
- *       [--server-cpus 0] [--client-cpus 1] [--v8-flags "..."] [--json]
+ *       [--server-cpus 0] [--client-cpus 1] [--workers 1] [--v8-flags "..."] [--json]
  *
  * It starts the real conversion listener (hack/_fuzz_server.ts: the synthetic target of
  * src/webhook/convert/_synthetic.ts over TLS, with the request bounds of a default pod) pinned to
- * `--server-cpus`, checks once per shape that the answer is a `Success` review holding every object
+ * `--server-cpus` with `--workers` conversion Workers (small reviews stay inline, as in the role),
+ * checks once per shape that the answer is a `Success` review holding every object
  * at the desired version, then drives it with `wrk` (HTTP/1.1) and `h2load --h1` pinned to
  * `--client-cpus`, and prints reviews/s, p50, p90, p99, p99.9 (milliseconds) and errors per
  * tool × shape × connections. A shape `NxK` is a review of N objects of about K KB each.
@@ -237,6 +238,7 @@ async function main() {
       "server-cpus": { type: "string", default: "0" },
       "client-cpus": { type: "string", default: "1" },
       "v8-flags": { type: "string", default: "" },
+      workers: { type: "string", default: "1" },
       json: { type: "boolean", default: false },
     },
   });
@@ -261,6 +263,7 @@ async function main() {
   const target = await startConversionTarget(dir, {
     cpus: pinned ? values["server-cpus"] : undefined,
     v8Flags: values["v8-flags"],
+    args: [values.workers],
   });
   const url = `https://127.0.0.1:${target.port}${target.path}`;
   const scriptFile = `${dir}/post.lua`;

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # `deno task compile`: one self-contained executable per role with `deno compile`, under the
 # role's exact permission flags (the same as its deno.json task and the bundle; tests/repo/
-# dockerfile_test.ts fails if they drift). The webhook server carries its compile Worker
-# (`--include src/webhook/compile_worker.ts`), which it starts at run time.
+# dockerfile_test.ts fails if they drift). The webhook server carries its compile and conversion
+# Workers (`--include src/webhook/compile_worker.ts --include src/webhook/convert/convert_worker.ts`),
+# which it starts at run time.
 #
 #   hack/compile.sh                         all roles → dist/bin/{manager,webhook-server,convctl}
 #   hack/compile.sh webhook-server          one role
@@ -33,9 +34,9 @@ compile_role() {
       entry=src/main/manager.ts
       ;;
     webhook-server)
-      flags=(--allow-net --allow-env --allow-read=src,/tls,/var/run/secrets/kubernetes.io/serviceaccount)
+      flags=(--allow-net --allow-env --allow-read=src,/tls,/var/run/secrets/kubernetes.io/serviceaccount,/sys/fs/cgroup)
       entry=src/main/webhook_server.ts
-      include=(--include src/webhook/compile_worker.ts)
+      include=(--include src/webhook/compile_worker.ts --include src/webhook/convert/convert_worker.ts)
       ;;
     convctl)
       flags=(--allow-read --allow-env --allow-write)

@@ -5,8 +5,9 @@
  * controllers; the TLS pair read and validated once (unreadable, not PEM, mismatched or outside
  * its validity ⇒ exit 1 with the reason); informers; the plain server; cache sync (a terminal cache
  * failure ⇒ exit 1); the initial sync, retried every 2 s until clean (only a shutdown aborts it);
- * the served-target Lease published once and its loop started; the TLS listener bound; ready —
- * and unready whenever the listener holds no usable pair. Stopping:
+ * the conversion Worker pool started and holding the synced plan set; the served-target Lease
+ * published once (from the plan set the Workers hold) and its loop started; the TLS listener
+ * bound; ready — and unready whenever the listener holds no usable pair. Stopping:
  * docs/design/manager.md#shutdown.
  *
  * The plain server (/healthz, /readyz, /metrics) starts before any cache sync, so a slow start is
@@ -16,7 +17,11 @@
  * real requests for targets it has not compiled yet. The startupProbe bounds a sync that never
  * completes.
  *
- * Permissions: `--allow-net --allow-env --allow-read=<cert dir>,<service-account dir>,<worker>`.
+ * Conversions run in the Worker pool (src/webhook/convert/pool.ts), so the event loop that answers
+ * the probes is never held by one.
+ *
+ * Permissions: `--allow-net --allow-env --allow-read=<cert dir>,<service-account dir>,<workers>,
+ * /sys/fs/cgroup` (the last only to size the pools from the CPU limit).
  */
 import { createLogger } from "../obs/log.ts";
 import { createMetricsRegistry, metricsResponse } from "../obs/metrics.ts";
@@ -25,11 +30,17 @@ import { CompilePool, defaultPoolSize } from "../webhook/compile_pool.ts";
 import { createReplicaCaches } from "../webhook/cluster.ts";
 import type { ConfigKind } from "../webhook/compiled.ts";
 import {
+  ConversionPool,
+  convertContext,
+  type ConvertHandlerOptions,
   createNodeConvertListener,
   deriveRequestBounds,
+  InlinePolicy,
+  PlanSets,
   readHeap,
   RequestGovernor,
 } from "../webhook/convert/mod.ts";
+import { availableCpus } from "../webhook/cpu_limit.ts";
 import { parseWebhookServerFlags } from "../webhook/flags.ts";
 import { WebhookMetrics } from "../webhook/metrics.ts";
 import { PlanRegistry } from "../webhook/registry.ts";
@@ -67,6 +78,11 @@ async function main(argv: readonly string[]): Promise<never> {
   const client = await role.client(flags.kubeconfig);
   role.onStop("metrics", () => metricsRegistry.stop());
   const registry = new PlanRegistry();
+  // What conversions read: the registry as of the last version every conversion Worker holds.
+  const planSets = new PlanSets();
+  planSets.follow(registry);
+  const inlinePolicy = new InlinePolicy(flags.conversionInlineMaxBytes);
+  inlinePolicy.follow(registry);
   let bulk = false;
   // The served-target Lease: only with the full downward-API identity (the Pod owns the Lease).
   const pod = podIdentityFromEnv((name) => Deno.env.get(name));
@@ -77,7 +93,7 @@ async function main(argv: readonly string[]): Promise<never> {
       serverName: flags.webhookServerName,
       podName: pod.podName,
       podUID: pod.uid,
-      targets: () => servableTargets(registry),
+      targets: () => servableTargets(planSets),
       logger: createLogger("webhook-server.served-lease"),
     })
     : undefined;
@@ -88,11 +104,10 @@ async function main(argv: readonly string[]): Promise<never> {
   }
   registry.onChange((change) => {
     metrics.observeChange(change);
-    if (!bulk) {
-      metrics.refreshRegistryGauges(registry.snapshot());
-      publisher?.notify();
-    }
+    if (!bulk) metrics.refreshRegistryGauges(registry.snapshot());
   });
+  // The Lease advertises a target only once every conversion Worker can serve it.
+  planSets.onCommit(() => publisher?.notify());
   const caches = createReplicaCaches({
     client,
     kinds,
@@ -104,6 +119,9 @@ async function main(argv: readonly string[]): Promise<never> {
   const poolSize = Math.max(1, workers);
   const pool = new CompilePool(poolSize);
   role.onStop("compile pool", () => pool.close());
+  // Registered before the listeners, so it stops after they drained their requests.
+  const running: { conversions?: ConversionPool } = {};
+  role.onStop("conversion pool", () => running.conversions?.close());
   role.onStop("caches", () => caches.stop());
   const registryController = new RegistryController({
     serverName: flags.webhookServerName,
@@ -174,6 +192,34 @@ async function main(argv: readonly string[]): Promise<never> {
   metrics.refreshRegistryGauges(registry.snapshot());
   const elapsedMs = performance.now() - started;
 
+  // The conversion Workers start from the synced plan set; ready only once all of them hold it.
+  const heap = readHeap();
+  const bounds = deriveRequestBounds(heap, flags);
+  metrics.setLimits(bounds);
+  log.info("conversion request bounds", { ...bounds, heapLimitSource: heap.source });
+  const governor = new RequestGovernor(bounds, (n, bytes) => metrics.setInFlight(n, bytes));
+  const handler: ConvertHandlerOptions = {
+    registry: planSets,
+    metrics,
+    governor,
+    maxRequestBytes: bounds.maxRequestBytes,
+    requestTimeoutMs: flags.requestTimeoutMs,
+  };
+  const conversionWorkers = flags.conversionWorkers > 0
+    ? flags.conversionWorkers
+    : await availableCpus();
+  const conversions = new ConversionPool({
+    size: conversionWorkers,
+    planSets,
+    context: convertContext(handler),
+    metrics,
+    onWorkerLost: (reason) => metrics.countWorkerLost(reason),
+    logger: createLogger("webhook-server.conversion-pool"),
+  });
+  running.conversions = conversions;
+  metrics.observePool(() => conversions.stats());
+  await conversions.settled();
+
   // Publish the Lease once (a failure is logged; the heartbeat retries), then the loop.
   if (publisher !== undefined) {
     role.onStop("served-target Lease", () => publisher.stop());
@@ -181,18 +227,10 @@ async function main(argv: readonly string[]): Promise<never> {
     publisher.start();
   }
 
-  // Bind the conversion listener, its bounds derived from the heap limit, then report ready.
-  const heap = readHeap();
-  const bounds = deriveRequestBounds(heap, flags);
-  metrics.setLimits(bounds);
-  log.info("conversion request bounds", { ...bounds, heapLimitSource: heap.source });
-  const governor = new RequestGovernor(bounds, (n, bytes) => metrics.setInFlight(n, bytes));
-  const convert = createNodeConvertListener({
-    registry,
-    metrics,
-    governor,
-    maxRequestBytes: bounds.maxRequestBytes,
-    requestTimeoutMs: flags.requestTimeoutMs,
+  // Bind the conversion listener, then report ready.
+  const convert = createNodeConvertListener(handler, {
+    pool: conversions,
+    inline: (target, bytes) => inlinePolicy.inline(planSets.get(target), bytes),
   });
   await role.listen(
     "cannot start the conversion listener",
@@ -220,6 +258,7 @@ async function main(argv: readonly string[]): Promise<never> {
     server: flags.webhookServerName,
     targets,
     workers: poolSize,
+    conversionWorkers,
     elapsedMs: Math.round(elapsedMs),
     attempts: attempt,
   });

@@ -10,6 +10,7 @@ import type { JsonObject } from "../engine/mod.ts";
 import { compileConfig, type ConfigObject } from "./compile.ts";
 import type { CompileResult, ConfigKind } from "./compiled.ts";
 import type { CompileRequest, CompileResponse } from "./compile_worker.ts";
+import { availableCpus, CGROUP_V2_CPU_MAX } from "./cpu_limit.ts";
 
 /** Compiles one config; implemented by the pool or, for tests and tiny fleets, in-isolate. */
 export type Compiler = (
@@ -113,20 +114,12 @@ export class CompilePool {
 }
 
 /**
- * `--initial-sync-workers 0`: the CPUs this process may use — `navigator.hardwareConcurrency`,
- * capped by a cgroup v2 CPU quota (`/sys/fs/cgroup/cpu.max`, "max" = none) when readable.
+ * `--initial-sync-workers 0`: the CPUs this process may use (src/webhook/cpu_limit.ts). A given
+ * `readQuota` stands for `/sys/fs/cgroup/cpu.max` (cgroup v2) alone.
  */
-export async function defaultPoolSize(
-  readQuota: () => Promise<string> = () => Deno.readTextFile("/sys/fs/cgroup/cpu.max"),
-): Promise<number> {
-  const cores = Math.max(1, navigator.hardwareConcurrency || 1);
-  try {
-    const [quota, period] = (await readQuota()).trim().split(/\s+/);
-    if (quota !== "max" && Number(period) > 0 && Number(quota) > 0) {
-      return Math.max(1, Math.min(cores, Math.ceil(Number(quota) / Number(period))));
-    }
-  } catch {
-    // No cgroup v2 quota visible (or no read permission for it): use the core count.
-  }
-  return cores;
+export function defaultPoolSize(readQuota?: () => Promise<string>): Promise<number> {
+  if (readQuota === undefined) return availableCpus();
+  return availableCpus((path) =>
+    path === CGROUP_V2_CPU_MAX ? readQuota() : Promise.reject(new Error("not read"))
+  );
 }

@@ -6,6 +6,7 @@
 import { parseGoDuration } from "../engine/units.ts";
 import { labelSelectorFromJSON } from "../kube/label_selector.ts";
 import { type FieldFlag, FlagError, parseFlagRecord } from "../lib/flags.ts";
+import { DEFAULT_INLINE_MAX_BYTES } from "./convert/inline_policy.ts";
 
 export { FlagError };
 
@@ -21,6 +22,10 @@ export interface WebhookServerFlags {
   cacheLabelSelector: string;
   /** 0 = the CPUs this process may use. */
   initialSyncWorkers: number;
+  /** Conversion Workers; 0 = the CPUs this process may use (the container's CPU limit). */
+  conversionWorkers: number;
+  /** Bodies up to this size, for targets of bounded cost, convert on the main thread; 0 = none. */
+  conversionInlineMaxBytes: number;
   /** The body cap; the body limit is at most the request byte budget. */
   maxRequestBytes: number;
   /** 0 = derived from the heap limit (docs/design/webhook.md#request-governance). */
@@ -53,6 +58,8 @@ const FLAGS: Record<string, FieldFlag<WebhookServerFlags>> = {
   "enable-crd-support": { field: "enableCrdSupport", kind: "bool" },
   "cache-label-selector": { field: "cacheLabelSelector", kind: "string" },
   "initial-sync-workers": { field: "initialSyncWorkers", kind: "int" },
+  "conversion-workers": { field: "conversionWorkers", kind: "int" },
+  "conversion-inline-max-bytes": { field: "conversionInlineMaxBytes", kind: "int" },
   "max-request-bytes": { field: "maxRequestBytes", kind: "int" },
   "max-requests-in-flight": { field: "maxRequestsInFlight", kind: "int" },
   "max-request-bytes-in-flight": { field: "maxRequestBytesInFlight", kind: "int" },
@@ -76,6 +83,8 @@ export const DEFAULT_FLAGS: Readonly<WebhookServerFlags> = Object.freeze({
   enableCrdSupport: true,
   cacheLabelSelector: "",
   initialSyncWorkers: 0,
+  conversionWorkers: 0,
+  conversionInlineMaxBytes: DEFAULT_INLINE_MAX_BYTES,
   maxRequestBytes: 33_554_432,
   maxRequestsInFlight: 0,
   maxRequestBytesInFlight: 0,
@@ -103,6 +112,14 @@ export function parseWebhookServerFlags(args: readonly string[]): WebhookServerF
   if (out.shutdownTimeoutMs <= 0) throw new FlagError("--shutdown-timeout must be > 0");
   if (out.certReloadIntervalMs <= 0) throw new FlagError("--cert-reload-interval must be > 0");
   if (out.initialSyncWorkers < 0) throw new FlagError("--initial-sync-workers must be >= 0");
+  if (out.conversionWorkers < 0) {
+    throw new FlagError("--conversion-workers must be >= 0 (0 = the CPUs this process may use)");
+  }
+  if (out.conversionInlineMaxBytes < 0) {
+    throw new FlagError(
+      "--conversion-inline-max-bytes must be >= 0 (0 = every review in a Worker)",
+    );
+  }
   if (!out.enableCrdSupport && !out.enableXrdSupport) {
     throw new FlagError(
       "at least one of --enable-crd-support and --enable-xrd-support must be true",

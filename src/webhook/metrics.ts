@@ -16,6 +16,7 @@
 import { Counter, Gauge, Histogram, type Metric, type Registry } from "prom-client";
 import type { RequestBounds } from "./convert/budget.ts";
 import type { RejectReason } from "./convert/governor.ts";
+import type { PoolStats, WorkerLoss } from "./convert/pool.ts";
 import type { RegistryChange, RegistryEntry } from "./registry.ts";
 
 /** Review `result` label values (docs/design/webhook.md#the-convert-answer-table). */
@@ -26,7 +27,9 @@ export type ReviewResult =
   | "not_registered"
   | "panic"
   | "too_large"
-  | "timeout";
+  | "timeout"
+  /** The Worker converting it died or was stopped by the watchdog (answered 500). */
+  | "worker_lost";
 
 /** Object `result` label values. */
 export type ObjectResult = "success" | "error";
@@ -61,6 +64,13 @@ const FAMILIES = {
   dco_webhook_conversion_request_bytes_in_flight:
     "Body bytes held by the conversion requests in flight.",
   dco_webhook_conversion_limit: "The conversion port's bounds, derived at startup.",
+  dco_webhook_conversion_workers: "Conversion Workers running.",
+  dco_webhook_conversion_workers_busy: "Conversion Workers converting a request now.",
+  dco_webhook_conversion_queue_length: "Conversion requests waiting for a free Worker.",
+  dco_webhook_conversion_worker_restarts_total:
+    "Conversion Workers replaced, by reason (error: it died; watchdog: it held a request too long).",
+  dco_webhook_conversion_plan_set_version:
+    "The plan-set version new conversions read; increments on every committed registry swap.",
   dco_webhook_registry_size: "Registry entries, error-only placeholders included.",
   dco_webhook_registry_entry_loaded: "1 = servable plan on this replica, 0 = error-only entry.",
   dco_webhook_registry_last_reload_timestamp_seconds: "Unix time of the last successful compile.",
@@ -90,6 +100,11 @@ const LABELS = {
   dco_webhook_conversion_requests_in_flight: [],
   dco_webhook_conversion_request_bytes_in_flight: [],
   dco_webhook_conversion_limit: ["limit"],
+  dco_webhook_conversion_workers: [],
+  dco_webhook_conversion_workers_busy: [],
+  dco_webhook_conversion_queue_length: [],
+  dco_webhook_conversion_worker_restarts_total: ["reason"],
+  dco_webhook_conversion_plan_set_version: [],
   dco_webhook_registry_size: [],
   dco_webhook_registry_entry_loaded: ["target"],
   dco_webhook_registry_last_reload_timestamp_seconds: ["target"],
@@ -135,6 +150,11 @@ export const REJECT_REASONS: readonly RejectReason[] = [
   "connections",
 ];
 
+/** Every `reason` of the Worker restart counter, pre-created at 0. */
+export const WORKER_LOSSES: readonly WorkerLoss[] = ["error", "watchdog"];
+
+const NO_POOL: PoolStats = Object.freeze({ workers: 0, busy: 0, queued: 0, planSetVersion: 0 });
+
 /** Creates the families of {@link FAMILIES} in one registry. */
 class FamilyFactory {
   constructor(private readonly registry: Registry) {}
@@ -154,6 +174,16 @@ class FamilyFactory {
 
   gauge<N extends FamilyName>(name: N): Gauge<LabelOf<N>> {
     return new Gauge(this.#spec(name));
+  }
+
+  /** A gauge whose value is read at scrape time. */
+  sampled<N extends FamilyName>(name: N, read: () => number): Gauge<LabelOf<N>> {
+    return new Gauge({
+      ...this.#spec(name),
+      collect() {
+        this.set(read());
+      },
+    });
   }
 
   histogram<N extends FamilyName>(name: N, buckets: readonly number[]): Histogram<LabelOf<N>> {
@@ -188,6 +218,8 @@ export class WebhookMetrics implements ConversionMetrics {
   readonly initialSyncTargets: Gauge;
   readonly tlsReloadFailures: Counter;
   readonly tlsCertificateExpiry: Gauge;
+  readonly workerRestarts: Counter<"reason">;
+  #pool: () => PoolStats = () => NO_POOL;
 
   constructor(registry: Registry) {
     const f = new FamilyFactory(registry);
@@ -222,6 +254,12 @@ export class WebhookMetrics implements ConversionMetrics {
     this.tlsReloadFailures = f.counter("dco_webhook_tls_reload_failures_total");
     this.tlsCertificateExpiry = f.gauge("dco_webhook_tls_certificate_expiry_timestamp_seconds");
     this.tlsCertificateExpiry.set(0);
+    f.sampled("dco_webhook_conversion_workers", () => this.#pool().workers);
+    f.sampled("dco_webhook_conversion_workers_busy", () => this.#pool().busy);
+    f.sampled("dco_webhook_conversion_queue_length", () => this.#pool().queued);
+    f.sampled("dco_webhook_conversion_plan_set_version", () => this.#pool().planSetVersion);
+    this.workerRestarts = f.counter("dco_webhook_conversion_worker_restarts_total");
+    for (const reason of WORKER_LOSSES) this.workerRestarts.inc({ reason }, 0);
     this.ready.set(0);
     this.registrySize.set(0);
   }
@@ -270,6 +308,18 @@ export class WebhookMetrics implements ConversionMetrics {
     this.limits.set({ limit: "request_bytes_in_flight" }, b.maxRequestBytesInFlight);
     this.limits.set({ limit: "request_bytes" }, b.maxRequestBytes);
     this.limits.set({ limit: "connections" }, b.maxConnections);
+  }
+
+  // --- the conversion Worker pool ---------------------------------------------------------------
+
+  /** The pool gauges read `stats` at every scrape. */
+  observePool(stats: () => PoolStats): void {
+    this.#pool = stats;
+  }
+
+  /** A conversion Worker was replaced (wire it as the pool's `onWorkerLost`). */
+  countWorkerLost(reason: WorkerLoss): void {
+    this.workerRestarts.inc({ reason });
   }
 
   // --- registry ---------------------------------------------------------------------------------

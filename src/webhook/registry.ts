@@ -16,7 +16,12 @@
 import { createRouter, type Lossless, type Router } from "../engine/mod.ts";
 import { rfc3339 } from "../lib/time.ts";
 import { createLogger } from "../obs/log.ts";
-import type { CompileFailureReason, CompileResult, ConfigKind } from "./compiled.ts";
+import type {
+  CompiledTarget,
+  CompileFailureReason,
+  CompileResult,
+  ConfigKind,
+} from "./compiled.ts";
 
 const log = createLogger("webhook.registry");
 
@@ -55,7 +60,13 @@ export type InstallOutcome =
   };
 
 export type RegistryChange =
-  | { readonly type: "install"; readonly target: string; readonly outcome: InstallOutcome }
+  | {
+    readonly type: "install";
+    readonly target: string;
+    readonly outcome: InstallOutcome;
+    /** What was installed (the plan data the conversion Workers link for themselves). */
+    readonly result: CompileResult;
+  }
   | { readonly type: "remove"; readonly target: string };
 
 export type RegistryListener = (change: RegistryChange) => void;
@@ -90,30 +101,15 @@ export class PlanRegistry {
     const previous = this.#entries.get(result.target);
     let outcome: InstallOutcome;
     if (result.ok) {
-      let router: Router | undefined;
+      let entry: RegistryEntry | undefined;
       let linkError: string | undefined;
       try {
-        // The handler owns each parsed request and discards it after encoding the answer.
-        router = createRouter(result.hubVersion, result.plans, { shareInput: true });
+        entry = linkedEntry(result, now);
       } catch (e) {
         // Plan data this build cannot link (version skew or a bug): never serve half a plan.
         linkError = `linking compiled plans: ${e instanceof Error ? e.message : String(e)}`;
       }
-      if (router !== undefined) {
-        const entry: RegistryEntry = Object.freeze({
-          target: result.target,
-          kind: result.kind,
-          config: result.config,
-          router,
-          hubVersion: result.hubVersion,
-          reviewVersions: Object.freeze([...result.reviewVersions]),
-          lossless: Object.freeze({ ...result.lossless }),
-          planHash: result.planHash,
-          compiledAt: now,
-          lastError: "",
-          lastErrorReason: null,
-          lastErrorAt: null,
-        });
+      if (entry !== undefined) {
         this.#entries.set(result.target, entry);
         outcome = { ok: true, entry };
       } else {
@@ -128,7 +124,7 @@ export class PlanRegistry {
     } else {
       outcome = this.#recordError(previous, result, result.reason, result.message, now);
     }
-    this.#emit({ type: "install", target: result.target, outcome });
+    this.#emit({ type: "install", target: result.target, outcome, result });
     return outcome;
   }
 
@@ -196,6 +192,29 @@ export class PlanRegistry {
       }
     }
   }
+}
+
+/**
+ * Links a compile result into a frozen, servable entry (throws when the plan data cannot be
+ * linked). The registry and every conversion Worker link the same data with this one function.
+ */
+export function linkedEntry(result: CompiledTarget, compiledAt: Date): RegistryEntry {
+  // The handler owns each parsed request and discards it after encoding the answer.
+  const router = createRouter(result.hubVersion, result.plans, { shareInput: true });
+  return Object.freeze({
+    target: result.target,
+    kind: result.kind,
+    config: result.config,
+    router,
+    hubVersion: result.hubVersion,
+    reviewVersions: Object.freeze([...result.reviewVersions]),
+    lossless: Object.freeze({ ...result.lossless }),
+    planHash: result.planHash,
+    compiledAt,
+    lastError: "",
+    lastErrorReason: null,
+    lastErrorAt: null,
+  });
 }
 
 /** Whether an entry can serve conversions. */

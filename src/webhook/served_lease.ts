@@ -36,7 +36,7 @@ import { LEASES } from "../kube/resources.ts";
 import { rfc3339Micro } from "../lib/time.ts";
 import { createLogger } from "../obs/log.ts";
 import type { WebhookLogger } from "./_log.ts";
-import { isServable, type PlanRegistry } from "./registry.ts";
+import { isServable, type RegistryEntry } from "./registry.ts";
 
 /** Options of {@link ServedTargetPublisher}. */
 export interface ServedTargetPublisherOptions {
@@ -96,7 +96,7 @@ export function podIdentityFromEnv(get: (name: string) => string | undefined): P
 }
 
 /** The published set of a registry: targets whose entry has a servable plan. */
-export function servableTargets(registry: PlanRegistry): string[] {
+export function servableTargets(registry: { snapshot(): readonly RegistryEntry[] }): string[] {
   return registry.snapshot().filter(isServable).map((e) => e.target);
 }
 

@@ -188,11 +188,13 @@ Deno.test("chart: manager Deployment args, ports, probes and restricted security
     httpGet: { path: "/healthz", port: "probes" },
     initialDelaySeconds: 15,
     periodSeconds: 20,
+    timeoutSeconds: 5,
   });
   assert.deepEqual(c.readinessProbe, {
     httpGet: { path: "/readyz", port: "probes" },
     initialDelaySeconds: 5,
     periodSeconds: 10,
+    timeoutSeconds: 2,
   });
   assert.deepEqual(c.env[0], {
     name: "POD_NAMESPACE",

@@ -145,22 +145,25 @@ Deno.test("default CWS: container args, ports, mounts, image", () => {
   assert.equal(c.resources, undefined);
 });
 
-Deno.test("default CWS: probes (readiness, liveness, startup on /readyz 5s x 60)", () => {
+Deno.test("default CWS: probes (readiness, liveness, startup on /readyz 5s x 60), timeouts set", () => {
   const c = buildDeployment(cws(), SETTINGS).spec.template.spec.containers[0];
   const http = (path: string) => ({ path, port: 8443, scheme: "HTTP" });
   assert.deepEqual(c.readinessProbe, {
     httpGet: http("/readyz"),
     periodSeconds: 5,
+    timeoutSeconds: 2,
     failureThreshold: 3,
   });
   assert.deepEqual(c.livenessProbe, {
     httpGet: http("/healthz"),
     periodSeconds: 10,
+    timeoutSeconds: 5,
     failureThreshold: 3,
   });
   assert.deepEqual(c.startupProbe, {
     httpGet: http("/readyz"),
     periodSeconds: 5,
+    timeoutSeconds: 2,
     failureThreshold: 60,
   });
 });
@@ -380,6 +383,7 @@ Deno.test("full CWS: container", () => {
   assert.deepEqual(c.startupProbe, {
     httpGet: { path: "/readyz", port: 8443, scheme: "HTTP" },
     periodSeconds: 2,
+    timeoutSeconds: 2,
     failureThreshold: 90,
   });
   assert.deepEqual(c.lifecycle, { preStop: { sleep: { seconds: 10 } } });

@@ -1,7 +1,7 @@
 /**
  * The per-role artifacts of hack/bundle.sh (used where `deno compile` cannot fetch `denort`) run
  * on their own, outside the repo, under their roles' permission flags — all three roles (manager,
- * webhook server, convctl) — and the bundled compile Worker compiles a config by itself.
+ * webhook server, convctl) — and the bundled compile and conversion Workers work by themselves.
  */
 import assert from "node:assert/strict";
 
@@ -72,12 +72,13 @@ Deno.test({
         assert.match(r.stdout + r.stderr, /invalid flags: --certificate-mode: \\"bogus\\"/);
       });
 
-      await t.step("every role and the compile Worker has an artifact", async () => {
+      await t.step("every role and each Worker has an artifact", async () => {
         const names = [];
         for await (const e of Deno.readDir(dist)) names.push(e.name);
         assert.deepEqual(names.sort(), [
           "compile_worker.js",
           "convctl.js",
+          "convert_worker.js",
           "manager.js",
           "webhook_server.js",
         ]);
@@ -103,6 +104,51 @@ w.postMessage({ id: 7, kind: "crd", config, target: crd });
         assert.equal(reply.result.ok, true);
         assert.equal(reply.result.plans.length, 1);
       });
+
+      await t.step(
+        "the bundled conversion Worker links a plan set and answers a review",
+        async () => {
+          // The compile Worker's result becomes a plan set; the conversion Worker answers with it.
+          const driver = `${cwd}/convert_driver.js`;
+          await Deno.writeTextFile(
+            driver,
+            `import { parse } from "npm:yaml@2.9.1";
+const config = parse(Deno.readTextFileSync(${JSON.stringify(`${example}/config.yaml`)}));
+const crd = parse(Deno.readTextFileSync(${JSON.stringify(`${example}/crd.yaml`)}));
+const c = new Worker(new URL("file://${dist}/compile_worker.js"), { type: "module" });
+const v = new Worker(new URL("file://${dist}/convert_worker.js"), { type: "module" });
+c.onmessage = (e) => {
+  c.terminate();
+  const r = e.data.result;
+  const entry = { ...r, compiledAt: 0, lastError: "", lastErrorReason: null, lastErrorAt: null };
+  v.postMessage({ t: "init", settings: {}, metrics: false });
+  v.postMessage({ t: "reset", sets: [{ version: 3, entries: [entry] }] });
+  const review = { apiVersion: "apiextensions.k8s.io/v1", kind: "ConversionReview",
+    request: { uid: "u-1", desiredAPIVersion: crd.spec.group + "/" + r.hubVersion, objects: [] } };
+  const body = new TextEncoder().encode(JSON.stringify(review));
+  v.postMessage({ t: "convert", id: 1, version: 3, target: r.target, body, startedAt: 0 },
+    [body.buffer]);
+};
+v.onmessage = (e) => {
+  if (e.data.t === "ack") { console.log(JSON.stringify(e.data)); return; }
+  console.log(JSON.stringify({ status: e.data.status, body: new TextDecoder().decode(e.data.body) }));
+  v.terminate();
+};
+c.postMessage({ id: 1, kind: "crd", config, target: crd });
+`,
+          );
+          const r = await run(Deno.execPath(), ["run", "--allow-read", "--allow-env", driver], cwd);
+          assert.equal(r.code, 0, r.stderr);
+          const [ack, answer] = r.stdout.trim().split("\n").map((l) => JSON.parse(l));
+          assert.deepEqual(ack, { t: "ack", version: 3 });
+          assert.equal(answer.status, 200);
+          assert.deepEqual(JSON.parse(answer.body).response, {
+            uid: "u-1",
+            result: { status: "Success" },
+            convertedObjects: [],
+          });
+        },
+      );
       await Deno.remove(cwd, { recursive: true });
     } finally {
       await Deno.remove(dist, { recursive: true });

@@ -157,9 +157,16 @@ Deno.test("hack/compile.sh: each role's flags and entry are its deno.json task's
     assert.equal(arm.entry, entry);
     assert.equal(t.entry, entry);
     if (role === "webhook-server") {
-      // compile_pool.ts starts this module as a Worker: it must be in the executable.
-      assert.deepEqual(arm.include, ["--include", "src/webhook/compile_worker.ts"]);
+      // compile_pool.ts and convert/pool.ts start these modules as Workers: they must be in the
+      // executable.
+      assert.deepEqual(arm.include, [
+        "--include",
+        "src/webhook/compile_worker.ts",
+        "--include",
+        "src/webhook/convert/convert_worker.ts",
+      ]);
       await Deno.stat(`${REPO}src/webhook/compile_worker.ts`);
+      await Deno.stat(`${REPO}src/webhook/convert/convert_worker.ts`);
     } else assert.deepEqual(arm.include, []);
   }
   const tasks = JSON.parse(await Deno.readTextFile(`${REPO}deno.json`)).tasks;

@@ -20,7 +20,13 @@ Deno.test("webhook flags: defaults, value forms and the ignored --otel-* flags",
     "--max-connections=64",
     "--max-requests-in-flight=8",
     "--max-request-bytes-in-flight=1048576",
+    "--conversion-workers=4",
+    "--conversion-inline-max-bytes=0",
   ]);
+  assert.equal(f.conversionWorkers, 4);
+  assert.equal(f.conversionInlineMaxBytes, 0);
+  assert.equal(DEFAULT_FLAGS.conversionWorkers, 0, "0 = the CPUs the container may use");
+  assert.equal(DEFAULT_FLAGS.conversionInlineMaxBytes, 16_384);
   assert.equal(f.maxConnections, 64);
   assert.equal(f.maxRequestsInFlight, 8);
   assert.equal(f.maxRequestBytesInFlight, 1048576);
@@ -42,6 +48,8 @@ Deno.test("webhook flags: invalid input is a FlagError", () => {
     [[NAME, "--max-requests-in-flight=-2"], /--max-requests-in-flight must be >= 0/],
     [[NAME, "--max-request-bytes-in-flight=-1"], /--max-request-bytes-in-flight must be >= 0/],
     [[NAME, "--enable-crd-support=false", "--enable-xrd-support=false"], /at least one/],
+    [[NAME, "--conversion-workers=-1"], /--conversion-workers must be >= 0/],
+    [[NAME, "--conversion-inline-max-bytes=-1"], /--conversion-inline-max-bytes must be >= 0/],
     [[NAME, "--tls-cert-dir"], /flag needs an argument: --tls-cert-dir/],
   ];
   for (const [args, message] of bad) {

@@ -24,6 +24,19 @@ import {
 } from "./settings.ts";
 import type { Container, Deployment, HttpProbe, PodSpec } from "./types.ts";
 
+/**
+ * Probe timeouts, set deliberately (docs/design/server-children.md#probe-timeouts). Conversions
+ * run in Workers, so the event loop that answers the probes is held only by what stays on it: an
+ * inline conversion of a small bounded-cost review (well under 1 ms), a `/metrics` scrape, a GC
+ * pause, an informer re-list of a large CRD list (up to about a second). Readiness (and startup,
+ * the same endpoint) waits 2 s: such a stall does not pull a serving replica out of the
+ * endpoints, while one that cannot answer leaves them after 3 × 5 s. Liveness waits 5 s: a restart
+ * is the most expensive mistake (a cold start lists and compiles everything again) and a process
+ * that died fails at once with a refused connection; only a hung one needs the timeout.
+ */
+export const READINESS_TIMEOUT_SECONDS = 2;
+export const LIVENESS_TIMEOUT_SECONDS = 5;
+
 /** The webhook-server Deployment; throws `ServerSpecError` for an unrenderable spec. */
 export function buildDeployment(
   cws: ConversionWebhookServer,
@@ -49,8 +62,8 @@ export function buildDeployment(
       { name: "tmp", mountPath: "/tmp" },
       ...(spec.extraVolumeMounts ?? []).map((m) => ({ ...m })),
     ],
-    readinessProbe: probe("/readyz", 5, 3),
-    livenessProbe: probe("/healthz", 10, 3),
+    readinessProbe: probe("/readyz", 5, 3, READINESS_TIMEOUT_SECONDS),
+    livenessProbe: probe("/healthz", 10, 3, LIVENESS_TIMEOUT_SECONDS),
     securityContext: {
       runAsNonRoot: true,
       allowPrivilegeEscalation: false,
@@ -63,7 +76,12 @@ export function buildDeployment(
   if (spec.resources) container.resources = structuredClone(spec.resources);
   // /readyz, not /healthz: health answers within milliseconds of start and would bound nothing.
   if (startup.enabled) {
-    container.startupProbe = probe("/readyz", startup.periodSeconds, startup.failureThreshold);
+    container.startupProbe = probe(
+      "/readyz",
+      startup.periodSeconds,
+      startup.failureThreshold,
+      READINESS_TIMEOUT_SECONDS,
+    );
   }
   // The Sleep action, not an exec: the image has no shell.
   if (rollout.preStopSleepSeconds > 0) {
@@ -131,6 +149,16 @@ export function buildDeployment(
   };
 }
 
-function probe(path: string, periodSeconds: number, failureThreshold: number): HttpProbe {
-  return { httpGet: { path, port: METRICS_PORT, scheme: "HTTP" }, periodSeconds, failureThreshold };
+function probe(
+  path: string,
+  periodSeconds: number,
+  failureThreshold: number,
+  timeoutSeconds: number,
+): HttpProbe {
+  return {
+    httpGet: { path, port: METRICS_PORT, scheme: "HTTP" },
+    periodSeconds,
+    timeoutSeconds,
+    failureThreshold,
+  };
 }

@@ -31,6 +31,7 @@ export interface EnvVar {
 export interface HttpProbe {
   httpGet: { path: string; port: number; scheme: "HTTP" };
   periodSeconds: number;
+  timeoutSeconds: number;
   failureThreshold: number;
 }
 

@@ -8,6 +8,7 @@ import { answerConvert, type ConvertAnswer, TEXT_TYPE } from "./answer.ts";
 import { UID_SCAN_BYTES } from "./body.ts";
 import { convertContext, type ConvertHandlerOptions } from "./context.ts";
 import { RETRY_AFTER_SECONDS } from "./governor.ts";
+import { answerOffloaded, type OffloadOptions } from "./offload.ts";
 
 /** The path prefix; the rest of the path is the registry key. */
 export const CONVERT_PREFIX = "/convert/";
@@ -67,10 +68,12 @@ export function tooManyRequests(message: string): ConvertAnswer {
  * one TLS write and no Nagle stall. A too-large body is not read further: the answer carries
  * `Connection: close` and the rest of the body is discarded while the connection closes. With a
  * governor, a request beyond its bounds is answered 429 before its body is read, and an admitted
- * one holds its bytes until its response finished or its connection closed.
+ * one holds its bytes until its response finished or its connection closed. With `offload`, the
+ * body is read here and converted inline or in the Worker pool (src/webhook/convert/offload.ts).
  */
 export function createNodeConvertListener(
   opts: ConvertHandlerOptions,
+  offload?: OffloadOptions,
 ): (req: IncomingMessage, res: ServerResponse) => void {
   const ctx = convertContext(opts);
   return (req, res) => {
@@ -92,17 +95,16 @@ export function createNodeConvertListener(
       // "close" follows "finish", and also comes alone when the client went away.
       res.once("close", admission.ticket.release);
     }
-    answerConvert(ctx, target, {
-      method: req.method ?? "",
-      declaredLength,
-      body: req,
-    }, startedAt).then((answer) => {
-      if (answer.close) {
-        // Drain instead of destroying: a reset could discard the answer before the client reads it.
-        req.resume();
-      }
-      writeNode(res, answer);
-    }).catch(() => res.destroy());
+    const request = { method: req.method ?? "", declaredLength, body: req };
+    (offload === undefined
+      ? answerConvert(ctx, target, request, startedAt)
+      : answerOffloaded(ctx, target, request, startedAt, offload)).then((answer) => {
+        if (answer.close) {
+          // Drain instead of destroying: a reset could discard the answer before the client reads it.
+          req.resume();
+        }
+        writeNode(res, answer);
+      }).catch(() => res.destroy());
   };
 }
 

@@ -1,6 +1,7 @@
 /**
  * The conversion endpoint `/convert/<target>`: body reading, the answer table, the request bounds
- * and their governor, and the `node:https` request listener.
+ * and their governor, the `node:https` request listener, and the conversion Worker pool with its
+ * versioned plan sets.
  */
 export * from "./body.ts";
 export * from "./context.ts";
@@ -8,3 +9,7 @@ export * from "./budget.ts";
 export * from "./governor.ts";
 export * from "./answer.ts";
 export * from "./listener.ts";
+export * from "./inline_policy.ts";
+export * from "./offload.ts";
+export * from "./plan_sets.ts";
+export * from "./pool.ts";

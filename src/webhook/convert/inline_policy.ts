@@ -1,0 +1,66 @@
+/**
+ * Which requests are converted on the main thread (docs/design/webhook.md#inline-or-in-a-worker).
+ * A request is converted inline only when its body is at most `--conversion-inline-max-bytes`
+ * **and** its target's plans have a cost bounded by their input: no `cel` op (up to a million
+ * cost units per evaluation) and no `regexSplit` op (a configured pattern may backtrack). Such a
+ * conversion takes time linear in a body that is small, so it cannot hold the event loop that
+ * answers the probes for long; every other request goes to a Worker. Entries without a plan are
+ * answered without converting and stay inline.
+ */
+import type { OpData, PlanData } from "../../engine/mod.ts";
+import type { RegistryChange, RegistryEntry } from "../registry.ts";
+
+/** Default `--conversion-inline-max-bytes`: one object of a few KB (measured, see the design). */
+export const DEFAULT_INLINE_MAX_BYTES = 16 * 1024;
+
+/** Ops whose run time is not bounded by the size of their input. */
+export const UNBOUNDED_OPS: ReadonlySet<string> = new Set(["cel", "regexSplit"]);
+
+function hasUnboundedOp(v: unknown): boolean {
+  if (Array.isArray(v)) return v.some(hasUnboundedOp);
+  if (v === null || typeof v !== "object") return false;
+  const op = (v as OpData).op;
+  if (typeof op === "string" && UNBOUNDED_OPS.has(op)) return true;
+  return Object.values(v).some(hasUnboundedOp);
+}
+
+/** Whether every op of the plans runs in time linear in its input. */
+export function boundedCost(plans: readonly PlanData[]): boolean {
+  return !plans.some((p) => hasUnboundedOp(p.hubToSpoke) || hasUnboundedOp(p.spokeToHub));
+}
+
+export class InlinePolicy {
+  /** Per installed entry (entries are immutable: a new plan is a new entry). */
+  readonly #bounded = new WeakMap<RegistryEntry, boolean>();
+  /** The verdict of each target's current plan (a failed compile keeps the plan and its verdict). */
+  readonly #byTarget = new Map<string, boolean>();
+
+  /** `maxBytes` is `--conversion-inline-max-bytes`; 0 = every conversion runs in a Worker. */
+  constructor(readonly maxBytes: number) {}
+
+  /** Follows a registry: every installed entry gets its verdict. */
+  follow(registry: { onChange(l: (c: RegistryChange) => void): () => void }): () => void {
+    return registry.onChange((c) => this.observe(c));
+  }
+
+  observe(change: RegistryChange): void {
+    if (change.type === "remove") {
+      this.#byTarget.delete(change.target);
+      return;
+    }
+    const { outcome, result } = change;
+    let bounded: boolean;
+    if (outcome.ok && result.ok) bounded = boundedCost(result.plans);
+    else if (!outcome.ok && outcome.stale) bounded = this.#byTarget.get(change.target) ?? false;
+    else bounded = true; // no plan: answered without converting
+    this.#byTarget.set(change.target, bounded);
+    this.#bounded.set(outcome.entry, bounded);
+  }
+
+  /** Whether a body of `bytes` for `entry` (as the request's plan set holds it) stays inline. */
+  inline(entry: RegistryEntry | undefined, bytes: number): boolean {
+    if (bytes > this.maxBytes) return false;
+    if (entry === undefined || entry.router === null) return true;
+    return this.#bounded.get(entry) === true;
+  }
+}

@@ -1,0 +1,72 @@
+/**
+ * Where a `/convert` request is converted (docs/design/webhook.md#inline-or-in-a-worker): the main
+ * thread reads the body (the governor's bounds and the body limit apply as before), then converts
+ * it inline when `inline` says so (src/webhook/convert/inline_policy.ts), else in the Worker pool.
+ * The rows
+ * that need no parse — a body over the limit, a body that broke off — are answered inline by the
+ * same answer table, replaying what was read.
+ */
+import {
+  answerConvert,
+  type ConvertAnswer,
+  type ConvertRequest,
+  convertReviewBytes,
+} from "./answer.ts";
+import { type BodyRead, readBodyLimited } from "./body.ts";
+import type { ConvertContext } from "./context.ts";
+
+/** Converts a body already read (the pool). */
+export interface ReviewOffload {
+  /** `startedAt` is `performance.timeOrigin + performance.now()` at arrival. */
+  convert(target: string, body: Uint8Array, startedAt: number): Promise<ConvertAnswer>;
+}
+
+export interface OffloadOptions {
+  pool: ReviewOffload;
+  /** Whether a body of `bytes` for `target` is converted on the main thread. */
+  inline(target: string, bytes: number): boolean;
+}
+
+async function* replay(chunk: Uint8Array): AsyncGenerator<Uint8Array> {
+  yield chunk;
+}
+
+// deno-lint-ignore require-yield
+async function* failing(e: unknown): AsyncGenerator<Uint8Array> {
+  throw e;
+}
+
+/** {@link answerConvert}, with the conversion itself inline or in the pool. Never rejects. */
+export async function answerOffloaded(
+  ctx: ConvertContext,
+  target: string,
+  req: ConvertRequest,
+  startedAt: number,
+  o: OffloadOptions,
+): Promise<ConvertAnswer> {
+  if (req.method !== "POST") return answerConvert(ctx, target, req, startedAt);
+  let read: BodyRead;
+  try {
+    read = await readBodyLimited(req.body, ctx.maxRequestBytes, req.declaredLength);
+  } catch (e) {
+    const body = failing(e);
+    return answerConvert(
+      ctx,
+      target,
+      { method: "POST", declaredLength: undefined, body },
+      startedAt,
+    );
+  }
+  if (!read.ok) {
+    // A declared length over the limit makes the table read only the head again: "too large".
+    const declaredLength = ctx.maxRequestBytes + 1;
+    const body = replay(read.head);
+    return answerConvert(ctx, target, { method: "POST", declaredLength, body }, startedAt);
+  }
+  if (o.inline(target, read.bytes.byteLength)) {
+    const out = convertReviewBytes(ctx, target, read.bytes, startedAt);
+    return { status: out.status, contentType: out.contentType, body: out.body, close: false };
+  }
+  const arrived = performance.timeOrigin + performance.now() - (ctx.clock() - startedAt);
+  return o.pool.convert(target, read.bytes, arrived);
+}

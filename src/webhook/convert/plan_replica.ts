@@ -1,0 +1,116 @@
+/**
+ * A conversion Worker's copy of the plan sets (docs/design/webhook.md#plan-set-swaps): every
+ * version the main thread may still stamp on a request, each a frozen `target → RegistryEntry`
+ * map linked here from plan data ({@link WireEntry}) with the registry's own `linkedEntry`.
+ * A new version is built from the previous one plus a delta (only changed targets are linked);
+ * older versions are dropped when the main thread says no request holds them any more.
+ */
+import type { CompiledTarget } from "../compiled.ts";
+import { linkedEntry, type RegistryEntry } from "../registry.ts";
+import type { FullPlanSet, PlanSetDelta, WireEntry } from "./plan_sets.ts";
+
+type EntryMap = ReadonlyMap<string, RegistryEntry>;
+
+function entryOf(w: WireEntry, previous: RegistryEntry | undefined): RegistryEntry {
+  const errorFields = {
+    lastError: w.lastError,
+    lastErrorReason: w.lastErrorReason,
+    lastErrorAt: w.lastErrorAt === null ? null : new Date(w.lastErrorAt),
+  };
+  const compiledAt = w.compiledAt === null ? null : new Date(w.compiledAt);
+  const meta = {
+    target: w.target,
+    kind: w.kind,
+    config: w.config,
+    hubVersion: w.hubVersion,
+    reviewVersions: Object.freeze([...w.reviewVersions]),
+    lossless: Object.freeze({ ...w.lossless }),
+    planHash: w.planHash,
+    compiledAt,
+    ...errorFields,
+  };
+  if (w.plans === "keep") {
+    return Object.freeze({ ...meta, router: previous?.router ?? null });
+  }
+  if (w.plans === null) return Object.freeze({ ...meta, router: null });
+  if (
+    previous !== undefined && previous.router !== null && previous.planHash === w.planHash &&
+    previous.compiledAt?.getTime() === w.compiledAt
+  ) {
+    // The same install seen again (a starting Worker gets the committed and the next set).
+    return Object.freeze({ ...meta, router: previous.router });
+  }
+  const compiled: CompiledTarget = {
+    ok: true,
+    target: w.target,
+    kind: w.kind,
+    config: w.config,
+    hubVersion: w.hubVersion,
+    plans: w.plans,
+    reviewVersions: w.reviewVersions,
+    lossless: w.lossless,
+    planHash: w.planHash,
+  };
+  try {
+    return Object.freeze({ ...linkedEntry(compiled, compiledAt ?? new Date()), ...errorFields });
+  } catch (e) {
+    // The main thread linked the same data, so this is version skew or a bug: serve no plan.
+    return Object.freeze({
+      ...meta,
+      router: null,
+      lastError: `linking compiled plans: ${e instanceof Error ? e.message : String(e)}`,
+    });
+  }
+}
+
+export class PlanReplica {
+  #versions = new Map<number, EntryMap>();
+  #latest = -1;
+
+  /** The versions held, ascending. */
+  get versions(): number[] {
+    return [...this.#versions.keys()].sort((a, b) => a - b);
+  }
+
+  /** The newest version held; -1 before the first reset. */
+  get latest(): number {
+    return this.#latest;
+  }
+
+  /** Replaces everything with the sets a starting Worker is sent. */
+  reset(sets: readonly FullPlanSet[]): void {
+    this.#versions = new Map();
+    for (const s of sets) {
+      const previous = this.#versions.get(this.#latest);
+      const m = new Map<string, RegistryEntry>();
+      for (const w of s.entries) m.set(w.target, entryOf(w, previous?.get(w.target)));
+      this.#versions.set(s.version, m);
+      this.#latest = s.version;
+    }
+  }
+
+  /** Builds `delta.version` from the newest version held. */
+  install(delta: PlanSetDelta): void {
+    if (delta.version <= this.#latest) return; // already held (sent again after a reset)
+    const base = this.#versions.get(this.#latest) ?? new Map<string, RegistryEntry>();
+    const next = new Map(base);
+    for (const c of delta.changes) {
+      if (c.entry === null) next.delete(c.target);
+      else next.set(c.target, entryOf(c.entry, base.get(c.target)));
+    }
+    this.#versions.set(delta.version, next);
+    this.#latest = delta.version;
+  }
+
+  /** Drops every version below `below` (never the newest). */
+  retire(below: number): void {
+    for (const v of this.#versions.keys()) {
+      if (v < below && v !== this.#latest) this.#versions.delete(v);
+    }
+  }
+
+  /** The set a request stamped with `version` reads. */
+  lookup(version: number): EntryMap | undefined {
+    return this.#versions.get(version);
+  }
+}

@@ -1,0 +1,70 @@
+/**
+ * The messages between the conversion pool (main thread, src/webhook/convert/pool.ts) and a
+ * conversion Worker (src/webhook/convert/convert_worker.ts). Request and answer bodies travel as
+ * transferred `ArrayBuffer`s (moved, never copied); plan sets as plan data
+ * (src/webhook/convert/plan_sets.ts).
+ */
+import type { ConvertContext } from "./context.ts";
+import type { MetricOp } from "./metrics_tape.ts";
+import type { FullPlanSet, PlanSetDelta } from "./plan_sets.ts";
+
+/**
+ * The main thread's conversion settings a Worker copies: every number, string and boolean of its
+ * `ConvertContext` (body limit, request budget, nesting limit, …), so a setting added to the
+ * context crosses without a change here.
+ */
+export type ContextSettings = Record<string, number | string | boolean>;
+
+/** The settings of a context: its own number, string and boolean fields. */
+export function contextSettings(ctx: ConvertContext): ContextSettings {
+  const out: ContextSettings = {};
+  for (const [k, v] of Object.entries(ctx)) {
+    if (typeof v === "number" || typeof v === "string" || typeof v === "boolean") out[k] = v;
+  }
+  return out;
+}
+
+export type ToWorker =
+  /** First message: the settings, and whether to record metrics. */
+  | { t: "init"; settings: ContextSettings; metrics: boolean }
+  /** A starting Worker's plan sets: the committed one, and the one being installed. */
+  | { t: "reset"; sets: FullPlanSet[] }
+  | { t: "install"; delta: PlanSetDelta }
+  /** No request stamped with a version below `below` is in flight any more. */
+  | { t: "retire"; below: number }
+  | {
+    t: "convert";
+    id: number;
+    /** The plan-set version this request reads. */
+    version: number;
+    target: string;
+    body: Uint8Array;
+    /** Arrival, as `performance.timeOrigin + performance.now()` of the main thread. */
+    startedAt: number;
+  };
+
+export type FromWorker =
+  /** Every version up to `version` is installed (after a reset or an install). */
+  | { t: "ack"; version: number }
+  | {
+    t: "answer";
+    id: number;
+    status: number;
+    contentType: string;
+    body: Uint8Array;
+    metrics: MetricOp[];
+  };
+
+/** Whether `u` spans its whole `ArrayBuffer`, so transferring the buffer moves exactly `u`. */
+export function ownsBuffer(u: Uint8Array): u is Uint8Array<ArrayBuffer> {
+  return u.buffer instanceof ArrayBuffer && u.byteOffset === 0 &&
+    u.byteLength === u.buffer.byteLength;
+}
+
+/**
+ * `u` in a buffer of its own, ready to transfer: itself when it owns its buffer, else a copy (a
+ * view into a pooled or larger buffer must not be detached).
+ */
+export function transferable(u: Uint8Array): Uint8Array<ArrayBuffer> {
+  return ownsBuffer(u) ? u : new Uint8Array(u);
+}

@@ -1,0 +1,102 @@
+/**
+ * Probes tell busy from dead, at process level: the webhook-server role as a real process (its
+ * documented permission flags, one conversion Worker), a target whose conversion is a `ForEach` ×
+ * `CEL` object sized to take seconds, and — while that review converts — `/healthz` and `/readyz`
+ * answer within the kubelet's 1 s timeout, before the conversion's answer arrives. The probe
+ * client is this test process, so the role's event loop is measured from outside.
+ */
+import assert from "node:assert/strict";
+import type * as k8s from "@kubernetes/client-node";
+import { createCA } from "../support/certs.ts";
+import { type ControlPlane, e2eTest, freePort, waitFor } from "../support/control_plane.ts";
+import { DCO_CRDS } from "../support/dco_crds.ts";
+import { httpGet, startRoleProcess } from "../support/role_process.ts";
+import { SLOW_TARGET, slowConfig, slowCRD, slowReview } from "../webhook/convert/_slow_target.ts";
+
+const REPO = new URL("../../", import.meta.url).pathname;
+const ENTRY = `${REPO}src/main/webhook_server.ts`;
+/** Seconds of CEL on this machine (each element is one costly evaluation). */
+const SLOW_ELEMENTS = 8;
+const PROBE_TIMEOUT_MS = 1_000;
+
+e2eTest(
+  "a slow conversion in the role's Worker does not hold /healthz or /readyz",
+  async (cp: ControlPlane) => {
+    for (const crd of DCO_CRDS) await cp.apply(crd);
+    for (const crd of DCO_CRDS) await cp.waitForCRD(crd.metadata!.name!);
+    const certDir = await cp.makeTempDir("probe-tls");
+    const ca = await createCA(certDir, "dco-probe-ca");
+    const serving = await ca.issue({ commonName: "dco-webhook", hosts: ["127.0.0.1"] });
+    await Deno.writeTextFile(`${certDir}/tls.crt`, serving.cert);
+    await Deno.writeTextFile(`${certDir}/tls.key`, serving.key);
+    await cp.apply({
+      apiVersion: "terasky.com/v1alpha1",
+      kind: "ConversionWebhookServer",
+      metadata: { name: "dco" },
+      spec: { default: true, certificate: { issuerRef: { name: "dco-selfsigned" } } },
+    } as k8s.KubernetesObject);
+    await cp.apply(slowCRD() as unknown as k8s.KubernetesObject);
+    await cp.waitForCRD(SLOW_TARGET);
+    await cp.apply(
+      {
+        apiVersion: "terasky.com/v1alpha1",
+        kind: "CRDConversionConfig",
+        ...slowConfig(),
+      } as unknown as k8s.KubernetesObject,
+    );
+
+    const port = freePort();
+    const metricsPort = freePort();
+    await using role = startRoleProcess(
+      ENTRY,
+      ["--allow-net", "--allow-env", `--allow-read=${certDir},${cp.kubeconfigPath},${REPO}src`],
+      [
+        "--webhook-server-name=dco",
+        `--tls-cert-dir=${certDir}`,
+        `--conversion-bind-address=127.0.0.1:${port}`,
+        `--metrics-bind-address=127.0.0.1:${metricsPort}`,
+        `--kubeconfig=${cp.kubeconfigPath}`,
+        "--enable-xrd-support=false",
+        "--conversion-workers=1",
+      ],
+    );
+    const plain = `http://127.0.0.1:${metricsPort}`;
+    await waitFor("readiness", async () => (await httpGet(`${plain}/readyz`)).status === 200, {
+      timeoutMs: 90_000,
+    });
+    const metrics = (await httpGet(`${plain}/metrics`)).text;
+    assert.match(metrics, /^dco_webhook_conversion_workers 1$/m);
+    assert.match(role.output(), /"conversionWorkers":1/);
+
+    const client = Deno.createHttpClient({ caCerts: [ca.cert] });
+    const arrivals: string[] = [];
+    try {
+      const slow = fetch(`https://127.0.0.1:${port}/convert/${SLOW_TARGET}`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify(slowReview("slow-e2e", SLOW_ELEMENTS)),
+        client,
+      }).then(async (res) => {
+        const review = await res.json();
+        assert.equal(res.status, 200);
+        assert.equal(review.response.result.status, "Success", JSON.stringify(review.response));
+        arrivals.push("conversion");
+      });
+      // Let the review reach its Worker and the CEL.
+      await new Promise((r) => setTimeout(r, 500));
+      const probe = async (path: string) => {
+        const res = await fetch(`${plain}${path}`, {
+          signal: AbortSignal.timeout(PROBE_TIMEOUT_MS),
+        });
+        await res.body?.cancel();
+        arrivals.push(`${path} ${res.status}`);
+      };
+      await Promise.all([probe("/healthz"), probe("/readyz")]);
+      await slow;
+    } finally {
+      client.close();
+    }
+    assert.deepEqual(arrivals.slice(0, 2).sort(), ["/healthz 200", "/readyz 200"]);
+    assert.equal(arrivals[2], "conversion", JSON.stringify(arrivals));
+  },
+);
