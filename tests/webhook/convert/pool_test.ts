@@ -286,10 +286,20 @@ Deno.test({
   ...T,
   name: "a Worker holding a request past the budget and its grace is replaced (watchdog)",
   fn: async () => {
-    using f = fixture(1, { requestTimeoutMs: 100, grace: 100 });
+    using f = fixture(1, {
+      url: new URL("./_crashing_worker.ts", import.meta.url),
+      requestTimeoutMs: 100,
+      grace: 100,
+    });
     f.registry.install(slowCompiled());
     await f.pool.settled();
-    const stuck = await f.pool.convert(SLOW_TARGET, encode(slowReview("stuck", 20)), now());
+    // A real slow conversion stops at its request budget inside the Worker: a Failure, no restart.
+    const slow = await f.pool.convert(SLOW_TARGET, encode(slowReview("slow", 20)), now());
+    assert.equal(slow.status, 200);
+    assert.match(decoder.decode(slow.body), /request time budget of 0\.1s exceeded/);
+    assert.deepEqual(f.lost, []);
+    // A Worker stuck outside every budget check is what the watchdog is for.
+    const stuck = await f.pool.convert("hang", encode(syntheticReview(1)), now());
     assert.equal(stuck.status, 500);
     assert.match(decoder.decode(stuck.body), /held the request for more than 0.2s/);
     assert.deepEqual(f.lost, ["watchdog"]);
