@@ -163,6 +163,15 @@ export function openAPISchemaOf(schema: z.ZodType, at = "<root>"): SchemaNode {
   return toStructural(json, at);
 }
 
+/** The descriptions Kubernetes' own types give `apiVersion` and `kind`. */
+const API_VERSION_DESCRIPTION =
+  "APIVersion defines the versioned schema of this representation of an object. Servers " +
+  "should convert recognized schemas to the latest internal value, and may reject " +
+  "unrecognized values.";
+const KIND_DESCRIPTION =
+  "Kind is a string value representing the REST resource this object represents. Servers may " +
+  "infer this from the endpoint the client submits requests to. In CamelCase.";
+
 /** The root `openAPIV3Schema`: apiVersion/kind/metadata as usual, then spec and status. */
 function rootSchema(
   kind: string,
@@ -174,9 +183,9 @@ function rootSchema(
     description,
     type: "object",
     properties: {
-      apiVersion: { type: "string" },
-      kind: { type: "string" },
-      metadata: { type: "object" },
+      apiVersion: { type: "string", description: API_VERSION_DESCRIPTION },
+      kind: { type: "string", description: KIND_DESCRIPTION },
+      metadata: { type: "object", description: "Standard object metadata." },
       spec: openAPISchemaOf(spec, `${kind}.spec`),
       status: openAPISchemaOf(status, `${kind}.status`),
     },
