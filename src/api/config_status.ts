@@ -19,8 +19,11 @@ export const CONFIG_PHASES = [
   "Failed",
 ] as const;
 
-/** Condition types written on the config kinds. */
+/** Condition types written on the config kinds (Ready, Reconciling, Stalled: the summary). */
 export const CONFIG_CONDITION_TYPES = [
+  "Ready",
+  "Reconciling",
+  "Stalled",
   "Validated",
   "XRDHealthy",
   "CRDHealthy",
@@ -28,6 +31,7 @@ export const CONFIG_CONDITION_TYPES = [
   "Applied",
   "Stale",
   "DeletionBlocked",
+  "RevertBlocked",
   "HandoverReady",
   "ConversionPropagated",
   "PackageManaged",

@@ -198,9 +198,19 @@ export interface PrinterColumn {
   type: "string" | "boolean" | "integer" | "number" | "date";
   jsonPath: string;
   description?: string;
+  /** 0 (the default): always shown; 1: shown by `kubectl get -o wide`. */
+  priority?: number;
 }
 
 const AGE: PrinterColumn = { name: "Age", type: "date", jsonPath: ".metadata.creationTimestamp" };
+
+/** The `Ready` condition's message, in `kubectl get -o wide`. */
+const MESSAGE: PrinterColumn = {
+  name: "Message",
+  type: "string",
+  jsonPath: '.status.conditions[?(@.type=="Ready")].message',
+  priority: 1,
+};
 
 interface KindDef {
   kind: string;
@@ -219,6 +229,7 @@ function configColumns(targetColumn: string, targetField: string): PrinterColumn
     { name: "Phase", type: "string", jsonPath: ".status.phase" },
     { name: "Lossless", type: "boolean", jsonPath: ".status.overallLossless" },
     AGE,
+    MESSAGE,
   ];
 }
 
@@ -259,9 +270,10 @@ export const KIND_DEFS: readonly KindDef[] = [
     status: ConversionWebhookServerStatusSchema,
     columns: [
       { name: "Default", type: "boolean", jsonPath: ".spec.default" },
-      { name: "Ready", type: "string", jsonPath: ".status.readyReplicas" },
+      { name: "Ready", type: "integer", jsonPath: ".status.readyReplicas" },
       { name: "Endpoint", type: "string", jsonPath: ".status.endpoint" },
       AGE,
+      MESSAGE,
     ],
   },
 ];

@@ -21,8 +21,10 @@ export const WEBHOOK_SERVER_KIND = "ConversionWebhookServer";
 /** Default pod service account; the chart sets its own. */
 export const DEFAULT_WEBHOOK_SERVICE_ACCOUNT = "declarative-conversion-webhook-server";
 
-/** Condition types written on a ConversionWebhookServer. */
+/** Condition types written on a ConversionWebhookServer (Ready, Reconciling: the summary). */
 export const WEBHOOK_SERVER_CONDITION_TYPES = [
+  "Ready",
+  "Reconciling",
   "Available",
   "ServiceReady",
   "CertificateReady",

@@ -219,6 +219,8 @@ Deno.test("the description check names a property without one", () => {
 });
 
 Deno.test("names, scope, subresources and printer columns", () => {
+  /** The Ready condition's message, shown with `-o wide` (priority 1). */
+  const MESSAGE = ["Message", "string", '.status.conditions[?(@.type=="Ready")].message', "1"];
   /** The config kinds' columns: the target's name, then the same four. */
   const configColumns = (target: "CRD" | "XRD") => [
     [target, "string", `.spec.target${target}.name`],
@@ -226,6 +228,7 @@ Deno.test("names, scope, subresources and printer columns", () => {
     ["Phase", "string", ".status.phase"],
     ["Lossless", "boolean", ".status.overallLossless"],
     ["Age", "date", ".metadata.creationTimestamp"],
+    MESSAGE,
   ];
   const expected: Record<string, { plural: string; short: string; columns: string[][] }> = {
     CRDConversionConfig: {
@@ -243,9 +246,10 @@ Deno.test("names, scope, subresources and printer columns", () => {
       short: "cws",
       columns: [
         ["Default", "boolean", ".spec.default"],
-        ["Ready", "string", ".status.readyReplicas"],
+        ["Ready", "integer", ".status.readyReplicas"],
         ["Endpoint", "string", ".status.endpoint"],
         ["Age", "date", ".metadata.creationTimestamp"],
+        MESSAGE,
       ],
     },
   };
@@ -268,7 +272,14 @@ Deno.test("names, scope, subresources and printer columns", () => {
     assert.deepEqual([v.name, v.served, v.storage], ["v1alpha1", true, true]);
     assert.deepEqual(v.subresources, { status: {} });
     assert.deepEqual(
-      v.additionalPrinterColumns.map((c) => [c.name, c.type, c.jsonPath]),
+      v.additionalPrinterColumns.map((c) =>
+        c.priority === undefined ? [c.name, c.type, c.jsonPath] : [
+          c.name,
+          c.type,
+          c.jsonPath,
+          String(c.priority),
+        ]
+      ),
       want.columns,
     );
     assert.deepEqual(v.schema.openAPIV3Schema.required, ["spec"]);

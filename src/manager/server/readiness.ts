@@ -3,6 +3,7 @@
  * `Available`, `ServiceReady` and `CertificateReady` conditions
  * (docs/design/server-children.md#readiness).
  */
+import type { Readiness } from "../../kube/kstatus.ts";
 import type { ConditionInput, KubeObject } from "../../kube/mod.ts";
 import { isRecord } from "../../lib/json.ts";
 import { SERVICE_DEFAULTS } from "./settings.ts";
@@ -141,4 +142,33 @@ export function serverReadiness(
     out.endpoint = `https://${name}.${namespace}.svc:${conversionPort(service)}`;
   }
   return out;
+}
+
+/**
+ * The server's `Ready` summary (docs/design/server-children.md#ready): Ready exactly when the
+ * configs' `serverReady` gate would let a config through — `readyReplicas > 0` and `Available`,
+ * `ServiceReady`, `CertificateReady` True; otherwise Reconciling with the first failing
+ * condition's reason (or `NoReadyReplicas`).
+ */
+export function serverReadySummary(
+  readiness: Pick<ServerReadiness, "replicas" | "readyReplicas" | "endpoint">,
+  conditions: readonly ConditionInput[],
+): Readiness {
+  const failing = conditions.find((c) => c.status !== "True");
+  if (failing !== undefined) {
+    return { state: "Reconciling", reason: failing.reason, message: failing.message };
+  }
+  if (readiness.readyReplicas <= 0) {
+    return {
+      state: "Reconciling",
+      reason: "NoReadyReplicas",
+      message: `no webhook-server Pod is ready (${readiness.replicas} replicas)`,
+    };
+  }
+  return {
+    state: "Ready",
+    reason: "ServerReady",
+    message: `${readiness.readyReplicas} of ${readiness.replicas} replicas ready` +
+      (readiness.endpoint === undefined ? "" : ` at ${readiness.endpoint}`),
+  };
 }

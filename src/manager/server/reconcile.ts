@@ -22,6 +22,7 @@ import {
   type StatusCondition,
   TerminalError,
 } from "../../kube/mod.ts";
+import { withReadiness } from "../../kube/kstatus.ts";
 import { serverInfoOf } from "../admission/context.ts";
 import type { ServingCertRequest, ServingCertResult } from "../builtin_certs.ts";
 import { CERTIFICATES } from "../../api/resources.ts";
@@ -32,7 +33,12 @@ import { MISSING_ISSUER_MESSAGE, servingDnsNames } from "./certificate.ts";
 import { serverChildren } from "./children.ts";
 import { reconcileDelete, SERVER_FINALIZER } from "./delete_guard.ts";
 import { childName, podLabels, tlsSecretName } from "./names.ts";
-import { CERTIFICATE_READY, type Observed, serverReadiness } from "./readiness.ts";
+import {
+  CERTIFICATE_READY,
+  type Observed,
+  serverReadiness,
+  serverReadySummary,
+} from "./readiness.ts";
 import { ownerReferenceFor, type ServerChildSettings, ServerSpecError } from "./settings.ts";
 import {
   assignedConfigsOf,
@@ -213,10 +219,18 @@ export async function reconcileServer(
   const before = statusOf(raw);
   let conditions = (before?.conditions ?? []) as StatusCondition[];
   const now = deps.now();
-  for (const c of readiness.conditions) {
-    const input = c.type === "CertificateReady" && cert.override ? cert.override : c;
+  const observed = readiness.conditions.map((c) =>
+    c.type === "CertificateReady" && cert.override ? cert.override : c
+  );
+  for (const input of observed) {
     conditions = setCondition(conditions, { ...input, observedGeneration: generation }, now);
   }
+  conditions = withReadiness(
+    conditions,
+    serverReadySummary(readiness, observed),
+    generation,
+    now,
+  );
   conditions = conflict === undefined
     ? removeCondition(conditions, "DefaultConflict")
     : setCondition(conditions, { ...conflict, observedGeneration: generation }, now);
