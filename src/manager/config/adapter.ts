@@ -157,5 +157,16 @@ export function configReconcileDeps(
     operatorNamespace: o.operatorNamespace,
     metrics,
     log: (msg, fields) => configLog.warn(msg, fields),
+    event: o.events === undefined ? undefined : (config, e) =>
+      o.events?.record({
+        // No resourceVersion: every status write changes it, and the series key includes it.
+        regarding: {
+          apiVersion: config.apiVersion,
+          kind: config.kind,
+          name: config.metadata?.name,
+          uid: config.metadata?.uid,
+        },
+        ...e,
+      }),
   };
 }

@@ -21,6 +21,7 @@ import {
 } from "../../kube/status.ts";
 import { withReadiness } from "../../kube/kstatus.ts";
 import type { TargetKind } from "../conversion_patch.ts";
+import { configEvents } from "./events.ts";
 import { configReadiness } from "./readiness.ts";
 import type {
   AnalyzeFailureReason,
@@ -141,16 +142,26 @@ export class StatusEditor {
     this.status.message = message;
   }
 
-  /** Writes the status, with `Ready`/`Reconciling`/`Stalled` derived from it. */
+  /**
+   * Writes the status, with `Ready`/`Reconciling`/`Stalled` derived from it, then records the
+   * Events the change implies.
+   */
   async patch(): Promise<void> {
+    const before = workingStatus(this.config.status);
+    const readiness = configReadiness(this.status, this.waitReason);
     this.status.observedGeneration = this.generation;
     this.status.conditions = withReadiness(
       this.status.conditions,
-      configReadiness(this.status, this.waitReason),
+      readiness,
       this.generation,
       this.deps.now(),
     );
     await this.deps.patchStatus(this.kind, this.name, this.config.status, this.status);
+    const record = this.deps.event;
+    if (record === undefined) return;
+    for (const e of configEvents(before, this.status, this.generation, readiness)) {
+      record(this.config, e);
+    }
   }
 
   analyzeFailure(reason: AnalyzeFailureReason): void {
