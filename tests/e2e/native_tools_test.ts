@@ -7,6 +7,8 @@
  * - `kubectl wait --for=condition=Ready` returns for a config once it is Applied and for its
  *   server once it is ready; before that the config is Ready=False with Reconciling
  *   (`ServerNotReady`), and an invalid config is Ready=False with Stalled and the engine's reason;
+ * - the invalid config has a Warning Event (events.k8s.io) with the condition's reason and the
+ *   engine's diagnostic in its note, listed by `kubectl describe`;
  * - `kubectl get -o wide` shows the Ready message in the Message column; the server's Ready column
  *   is its ready replica count.
  */
@@ -18,6 +20,7 @@ import {
   findCondition as cond,
   installDcoCRDs,
   kubectlFor,
+  type Obj,
   startManager,
   webhookServer,
 } from "../support/dco_stack.ts";
@@ -136,6 +139,37 @@ e2eTest(
         assert.equal(cond(c, "Reconciling"), undefined);
       },
     );
+
+    await t.step("an invalid config: a Warning Event with the engine's diagnostics", async () => {
+      // The command docs/operations.md#events gives.
+      const list = () =>
+        kubectl(
+          "get",
+          "events.events.k8s.io",
+          "-n",
+          "default",
+          "--field-selector",
+          "regarding.name=gizmos",
+          "--sort-by=.eventTime",
+          "-o",
+          "json",
+        ).then((out) => JSON.parse(out).items as Obj[]);
+      const [event] = await waitFor("the Warning Event", async () => {
+        const items = await list();
+        return items.length > 0 ? items : undefined;
+      });
+      assert.equal(event.type, "Warning");
+      assert.equal(event.reason, "ValidationFailed");
+      assert.equal(event.action, "Validate");
+      assert.match(event.note, /\[path-not-found\]/);
+      assert.equal(event.reportingController, "declarative-conversion-operator");
+      assert.deepEqual(
+        [event.regarding.kind, event.regarding.name, event.regarding.uid],
+        ["CRDConversionConfig", "gizmos", (await config("gizmos")).metadata.uid],
+      );
+      const described = await kubectl("describe", crds.configResource, "gizmos");
+      assert.match(described, /Warning\s+ValidationFailed/);
+    });
 
     await t.step(
       "waiting on the server: Ready=False and Reconciling (ServerNotReady)",
