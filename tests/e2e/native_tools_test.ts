@@ -37,7 +37,7 @@ interface ExplainedField {
 
 /**
  * The FIELDS section of `kubectl explain` plain output: a field is `  <name>\t<type>` (two
- * spaces), its description the indented lines that follow it.
+ * spaces), its description the indented lines that follow it (an `enum:` line is not).
  */
 function explainedFields(out: string): ExplainedField[] {
   const lines = out.split("\n");
@@ -47,7 +47,9 @@ function explainedFields(out: string): ExplainedField[] {
   for (const line of lines.slice(start + 1)) {
     const header = /^ {2}(\S+)\t+<[^>]*>/.exec(line);
     if (header) fields.push({ name: header[1], description: [] });
-    else if (/^ {4}\S/.test(line) && fields.length > 0) fields.at(-1)!.description.push(line);
+    else if (/^ {4}\S/.test(line) && !/^\s*enum:/.test(line) && fields.length > 0) {
+      fields.at(-1)!.description.push(line); // an enum's value list is not its description
+    }
   }
   return fields;
 }
