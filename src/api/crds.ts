@@ -185,7 +185,8 @@ function rootSchema(
     properties: {
       apiVersion: { type: "string", description: API_VERSION_DESCRIPTION },
       kind: { type: "string", description: KIND_DESCRIPTION },
-      metadata: { type: "object", description: "Standard object metadata." },
+      // Nothing but the type: the apiserver forbids more on a CRD's `metadata` (and documents it).
+      metadata: { type: "object" },
       spec: openAPISchemaOf(spec, `${kind}.spec`),
       status: openAPISchemaOf(status, `${kind}.status`),
     },
