@@ -64,12 +64,12 @@ const JSON_PATCH_OPS = ["add", "remove", "replace", "move", "copy", "test"] as c
 /** A dotted field path on one side (`spec.size`), saying what the field holds there. */
 function pathOn(side: "hub" | "spoke", what = "the field") {
   return z.string().describe(
-    `Dotted path (e.g. spec.size) of ${what} on the ${side} version.`,
+    `Dotted path on the ${side} version (e.g. spec.size) of ${what}.`,
   );
 }
 
 function pathsOn(side: "hub" | "spoke", what: string) {
-  return z.array(z.string()).describe(`Dotted paths of ${what} on the ${side} version.`);
+  return z.array(z.string()).describe(`Dotted paths on the ${side} version of ${what}.`);
 }
 
 /** `hubPath`/`spokePath`, with what each one holds. */
