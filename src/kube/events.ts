@@ -47,6 +47,28 @@ export interface EventInput {
   note: string;
 }
 
+/** An occurrence without its object, as a reconciler decides it (the wiring adds `regarding`). */
+export type ObjectEvent = Omit<EventInput, "regarding" | "related">;
+
+/**
+ * The reference of `obj` for `regarding`. No `resourceVersion`: it changes on every status write,
+ * and the series key includes the reference, so every occurrence would start a new series.
+ */
+export function referenceOf(obj: {
+  apiVersion?: string;
+  kind?: string;
+  metadata?: { name?: string; namespace?: string; uid?: string };
+}): ObjectReference {
+  const ref: ObjectReference = {
+    apiVersion: obj.apiVersion,
+    kind: obj.kind,
+    name: obj.metadata?.name,
+    uid: obj.metadata?.uid,
+  };
+  if (obj.metadata?.namespace) ref.namespace = obj.metadata.namespace;
+  return ref;
+}
+
 /** `events.k8s.io/v1` `Event`, the fields this recorder writes. */
 export interface EventObject extends KubeObject {
   eventTime: string;

@@ -12,6 +12,7 @@ import {
   EventRecorder,
   type EventSink,
   microTime,
+  referenceOf,
   SERIES_FINISH_MS,
   truncateNote,
 } from "../../src/kube/events.ts";
@@ -156,4 +157,19 @@ Deno.test("notes are cut to 1024 UTF-8 bytes on a character boundary", () => {
   assert.equal(cut, "é".repeat(512));
   const odd = truncateNote("a" + "é".repeat(600)); // 'a' then 2-byte chars: 1024 falls mid-char
   assert.equal(new TextEncoder().encode(odd).length, 1023);
+});
+
+Deno.test("referenceOf: kind, name, uid and namespace, never the resourceVersion", () => {
+  const obj = {
+    apiVersion: "terasky.com/v1alpha1",
+    kind: "ConversionWebhookServer",
+    metadata: { name: "dco", uid: "u1", resourceVersion: "7" },
+  };
+  assert.deepEqual(referenceOf(obj), {
+    apiVersion: "terasky.com/v1alpha1",
+    kind: "ConversionWebhookServer",
+    name: "dco",
+    uid: "u1",
+  });
+  assert.equal(referenceOf({ metadata: { name: "p", namespace: "ns" } }).namespace, "ns");
 });

@@ -416,6 +416,36 @@ Deno.test("server reconcile: Ready once the configs' serverReady gate would pass
   assert.match(condition(up.statuses.at(-1), "Ready")!.message, /^2 of 2 replicas ready at https:/);
 });
 
+Deno.test("server Events: a Ready change once, a blocked delete once (Warning)", async () => {
+  const events: string[] = [];
+  const record = (f: Fake) => {
+    f.deps.event = (server, e) => events.push(`${server.metadata.name} ${e.type} ${e.reason}`);
+  };
+  const starting = fake({ server: rawServer() });
+  record(starting);
+  await reconcileServer("alpha", starting.deps);
+  await reconcileServer("alpha", starting.deps);
+  assert.deepEqual(events, ["alpha Normal DeploymentNotAvailable"], "nothing new while it holds");
+
+  events.length = 0;
+  const up = fake({ server: rawServer(), deploymentAvailable: true });
+  record(up);
+  (up.server as { status?: unknown }).status = structuredClone(starting.server!.status);
+  await reconcileServer("alpha", up.deps);
+  assert.deepEqual(events, ["alpha Normal ServerReady"]);
+
+  events.length = 0;
+  const deleting = fake({
+    server: rawServer({ default: true }, DELETING),
+    configs: CONFIGS,
+    servers: [{ name: "alpha", default: true }],
+  });
+  record(deleting);
+  await reconcileServer("alpha", deleting.deps);
+  await reconcileServer("alpha", deleting.deps);
+  assert.deepEqual(events, ["alpha Warning ConfigsStillAssigned"]);
+});
+
 Deno.test("serverReadySummary: no ready replica is not Ready, even with every condition True", () => {
   const yes = (type: string) => ({ type, status: "True" as const, reason: type, message: "" });
   const all = [yes("Available"), yes("ServiceReady"), yes("CertificateReady")];

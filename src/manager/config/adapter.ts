@@ -21,6 +21,7 @@ import {
   type ResourceRef,
   TerminalError,
 } from "../../kube/mod.ts";
+import { referenceOf } from "../../kube/events.ts";
 import { base64ToBytes } from "../../lib/base64.ts";
 import type { JsonObject } from "../../lib/json.ts";
 import { createLogger } from "../../obs/log.ts";
@@ -157,16 +158,8 @@ export function configReconcileDeps(
     operatorNamespace: o.operatorNamespace,
     metrics,
     log: (msg, fields) => configLog.warn(msg, fields),
-    event: o.events === undefined ? undefined : (config, e) =>
-      o.events?.record({
-        // No resourceVersion: every status write changes it, and the series key includes it.
-        regarding: {
-          apiVersion: config.apiVersion,
-          kind: config.kind,
-          name: config.metadata?.name,
-          uid: config.metadata?.uid,
-        },
-        ...e,
-      }),
+    event: o.events === undefined
+      ? undefined
+      : (config, e) => o.events?.record({ regarding: referenceOf(config), ...e }),
   };
 }

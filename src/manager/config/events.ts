@@ -5,18 +5,13 @@
  * a blocked delete or a handover verdict when that condition changes. Deduplication is the
  * recorder's (series), so an outcome repeated on every requeue stays one Event.
  */
-import type { EventType } from "../../kube/events.ts";
+import type { ObjectEvent } from "../../kube/events.ts";
 import type { Readiness } from "../../kube/kstatus.ts";
 import { findCondition, type StatusCondition } from "../../kube/status.ts";
 import type { ConfigStatus } from "./types.ts";
 
 /** One Event on the config. */
-export interface ConfigEvent {
-  type: EventType;
-  reason: string;
-  action: string;
-  note: string;
-}
+export type ConfigEvent = ObjectEvent;
 
 /** The action of a readiness outcome, by the phase written. */
 const ACTION_OF_PHASE: Record<string, string> = {

@@ -3,6 +3,7 @@
  * `Available`, `ServiceReady` and `CertificateReady` conditions
  * (docs/design/server-children.md#readiness).
  */
+import type { ObjectEvent } from "../../kube/events.ts";
 import type { Readiness } from "../../kube/kstatus.ts";
 import type { ConditionInput, KubeObject } from "../../kube/mod.ts";
 import { isRecord } from "../../lib/json.ts";
@@ -171,4 +172,20 @@ export function serverReadySummary(
     message: `${readiness.readyReplicas} of ${readiness.replicas} replicas ready` +
       (readiness.endpoint === undefined ? "" : ` at ${readiness.endpoint}`),
   };
+}
+
+/**
+ * The Event of a `Ready` change (docs/design/server-children.md#events): when the summary's state
+ * or reason differs from the `Ready` condition as read; Normal either way (a server is never
+ * Stalled).
+ */
+export function readyEvent(before: unknown, summary: Readiness): ObjectEvent | undefined {
+  const list = Array.isArray(before) ? before.map((c) => isRecord(c) ? c : {}) : [];
+  const ready = list.find((c) => c.type === "Ready");
+  const wasReady = ready?.status === "True";
+  if (
+    ready !== undefined && wasReady === (summary.state === "Ready") &&
+    ready.reason === summary.reason
+  ) return undefined;
+  return { type: "Normal", reason: summary.reason, action: "Reconcile", note: summary.message };
 }

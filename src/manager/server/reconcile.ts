@@ -22,6 +22,7 @@ import {
   type StatusCondition,
   TerminalError,
 } from "../../kube/mod.ts";
+import type { ObjectEvent } from "../../kube/events.ts";
 import { withReadiness } from "../../kube/kstatus.ts";
 import { serverInfoOf } from "../admission/context.ts";
 import type { ServingCertRequest, ServingCertResult } from "../builtin_certs.ts";
@@ -36,6 +37,7 @@ import { childName, podLabels, tlsSecretName } from "./names.ts";
 import {
   CERTIFICATE_READY,
   type Observed,
+  readyEvent,
   serverReadiness,
   serverReadySummary,
 } from "./readiness.ts";
@@ -86,6 +88,8 @@ export interface ServerReconcileDeps {
   /** Required in `Builtin` certificate mode. */
   issuer?: ServingCertIssuer;
   now(): number;
+  /** Records an Event on `server` (docs/design/server-children.md#events); silent when absent. */
+  event?: (server: KubeObject, event: ObjectEvent) => void;
 }
 
 export interface ServerReconcileResult {
@@ -225,12 +229,8 @@ export async function reconcileServer(
   for (const input of observed) {
     conditions = setCondition(conditions, { ...input, observedGeneration: generation }, now);
   }
-  conditions = withReadiness(
-    conditions,
-    serverReadySummary(readiness, observed),
-    generation,
-    now,
-  );
+  const summary = serverReadySummary(readiness, observed);
+  conditions = withReadiness(conditions, summary, generation, now);
   conditions = conflict === undefined
     ? removeCondition(conditions, "DefaultConflict")
     : setCondition(conditions, { ...conflict, observedGeneration: generation }, now);
@@ -258,6 +258,8 @@ export async function reconcileServer(
   }
   // Merge-patch the status; requeue no later than the certificate's renewal, sooner mid-handover.
   await deps.patchStatus(name, before, after);
+  const ready = readyEvent(before?.conditions, summary);
+  if (ready !== undefined) deps.event?.(raw, ready);
   if (cert.error !== undefined) throw cert.error; // retried with backoff
   if (leaseError !== undefined) throw leaseError;
   let requeueAfter = REQUEUE_SERVER_MS;
