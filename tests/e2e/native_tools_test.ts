@@ -200,6 +200,26 @@ e2eTest(
       assert.equal(cond(c, "Ready").observedGeneration, c.metadata.generation);
       assert.equal(cond(c, "Reconciling"), undefined);
       assert.equal(cond(c, "Stalled"), undefined);
+      // Both changes were recorded as Normal Events on their objects.
+      const reasons = async (name: string) =>
+        (JSON.parse(
+          await kubectl(
+            "get",
+            "events.events.k8s.io",
+            "-n",
+            "default",
+            "--field-selector",
+            `regarding.name=${name}`,
+            "-o",
+            "json",
+          ),
+        ).items as Obj[]).map((e) => `${e.type} ${e.reason}`);
+      await waitFor(
+        "the Applied and ServerReady Events",
+        async () =>
+          (await reasons("widgets")).includes("Normal Applied") &&
+          (await reasons(CWS)).includes("Normal ServerReady"),
+      );
     });
 
     await t.step("printer columns: Message with -o wide, the server's Ready count", async () => {
