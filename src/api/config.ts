@@ -27,9 +27,14 @@ export const CONFIG_KINDS = [XRD_CONFIG_KIND, CRD_CONFIG_KIND] as const;
 export type ConfigKind = typeof CONFIG_KINDS[number];
 
 const spoke = z.strictObject({
-  version: z.string(),
+  version: z.string().describe(
+    "Name of the spoke version (a version of the target other than the hub).",
+  ),
   // null is what `rules:` with no value decodes to; the engine treats it as an empty list.
-  rules: z.array(ConversionRuleSchema).nullable().default([]),
+  rules: z.array(ConversionRuleSchema).nullable().default([]).describe(
+    "Rules converting between this spoke and the hub, applied in order. Fields no rule names " +
+      "are copied when both versions declare them; null or empty means identical schemas.",
+  ),
 });
 
 /** The ConversionReview versions the apiserver knows (and dco answers). */
@@ -57,30 +62,64 @@ function conversionReviewVersions() {
         message: REVIEW_VERSIONS_RULE,
       }],
     })
-    .default(["v1"]);
+    .default(["v1"])
+    .describe(
+      "ConversionReview versions written into the target's conversion webhook stanza, most " +
+        'preferred first; must contain "v1".',
+    );
 }
 
 const commonSpec = {
-  hubVersion: z.string(),
+  hubVersion: z.string().describe(
+    "The version every spoke converts through: the target's storage version (CRD) or its " +
+      "referenceable version (XRD).",
+  ),
   // minItems is the structural stage's check offline ("spokes non-empty"); the CRD enforces it.
-  spokes: z.array(spoke).meta({ minItems: 1 }),
-  webhookServerRef: z.strictObject({ name: z.string() }).optional(),
+  spokes: z.array(spoke).meta({ minItems: 1 }).describe(
+    "One entry per version other than the hub, each version at most once.",
+  ),
+  webhookServerRef: z.strictObject({
+    name: z.string().describe("Name of the ConversionWebhookServer."),
+  }).optional().describe(
+    "Pins this config to one ConversionWebhookServer. Unset: the shard pool, else the default " +
+      "server, serves it.",
+  ),
   conversionReviewVersions: conversionReviewVersions(),
-  unmappedFieldPolicy: z.enum(["Error", "Warn"]).default("Error"),
-  unmappedFieldReason: z.string().optional(),
-  driftPolicy: z.enum(["KeepServingStale", "FailClosed"]).default("KeepServingStale"),
+  unmappedFieldPolicy: z.enum(["Error", "Warn"]).default("Error").describe(
+    "A field no rule covers and the other version does not declare: Error fails validation; " +
+      "Warn accepts the config and drops the field when converting (needs unmappedFieldReason).",
+  ),
+  unmappedFieldReason: z.string().optional().describe(
+    "Why dropping unmapped fields is acceptable; required (non-blank) with " +
+      "unmappedFieldPolicy Warn.",
+  ),
+  driftPolicy: z.enum(["KeepServingStale", "FailClosed"]).default("KeepServingStale").describe(
+    "When the target's schema changes so that an applied config no longer validates: " +
+      "KeepServingStale keeps the last applied conversion serving (phase Stale); FailClosed " +
+      "reverts the target's conversion to None (held while objects are stored at another " +
+      "version).",
+  ),
 };
 
-const targetRef = z.strictObject({ name: z.string() });
+function targetRef(kind: "XRD" | "CRD") {
+  const what = kind === "XRD" ? "CompositeResourceDefinition" : "CustomResourceDefinition";
+  const example = kind === "XRD" ? "xpostgres.demo.example.com" : "widgets.example.com";
+  return z.strictObject({
+    name: z.string().describe(`Name of the ${what}, e.g. ${example}.`),
+  }).describe(`The ${what} whose versions this config converts.`);
+}
+
+const SPEC_DESCRIPTION = "The desired conversion: the target, its hub version and the rules " +
+  "per spoke version.";
 
 export const XRDConversionConfigSpecSchema = z.strictObject({
-  targetXRD: targetRef,
+  targetXRD: targetRef("XRD"),
   ...commonSpec,
-});
+}).describe(SPEC_DESCRIPTION);
 export const CRDConversionConfigSpecSchema = z.strictObject({
-  targetCRD: targetRef,
+  targetCRD: targetRef("CRD"),
   ...commonSpec,
-});
+}).describe(SPEC_DESCRIPTION);
 
 const condition = z.looseObject({
   type: z.string(),

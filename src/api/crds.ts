@@ -163,6 +163,15 @@ export function openAPISchemaOf(schema: z.ZodType, at = "<root>"): SchemaNode {
   return toStructural(json, at);
 }
 
+/** The descriptions Kubernetes' own types give `apiVersion` and `kind`. */
+const API_VERSION_DESCRIPTION =
+  "APIVersion defines the versioned schema of this representation of an object. Servers " +
+  "should convert recognized schemas to the latest internal value, and may reject " +
+  "unrecognized values.";
+const KIND_DESCRIPTION =
+  "Kind is a string value representing the REST resource this object represents. Servers may " +
+  "infer this from the endpoint the client submits requests to. In CamelCase.";
+
 /** The root `openAPIV3Schema`: apiVersion/kind/metadata as usual, then spec and status. */
 function rootSchema(
   kind: string,
@@ -174,8 +183,9 @@ function rootSchema(
     description,
     type: "object",
     properties: {
-      apiVersion: { type: "string" },
-      kind: { type: "string" },
+      apiVersion: { type: "string", description: API_VERSION_DESCRIPTION },
+      kind: { type: "string", description: KIND_DESCRIPTION },
+      // Nothing but the type: the apiserver forbids more on a CRD's `metadata` (and documents it).
       metadata: { type: "object" },
       spec: openAPISchemaOf(spec, `${kind}.spec`),
       status: openAPISchemaOf(status, `${kind}.status`),
@@ -189,9 +199,19 @@ export interface PrinterColumn {
   type: "string" | "boolean" | "integer" | "number" | "date";
   jsonPath: string;
   description?: string;
+  /** 0 (the default): always shown; 1: shown by `kubectl get -o wide`. */
+  priority?: number;
 }
 
 const AGE: PrinterColumn = { name: "Age", type: "date", jsonPath: ".metadata.creationTimestamp" };
+
+/** The `Ready` condition's message, in `kubectl get -o wide`. */
+const MESSAGE: PrinterColumn = {
+  name: "Message",
+  type: "string",
+  jsonPath: '.status.conditions[?(@.type=="Ready")].message',
+  priority: 1,
+};
 
 interface KindDef {
   kind: string;
@@ -210,6 +230,7 @@ function configColumns(targetColumn: string, targetField: string): PrinterColumn
     { name: "Phase", type: "string", jsonPath: ".status.phase" },
     { name: "Lossless", type: "boolean", jsonPath: ".status.overallLossless" },
     AGE,
+    MESSAGE,
   ];
 }
 
@@ -250,9 +271,10 @@ export const KIND_DEFS: readonly KindDef[] = [
     status: ConversionWebhookServerStatusSchema,
     columns: [
       { name: "Default", type: "boolean", jsonPath: ".spec.default" },
-      { name: "Ready", type: "string", jsonPath: ".status.readyReplicas" },
+      { name: "Ready", type: "integer", jsonPath: ".status.readyReplicas" },
       { name: "Endpoint", type: "string", jsonPath: ".status.endpoint" },
       AGE,
+      MESSAGE,
     ],
   },
 ];

@@ -43,12 +43,18 @@ export const objectMeta = manifestMeta.omit({ generateName: true, namespace: tru
  * `lastTransitionTime` is only restamped when `status` flips.
  */
 export const ConditionSchema = z.object({
-  type: z.string().min(1).max(316),
-  status: z.enum(["True", "False", "Unknown"]),
-  observedGeneration: z.int().min(0).optional(),
-  lastTransitionTime: z.string().meta({ format: "date-time" }),
-  reason: z.string().max(1024),
-  message: z.string().max(32768),
+  type: z.string().min(1).max(316).describe("Type of the condition, e.g. Ready."),
+  status: z.enum(["True", "False", "Unknown"]).describe("True, False or Unknown."),
+  observedGeneration: z.int().min(0).optional().describe(
+    "The metadata.generation the condition was set for.",
+  ),
+  lastTransitionTime: z.string().meta({ format: "date-time" }).describe(
+    "When the status last changed.",
+  ),
+  reason: z.string().max(1024).describe(
+    "Machine-readable CamelCase reason for the condition's last transition.",
+  ),
+  message: z.string().max(32768).describe("Human-readable details."),
 });
 export type Condition = z.infer<typeof ConditionSchema>;
 
@@ -56,4 +62,7 @@ export type Condition = z.infer<typeof ConditionSchema>;
 export const conditionList = z.array(ConditionSchema).meta({
   "x-kubernetes-list-type": "map",
   "x-kubernetes-list-map-keys": ["type"],
-});
+}).describe(
+  "The latest observations of the object's state; Ready is the summary (with Reconciling or " +
+    "Stalled while it is False).",
+);

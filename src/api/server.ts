@@ -14,15 +14,17 @@
  */
 import { z } from "zod";
 import { kindShape } from "./config.ts";
-import { conditionList, objectMeta, optionalStrings, stringMap } from "./meta.ts";
+import { conditionList, objectMeta, stringMap } from "./meta.ts";
 
 export const WEBHOOK_SERVER_KIND = "ConversionWebhookServer";
 
 /** Default pod service account; the chart sets its own. */
 export const DEFAULT_WEBHOOK_SERVICE_ACCOUNT = "declarative-conversion-webhook-server";
 
-/** Condition types written on a ConversionWebhookServer. */
+/** Condition types written on a ConversionWebhookServer (Ready, Reconciling: the summary). */
 export const WEBHOOK_SERVER_CONDITION_TYPES = [
+  "Ready",
+  "Reconciling",
   "Available",
   "ServiceReady",
   "CertificateReady",
@@ -54,68 +56,101 @@ const k8sObject = z.looseObject({});
 export const IntOrStringSchema = z.union([z.int(), z.string()]);
 export type IntOrString = z.infer<typeof IntOrStringSchema>;
 
-const labelSelector = z.object({
-  matchLabels: stringMap.optional(),
-  matchExpressions: z.array(z.object({
-    key: z.string(),
-    operator: z.string(),
-    values: z.array(z.string()).optional(),
-  })).optional(),
-});
+/** A string field with its description. */
+const str = (description: string) => z.string().describe(description);
+const optStr = (description: string) => str(description).optional();
+
+function labelSelector(description: string) {
+  return z.object({
+    matchLabels: stringMap.optional().describe("Labels an object must carry (key → value)."),
+    matchExpressions: z.array(z.object({
+      key: str("The label key."),
+      operator: str("In, NotIn, Exists or DoesNotExist."),
+      values: z.array(z.string()).optional().describe(
+        "Values for In and NotIn; empty for Exists and DoesNotExist.",
+      ),
+    })).optional().describe("Label requirements, all of which must hold."),
+  }).describe(description);
+}
 
 const resourceRequirements = z.object({
-  limits: z.record(z.string(), IntOrStringSchema).optional(),
-  requests: z.record(z.string(), IntOrStringSchema).optional(),
-  claims: z.array(z.object({ name: z.string(), request: z.string().optional() })).optional(),
+  limits: z.record(z.string(), IntOrStringSchema).optional().describe(
+    "Maximum compute resources (resource name → quantity).",
+  ),
+  requests: z.record(z.string(), IntOrStringSchema).optional().describe(
+    "Compute resources the scheduler reserves (resource name → quantity).",
+  ),
+  claims: z.array(z.object({
+    name: str("Name of a resource claim of the Pod."),
+    request: optStr("The request of the claim to use."),
+  })).optional().describe("Dynamic resource claims the container uses."),
 });
 
 const toleration = z.object({
-  ...optionalStrings("key", "operator", "value", "effect"),
-  tolerationSeconds: z.int().optional(),
+  key: optStr("The taint key to tolerate; empty with operator Exists tolerates every taint."),
+  operator: optStr("Exists or Equal (the default)."),
+  value: optStr("The taint value, with operator Equal."),
+  effect: optStr("The taint effect to tolerate (NoSchedule, PreferNoSchedule, NoExecute)."),
+  tolerationSeconds: z.int().optional().describe(
+    "How long a NoExecute taint is tolerated before eviction.",
+  ),
 });
 
 const topologySpreadConstraint = z.object({
-  maxSkew: z.int32(),
-  topologyKey: z.string(),
-  whenUnsatisfiable: z.string(),
-  labelSelector: labelSelector.optional(),
-  minDomains: z.int32().optional(),
-  nodeAffinityPolicy: z.string().optional(),
-  nodeTaintsPolicy: z.string().optional(),
-  matchLabelKeys: z.array(z.string()).optional(),
+  maxSkew: z.int32().describe("Largest allowed difference of matching Pods between domains."),
+  topologyKey: str("Node label whose values are the domains, e.g. topology.kubernetes.io/zone."),
+  whenUnsatisfiable: str("DoNotSchedule or ScheduleAnyway."),
+  labelSelector: labelSelector("Selects the Pods counted in each domain.").optional(),
+  minDomains: z.int32().optional().describe("Minimum number of eligible domains."),
+  nodeAffinityPolicy: optStr("Honor or Ignore the Pod's node affinity when counting."),
+  nodeTaintsPolicy: optStr("Honor or Ignore node taints when counting."),
+  matchLabelKeys: z.array(z.string()).optional().describe(
+    "Pod label keys whose values narrow the Pods counted.",
+  ),
 });
 
 /** `valueFrom` stays free-form. */
 const envVar = z.object({
-  name: z.string(),
-  value: z.string().optional(),
-  valueFrom: k8sObject.optional(),
+  name: str("Name of the environment variable."),
+  value: optStr("Its value."),
+  valueFrom: k8sObject.optional().describe(
+    "A source for the value (secretKeyRef, configMapKeyRef, fieldRef, ...), as in a Pod.",
+  ),
 });
 
 /** The volume source (`secret`, `configMap`, ...) stays free-form next to the name. */
-const volume = z.looseObject({ name: z.string() });
+const volume = z.looseObject({
+  name: str("Name of the volume; the source (secret, configMap, ...) is given as in a Pod."),
+});
 
 const volumeMount = z.object({
-  name: z.string(),
-  mountPath: z.string(),
-  readOnly: z.boolean().optional(),
-  ...optionalStrings("subPath", "subPathExpr", "mountPropagation", "recursiveReadOnly"),
+  name: str("Name of the volume to mount."),
+  mountPath: str("Where in the container the volume is mounted."),
+  readOnly: z.boolean().optional().describe("Mounts the volume read-only."),
+  subPath: optStr("Path inside the volume to mount instead of its root."),
+  subPathExpr: optStr("Like subPath, with $(VAR) references to the container's environment."),
+  mountPropagation: optStr("None, HostToContainer or Bidirectional."),
+  recursiveReadOnly: optStr("Disabled, IfPossible or Enabled."),
 });
 
 // ---------------------------------------------------------------------------------------------
 // spec
 
 const autoscaling = z.object({
-  minReplicas: z.int32().min(1),
-  maxReplicas: z.int32().min(1),
-  targetCPUUtilizationPercentage: z.int32().default(75),
+  minReplicas: z.int32().min(1).describe("Fewest replicas."),
+  maxReplicas: z.int32().min(1).describe("Most replicas."),
+  targetCPUUtilizationPercentage: z.int32().default(75).describe(
+    "Average CPU use, in percent of the request, the autoscaler aims for.",
+  ),
 });
 
 const image = z.object({
-  repository: z.string().optional(),
-  tag: z.string().optional(),
-  digest: z.string().optional(),
-  pullPolicy: z.enum(["Always", "IfNotPresent", "Never"]).optional(),
+  repository: optStr("Image repository; without it the manager's default image is used."),
+  tag: optStr("Image tag."),
+  digest: optStr("Image digest (sha256:...); takes precedence over the tag."),
+  pullPolicy: z.enum(["Always", "IfNotPresent", "Never"]).optional().describe(
+    "Always, IfNotPresent or Never.",
+  ),
 });
 
 /**
@@ -125,31 +160,47 @@ const image = z.object({
  */
 const certificate = z.object({
   issuerRef: z.object({
-    name: z.string(),
-    kind: z.enum(["Issuer", "ClusterIssuer"]).default("ClusterIssuer"),
-  }).optional(),
-  dnsNames: z.array(z.string()).optional(),
+    name: str("Name of the issuer."),
+    kind: z.enum(["Issuer", "ClusterIssuer"]).default("ClusterIssuer").describe(
+      "Issuer (in the server's namespace) or ClusterIssuer.",
+    ),
+  }).optional().describe("The cert-manager issuer that signs the certificate (cert-manager mode)."),
+  dnsNames: z.array(z.string()).optional().describe(
+    "DNS names of the certificate; unset or empty: the Service's DNS names.",
+  ),
   /** Go durations (`"2160h"`); cert-manager defaults when unset. */
-  duration: z.string().optional(),
-  renewBefore: z.string().optional(),
+  duration: optStr("Requested lifetime as a Go duration (2160h); cert-manager's default if unset."),
+  renewBefore: optStr(
+    "Renew this long before expiry (Go duration); cert-manager's default if unset.",
+  ),
 });
 
 const service = z.object({
-  type: z.enum(["ClusterIP", "NodePort", "LoadBalancer"]).default("ClusterIP"),
-  port: z.int32().min(1).max(65535).default(443),
-  annotations: stringMap.optional(),
+  type: z.enum(["ClusterIP", "NodePort", "LoadBalancer"]).default("ClusterIP").describe(
+    "ClusterIP, NodePort or LoadBalancer.",
+  ),
+  port: z.int32().min(1).max(65535).default(443).describe(
+    "The Service port the apiserver calls.",
+  ),
+  annotations: stringMap.optional().describe("Annotations on the Service."),
 });
 
 const podDisruptionBudget = z.object({
-  minAvailable: IntOrStringSchema.optional(),
-  maxUnavailable: IntOrStringSchema.optional(),
+  minAvailable: IntOrStringSchema.optional().describe(
+    "Pods that must stay available (a number or a percentage).",
+  ),
+  maxUnavailable: IntOrStringSchema.optional().describe(
+    "Pods that may be unavailable (a number or a percentage).",
+  ),
 });
 
 /** Absent ≡ every field at its default. */
 const startupProbe = z.object({
-  enabled: z.boolean().default(true),
-  periodSeconds: z.int32().min(1).default(5),
-  failureThreshold: z.int32().min(1).default(60),
+  enabled: z.boolean().default(true).describe("Whether the Pods get the startup probe."),
+  periodSeconds: z.int32().min(1).default(5).describe("Seconds between probes."),
+  failureThreshold: z.int32().min(1).default(60).describe(
+    "Failed probes before the container is restarted.",
+  ),
 });
 
 /**
@@ -158,8 +209,10 @@ const startupProbe = z.object({
  * objects that are present, so an absent block stays absent).
  */
 export const ShardingSchema = z.object({
-  enabled: z.boolean().default(true),
-  weight: z.int32().min(1).default(1),
+  enabled: z.boolean().default(true).describe("Whether this server is in the shard pool."),
+  weight: z.int32().min(1).default(1).describe(
+    "Relative share of the pool's configs this server takes.",
+  ),
 });
 export type Sharding = z.infer<typeof ShardingSchema>;
 
@@ -168,65 +221,114 @@ export type Sharding = z.infer<typeof ShardingSchema>;
  * cover the preStop sleep plus the webhook server's shutdown timeout.
  */
 const rollout = z.object({
-  preStopSleepSeconds: z.int32().min(0).max(300).default(5),
-  terminationGracePeriodSeconds: z.int().min(1).default(45),
-  maxUnavailable: IntOrStringSchema.default(0),
-  maxSurge: IntOrStringSchema.default(1),
-  defaultTopologySpread: z.boolean().default(true),
+  preStopSleepSeconds: z.int32().min(0).max(300).default(5).describe(
+    "Seconds a stopping Pod keeps serving, so endpoints drop it first.",
+  ),
+  terminationGracePeriodSeconds: z.int().min(1).default(45).describe(
+    "The Pods' grace period; must cover the preStop sleep plus the server's shutdown timeout.",
+  ),
+  maxUnavailable: IntOrStringSchema.default(0).describe(
+    "Pods that may be unavailable during a rolling update (number or percentage).",
+  ),
+  maxSurge: IntOrStringSchema.default(1).describe(
+    "Pods created above the desired count during a rolling update (number or percentage).",
+  ),
+  defaultTopologySpread: z.boolean().default(true).describe(
+    "Spreads the Pods over zones and nodes unless topologySpreadConstraints is set.",
+  ),
 });
 
 export const ConversionWebhookServerSpecSchema = z.object({
-  default: z.boolean().default(false),
+  default: z.boolean().default(false).describe(
+    "Serves the configs nothing else assigns; at most one server may be the default.",
+  ),
   /** Defaults to the operator's namespace (not a schema default). */
-  namespace: z.string().optional(),
+  namespace: optStr(
+    "Namespace of the Deployment, Service and Secret; defaults to the operator's namespace.",
+  ),
   /** Ignored while `autoscaling` is set. */
-  replicas: z.int32().min(0).default(2),
-  autoscaling: autoscaling.optional(),
-  image: image.optional(),
-  resources: resourceRequirements.optional(),
-  nodeSelector: stringMap.optional(),
-  tolerations: z.array(toleration).optional(),
-  affinity: k8sObject.optional(),
-  priorityClassName: z.string().optional(),
-  topologySpreadConstraints: z.array(topologySpreadConstraint).optional(),
-  serviceAccountName: z.string().default(DEFAULT_WEBHOOK_SERVICE_ACCOUNT),
-  extraArgs: z.array(z.string()).optional(),
-  extraEnv: z.array(envVar).optional(),
-  extraVolumes: z.array(volume).optional(),
-  extraVolumeMounts: z.array(volumeMount).optional(),
-  podLabels: stringMap.optional(),
-  podAnnotations: stringMap.optional(),
-  cacheSelector: labelSelector.optional(),
-  certificate: certificate.optional(),
-  service: service.optional(),
-  podDisruptionBudget: podDisruptionBudget.optional(),
-  startupProbe: startupProbe.optional(),
-  sharding: ShardingSchema.optional(),
-  rollout: rollout.optional(),
-});
+  replicas: z.int32().min(0).default(2).describe(
+    "Number of webhook-server Pods; ignored while autoscaling is set.",
+  ),
+  autoscaling: autoscaling.optional().describe(
+    "Scales the Pods with a HorizontalPodAutoscaler instead of a fixed replica count.",
+  ),
+  image: image.optional().describe(
+    "The webhook-server image: repository with a digest or tag; otherwise the manager's default " +
+      "image.",
+  ),
+  resources: resourceRequirements.optional().describe("The container's compute resources."),
+  nodeSelector: stringMap.optional().describe("Node labels the Pods must be scheduled on."),
+  tolerations: z.array(toleration).optional().describe("Taints the Pods tolerate."),
+  affinity: k8sObject.optional().describe("Pod affinity rules, as in a Pod spec."),
+  priorityClassName: optStr("PriorityClass of the Pods."),
+  topologySpreadConstraints: z.array(topologySpreadConstraint).optional().describe(
+    "How the Pods spread over the cluster; replaces the default zone and node spread.",
+  ),
+  serviceAccountName: z.string().default(DEFAULT_WEBHOOK_SERVICE_ACCOUNT).describe(
+    "ServiceAccount of the Pods (the chart creates the default one).",
+  ),
+  extraArgs: z.array(z.string()).optional().describe(
+    "Extra webhook-server flags; flags the manager sets itself are rejected.",
+  ),
+  extraEnv: z.array(envVar).optional().describe("Extra environment variables of the container."),
+  extraVolumes: z.array(volume).optional().describe("Extra volumes of the Pods."),
+  extraVolumeMounts: z.array(volumeMount).optional().describe(
+    "Extra volume mounts of the container.",
+  ),
+  podLabels: stringMap.optional().describe(
+    "Extra labels on the Pods (the selector's own labels cannot be changed).",
+  ),
+  podAnnotations: stringMap.optional().describe("Extra annotations on the Pods."),
+  cacheSelector: labelSelector(
+    "The server caches and serves only targets whose labels match.",
+  ).optional(),
+  certificate: certificate.optional().describe(
+    "The serving certificate (which fields matter depends on the manager's certificate mode).",
+  ),
+  service: service.optional().describe("The Service the apiserver calls."),
+  podDisruptionBudget: podDisruptionBudget.optional().describe(
+    "The PodDisruptionBudget of the Pods; set one of the two fields.",
+  ),
+  startupProbe: startupProbe.optional().describe("The Pods' startup probe on /readyz."),
+  sharding: ShardingSchema.optional().describe(
+    "Membership in the shard pool that serves unpinned configs; writing the block (even {}) " +
+      "joins it.",
+  ),
+  rollout: rollout.optional().describe("How Pods are replaced and stopped without downtime."),
+}).describe("The desired webhook-server Deployment and its Service, certificate and budget.");
 
 // ---------------------------------------------------------------------------------------------
 // status
 
 const assignedConfig = z.object({
-  name: z.string(),
+  name: str("Name of the config."),
   /** The target name for both config kinds (historical field name). */
-  xrdName: z.string().optional(),
-  phase: z.string().optional(),
+  xrdName: optStr("Name of the config's target (an XRD or a CRD, despite the field name)."),
+  phase: optStr("The config's phase."),
 });
 
 export const ConversionWebhookServerStatusSchema = z.object({
-  observedGeneration: z.int().optional(),
+  observedGeneration: z.int().optional().describe(
+    "The metadata.generation the status describes.",
+  ),
   conditions: conditionList.optional(),
-  replicas: z.int32().optional(),
-  readyReplicas: z.int32().optional(),
-  endpoint: z.string().optional(),
-  assignedConfigs: z.array(assignedConfig).optional(),
+  replicas: z.int32().optional().describe("Pods of the Deployment."),
+  readyReplicas: z.int32().optional().describe("Ready Pods of the Deployment."),
+  endpoint: optStr(
+    "Base URL of the conversion endpoint, https://<service>.<namespace>.svc:<port>.",
+  ),
+  assignedConfigs: z.array(assignedConfig).optional().describe(
+    "The configs assigned to this server.",
+  ),
   /** Sorted intersection of the live replica reports (docs/design/kube.md#served-target-lease-report-format). */
-  servedTargets: z.array(z.string()).meta({ "x-kubernetes-list-type": "atomic" }).optional(),
+  servedTargets: z.array(z.string()).meta({ "x-kubernetes-list-type": "atomic" }).optional()
+    .describe("Targets every reporting replica serves (sorted)."),
   /** Live replica Leases, including undecodable ones. */
-  reportingReplicas: z.int32().optional(),
-});
+  reportingReplicas: z.int32().optional().describe(
+    "Replicas with a live served-target report (Lease).",
+  ),
+}).describe("The observed state, written by the operator.");
 
 export const ConversionWebhookServerSchema = z.object(
   kindShape(

@@ -13,6 +13,7 @@ import { LeaderElector, MANAGER_LEASE_NAME, SERVICE_ACCOUNT_DIR } from "../kube/
 import { startAdmission } from "../manager/admission_setup.ts";
 import { createManagerCaches, type DepsOptions } from "../manager/caches.ts";
 import { setupConfigControllers } from "../manager/config_controller.ts";
+import { managerEventRecorder } from "../manager/events.ts";
 import {
   parseManagerFlags,
   resolveOperatorNamespace,
@@ -99,7 +100,9 @@ async function main(argv: readonly string[]): Promise<never> {
   const settings = { registry, workers: flags.maxConcurrentReconciles };
   // The controllers write through the term's fenced client; admission keeps the plain one.
   const term = new LeaderTerm(client);
-  const controllerDeps = { ...deps, client: term.client };
+  const events = managerEventRecorder(term.client);
+  role.onStop("events", () => events.stop());
+  const controllerDeps = { ...deps, client: term.client, events };
   const configControllers = setupConfigControllers(caches, controllerDeps, settings);
   const children = serverChildSettings(flags, operatorNamespace, certificateMode);
   term.add([

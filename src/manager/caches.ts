@@ -6,6 +6,7 @@
  * event); the reads that must not be stale (the served-target Leases, a Secret) go to the
  * apiserver.
  */
+import type { EventRecorder } from "../kube/events.ts";
 import {
   type ConfigKind,
   type ConversionWebhookServer,
@@ -81,6 +82,8 @@ export interface DepsOptions {
   serverPolicy?: WebhookServerPolicy;
   metrics?: ManagerMetrics;
   now?: () => number;
+  /** Where the controllers' Events go; none recorded when absent. */
+  events?: EventRecorder;
 }
 
 /** The bare target name of a config object as stored (no decoding). */

@@ -186,7 +186,48 @@ Deno.test("every generated schema is structural", () => {
   }
 });
 
+/**
+ * Every property (at any depth, under list items and map values too) without a description —
+ * except the root `metadata`, which the apiserver forbids anything but its type (kubectl explain
+ * documents it as ObjectMeta).
+ */
+function undescribed(root: SchemaNode): string[] {
+  const missing: string[] = [];
+  walk(root, "", (n, at) => {
+    if (!isNode(n.properties)) return;
+    for (const [k, v] of Object.entries(n.properties)) {
+      if (at === "" && k === "metadata") continue;
+      const d = (v as SchemaNode).description;
+      if (typeof d !== "string" || d.trim() === "") missing.push(`${at}.${k}`);
+    }
+  });
+  return missing;
+}
+
+Deno.test("every property of every generated CRD has a description (kubectl explain)", () => {
+  for (const crd of generateCRDs()) {
+    const root = crd.spec.versions[0].schema.openAPIV3Schema;
+    assert.deepEqual(undescribed(root), [], crd.metadata.name);
+    // The apiserver rejects a CRD whose root `metadata` says more than its type.
+    assert.deepEqual(propsOf(root).metadata, { type: "object" });
+    assert.ok(typeof root.description === "string" && root.description !== "");
+  }
+});
+
+Deno.test("the description check names a property without one", () => {
+  const root = openAPISchemaOf(
+    z.object({
+      a: z.string().describe("described"),
+      b: z.array(z.object({ c: z.int(), d: z.string().describe("d") })).describe("list"),
+      e: z.record(z.string(), z.object({ f: z.boolean() })).describe("map"),
+    }),
+  );
+  assert.deepEqual(undescribed(root), [".b[].c", ".e.*.f"]);
+});
+
 Deno.test("names, scope, subresources and printer columns", () => {
+  /** The Ready condition's message, shown with `-o wide` (priority 1). */
+  const MESSAGE = ["Message", "string", '.status.conditions[?(@.type=="Ready")].message', "1"];
   /** The config kinds' columns: the target's name, then the same four. */
   const configColumns = (target: "CRD" | "XRD") => [
     [target, "string", `.spec.target${target}.name`],
@@ -194,6 +235,7 @@ Deno.test("names, scope, subresources and printer columns", () => {
     ["Phase", "string", ".status.phase"],
     ["Lossless", "boolean", ".status.overallLossless"],
     ["Age", "date", ".metadata.creationTimestamp"],
+    MESSAGE,
   ];
   const expected: Record<string, { plural: string; short: string; columns: string[][] }> = {
     CRDConversionConfig: {
@@ -211,9 +253,10 @@ Deno.test("names, scope, subresources and printer columns", () => {
       short: "cws",
       columns: [
         ["Default", "boolean", ".spec.default"],
-        ["Ready", "string", ".status.readyReplicas"],
+        ["Ready", "integer", ".status.readyReplicas"],
         ["Endpoint", "string", ".status.endpoint"],
         ["Age", "date", ".metadata.creationTimestamp"],
+        MESSAGE,
       ],
     },
   };
@@ -236,7 +279,14 @@ Deno.test("names, scope, subresources and printer columns", () => {
     assert.deepEqual([v.name, v.served, v.storage], ["v1alpha1", true, true]);
     assert.deepEqual(v.subresources, { status: {} });
     assert.deepEqual(
-      v.additionalPrinterColumns.map((c) => [c.name, c.type, c.jsonPath]),
+      v.additionalPrinterColumns.map((c) =>
+        c.priority === undefined ? [c.name, c.type, c.jsonPath] : [
+          c.name,
+          c.type,
+          c.jsonPath,
+          String(c.priority),
+        ]
+      ),
       want.columns,
     );
     assert.deepEqual(v.schema.openAPIV3Schema.required, ["spec"]);
@@ -275,7 +325,7 @@ Deno.test("config kinds: spec defaults, enums, rule blocks and status", () => {
       ["KeepServingStale", "FailClosed"],
     ]);
     assert.equal(p.spokes.minItems, 1);
-    assert.deepEqual(propsOf(p.webhookServerRef).name, { type: "string" });
+    assert.equal(propsOf(p.webhookServerRef).name.type, "string");
     const spoke = p.spokes.items as SchemaNode;
     const rules = propsOf(spoke).rules;
     assert.deepEqual(rules.default, []);

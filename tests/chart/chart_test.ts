@@ -123,9 +123,11 @@ Deno.test("chart: default render has every object, with its documented name", as
     `NetworkPolicy/${FULLNAME}-manager`,
     `NetworkPolicy/${FULLNAME}-webhook-server`,
     `Role/${FULLNAME}-manager`,
+    `Role/${FULLNAME}-manager-events`,
     `Role/${FULLNAME}-manager-servers`,
     `Role/${FULLNAME}-webhook-server-leases`,
     `RoleBinding/${FULLNAME}-manager`,
+    `RoleBinding/${FULLNAME}-manager-events`,
     `RoleBinding/${FULLNAME}-manager-servers`,
     `RoleBinding/${FULLNAME}-webhook-server-leases`,
     `Service/${FULLNAME}-manager-metrics`,
@@ -930,7 +932,7 @@ Deno.test("chart: ServiceMonitors scrape the manager and every webhook-server, w
 
 Deno.test("chart: PrometheusRule alert thresholds and durations follow values", async () => {
   const def = alertRules(await render({ "metrics.prometheusRule.enabled": "true" }));
-  assert.equal(Object.keys(def).length, 15);
+  assert.equal(Object.keys(def).length, 17);
   assert.match(def.InformerCacheStale.expr, /dco_informer_last_sync_timestamp_seconds > 900$/);
   assert.equal(def.InformerCacheStale.for, "5m");
   assert.match(def.InformerWatchErrors.expr, /\{reason!="Expired"\}\[5m\]\) > 0$/);

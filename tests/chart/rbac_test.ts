@@ -39,8 +39,11 @@ interface Features {
   guard: boolean;
 }
 
-/** Where a right applies: cluster-wide, the release namespace, every webhook-server namespace. */
-type Scope = "cluster" | "release" | "servers";
+/**
+ * Where a right applies: cluster-wide, the release namespace, every webhook-server namespace, or
+ * `default` (where the Events of cluster-scoped objects live).
+ */
+type Scope = "cluster" | "release" | "servers" | "default";
 
 interface Need {
   who: "manager" | "webhook";
@@ -208,6 +211,23 @@ const NEEDS: Need[] = [
       "src/manager/admission_setup.ts",
       "webhookConfigStore(MUTATING_WEBHOOK_CONFIGURATIONS)",
     ],
+  },
+  // -- manager, Events on the three (cluster-scoped) kinds
+  {
+    who: "manager",
+    scope: "default",
+    group: "events.k8s.io",
+    resource: "events",
+    verbs: ["create"],
+    source: ["src/kube/events.ts", "client.create<EventObject>(eventsResource("],
+  },
+  {
+    who: "manager",
+    scope: "default",
+    group: "events.k8s.io",
+    resource: "events",
+    verbs: ["patch"],
+    source: ["src/kube/events.ts", "client.patch<EventObject>("],
   },
   // -- manager, release namespace
   {
@@ -465,6 +485,8 @@ function needed(v: ValueSet): Set<string> {
     const names = (n.names?.(v.features) ?? []).slice().sort().join(",");
     const namespaces = n.scope === "cluster"
       ? [""]
+      : n.scope === "default"
+      ? ["default"]
       : n.scope === "release"
       ? [RELEASE_NS]
       : v.serverNamespaces;

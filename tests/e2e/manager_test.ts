@@ -47,7 +47,6 @@ import {
   fieldRenameConfig,
   findCondition as cond,
   installDcoCRDs,
-  type Kubectl,
   kubectlFor,
   type ManagerProcess,
   type Obj,
@@ -58,10 +57,11 @@ import {
   xrdGuardWebhookConfiguration,
 } from "../support/dco_stack.ts";
 import { httpGet } from "../support/role_process.ts";
+import { markServerAvailable, provideServingSecret } from "../support/server_stand_in.ts";
 import { isConflict, KubeClient, loadKubeconfig } from "../../src/kube/mod.ts";
 import { FakeCrossplane, XRDS } from "./_crossplane.ts";
 import { crdTarget, MANAGED_BY, PLAN_HASH, type TargetKind, xrdTarget } from "./_targets.ts";
-import { base64ToText, rfc3339 } from "../../src/lib/mod.ts";
+import { base64ToText } from "../../src/lib/mod.ts";
 
 const CWS = "dco";
 const SVC = `${CWS}-webhook-server`;
@@ -76,57 +76,6 @@ async function managerStack(cp: ControlPlane, target: TargetKind) {
   const ns = await cp.createNamespace("dco-system");
   const { certDir, ca } = await admissionCertificate(cp, "dco-mgr-ca");
   return { ns, certDir, ca };
-}
-
-/** Provides server CWS's TLS Secret, a serving pair for its Service issued by `ca`. */
-async function provideServingSecret(
-  cp: ControlPlane,
-  ca: CertificateAuthority,
-  ns: string,
-): Promise<void> {
-  const serving = await ca.issue({
-    commonName: SVC,
-    hosts: [`${SVC}.${ns}.svc`, `${SVC}.${ns}`, SVC],
-  });
-  await cp.apply({
-    apiVersion: "v1",
-    kind: "Secret",
-    metadata: { name: `${CWS}-webhook-server-tls`, namespace: ns },
-    type: "kubernetes.io/tls",
-    data: { "tls.crt": b64(serving.cert), "tls.key": b64(serving.key), "ca.crt": b64(ca.cert) },
-  } as k8s.KubernetesObject);
-}
-
-/** Plays the kubelet's part: server CWS's Deployment reports two available replicas. */
-async function markServerAvailable({ kubectl }: Kubectl, ns: string): Promise<void> {
-  const now = rfc3339(Date.now());
-  await kubectl(
-    "patch",
-    "deployment",
-    SVC,
-    "-n",
-    ns,
-    "--subresource=status",
-    "--type=merge",
-    "-p",
-    JSON.stringify({
-      status: {
-        observedGeneration: 1,
-        replicas: 2,
-        updatedReplicas: 2,
-        readyReplicas: 2,
-        availableReplicas: 2,
-        conditions: [{
-          type: "Available",
-          status: "True",
-          reason: "MinimumReplicasAvailable",
-          message: "Deployment has minimum availability.",
-          lastUpdateTime: now,
-          lastTransitionTime: now,
-        }],
-      },
-    }),
-  );
 }
 
 /** Waits for /readyz, then: /healthz, the informer caches' log line (`caches`), admission. */
@@ -289,11 +238,11 @@ e2eTest(
     });
 
     await t.step("(c) once the server is ready the conversion is applied", async () => {
-      await provideServingSecret(cp, ca, ns);
+      await provideServingSecret(cp, ca, ns, CWS);
       // Still gated: the Deployment is not available.
       assert.equal((await crdConfig("widgets")).status.phase, "Pending");
       assert.equal((await getJSON("crd", widgets)).spec.conversion.strategy, "None");
-      await markServerAvailable(kubectl, ns);
+      await markServerAvailable(kubectl, ns, CWS);
       const applied = await waitFor("Applied", async () => {
         const c = await crdConfig("widgets");
         return c.status?.phase === "Applied" ? c : undefined;
@@ -397,7 +346,7 @@ e2eTest(
       await cp.apply(
         webhookServer(CWS, { default: true, certificate: { issuerRef: { name: "x" } } }),
       );
-      await provideServingSecret(cp, ca, ns);
+      await provideServingSecret(cp, ca, ns, CWS);
       await cp.apply(config("nets", nets, "spec.size"));
 
       const admissionPort = freePort();
@@ -421,7 +370,7 @@ e2eTest(
       await t.step("readiness: the manager is ready, the server becomes ready", async () => {
         await assertListeners(role, admissionPort, ca, /informer caches scoped.*generated CRDs/);
         await serverDeployment(cp, ns, xrds);
-        await markServerAvailable(kubectlAt, ns);
+        await markServerAvailable(kubectlAt, ns, CWS);
       });
 
       /**

@@ -19,6 +19,7 @@ import type { ServerInfo } from "../../src/assign/resolve.ts";
 import type { KubeObject, ResourceRef, StatusCondition } from "../../src/kube/mod.ts";
 import type { ConfigSummaryWithPhase } from "../../src/manager/caches.ts";
 import { BuiltinIssuer, LEAF_VALIDITY_MS } from "../../src/manager/builtin_certs.ts";
+import { serverReadySummary } from "../../src/manager/server/readiness.ts";
 import {
   type CertMode,
   MISSING_ISSUER_MESSAGE,
@@ -390,6 +391,70 @@ Deno.test("server reconcile: cert-manager mode without issuerRef is CertificateR
     assert.equal(c?.reason, "CertificateNotReady");
     assert.equal(c?.message, MISSING_ISSUER_MESSAGE);
   }
+});
+
+Deno.test("server reconcile: Ready once the configs' serverReady gate would pass", async () => {
+  const summary = (status: unknown) =>
+    ["Ready", "Reconciling", "Stalled"].map((t) => {
+      const c = condition(status, t);
+      return c === undefined ? `${t}: -` : `${t}: ${c.status}/${c.reason}@${c.observedGeneration}`;
+    });
+  const starting = fake({ server: rawServer() });
+  await reconcileServer("alpha", starting.deps);
+  assert.deepEqual(summary(starting.statuses.at(-1)), [
+    "Ready: False/DeploymentNotAvailable@4",
+    "Reconciling: True/DeploymentNotAvailable@4",
+    "Stalled: -",
+  ]);
+  const up = fake({ server: rawServer(), deploymentAvailable: true });
+  await reconcileServer("alpha", up.deps);
+  assert.deepEqual(summary(up.statuses.at(-1)), [
+    "Ready: True/ServerReady@4",
+    "Reconciling: -",
+    "Stalled: -",
+  ]);
+  assert.match(condition(up.statuses.at(-1), "Ready")!.message, /^2 of 2 replicas ready at https:/);
+});
+
+Deno.test("server Events: a Ready change once, a blocked delete once (Warning)", async () => {
+  const events: string[] = [];
+  const record = (f: Fake) => {
+    f.deps.event = (server, e) => events.push(`${server.metadata.name} ${e.type} ${e.reason}`);
+  };
+  const starting = fake({ server: rawServer() });
+  record(starting);
+  await reconcileServer("alpha", starting.deps);
+  await reconcileServer("alpha", starting.deps);
+  assert.deepEqual(events, ["alpha Normal DeploymentNotAvailable"], "nothing new while it holds");
+
+  events.length = 0;
+  const up = fake({ server: rawServer(), deploymentAvailable: true });
+  record(up);
+  (up.server as { status?: unknown }).status = structuredClone(starting.server!.status);
+  await reconcileServer("alpha", up.deps);
+  assert.deepEqual(events, ["alpha Normal ServerReady"]);
+
+  events.length = 0;
+  const deleting = fake({
+    server: rawServer({ default: true }, DELETING),
+    configs: CONFIGS,
+    servers: [{ name: "alpha", default: true }],
+  });
+  record(deleting);
+  await reconcileServer("alpha", deleting.deps);
+  await reconcileServer("alpha", deleting.deps);
+  assert.deepEqual(events, ["alpha Warning ConfigsStillAssigned"]);
+});
+
+Deno.test("serverReadySummary: no ready replica is not Ready, even with every condition True", () => {
+  const yes = (type: string) => ({ type, status: "True" as const, reason: type, message: "" });
+  const all = [yes("Available"), yes("ServiceReady"), yes("CertificateReady")];
+  assert.deepEqual(serverReadySummary({ replicas: 0, readyReplicas: 0 }, all), {
+    state: "Reconciling",
+    reason: "NoReadyReplicas",
+    message: "no webhook-server Pod is ready (0 replicas)",
+  });
+  assert.equal(serverReadySummary({ replicas: 1, readyReplicas: 1 }, all).state, "Ready");
 });
 
 Deno.test("server reconcile: existing-secret mode only reads the Secret", async () => {

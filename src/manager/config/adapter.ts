@@ -21,6 +21,7 @@ import {
   type ResourceRef,
   TerminalError,
 } from "../../kube/mod.ts";
+import { referenceOf } from "../../kube/events.ts";
 import { base64ToBytes } from "../../lib/base64.ts";
 import type { JsonObject } from "../../lib/json.ts";
 import { createLogger } from "../../obs/log.ts";
@@ -157,5 +158,8 @@ export function configReconcileDeps(
     operatorNamespace: o.operatorNamespace,
     metrics,
     log: (msg, fields) => configLog.warn(msg, fields),
+    event: o.events === undefined
+      ? undefined
+      : (config, e) => o.events?.record({ regarding: referenceOf(config), ...e }),
   };
 }

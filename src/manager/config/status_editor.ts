@@ -1,7 +1,8 @@
 /**
  * The status editor of one reconcile: the config as read, a typed working copy of its status,
  * and the edits the reconcile makes to it — conditions, the phase (counting real transitions),
- * the two "not now" outcomes (`setInvalid`, `waitOn`) and the final `/status` patch.
+ * the two "not now" outcomes (`setInvalid`, `waitOn`) and the final `/status` patch (which adds
+ * the `Ready` summary, ./readiness.ts).
  * Phases and their rules: docs/design/config-reconcile.md#phases.
  */
 import {
@@ -18,7 +19,10 @@ import {
   setCondition,
   type StatusCondition,
 } from "../../kube/status.ts";
+import { withReadiness } from "../../kube/kstatus.ts";
 import type { TargetKind } from "../conversion_patch.ts";
+import { configEvents } from "./events.ts";
+import { configReadiness } from "./readiness.ts";
 import type {
   AnalyzeFailureReason,
   ConfigKindLabel,
@@ -60,6 +64,8 @@ export class StatusEditor {
   readonly kindLabel: ConfigKindLabel;
   readonly target: string;
   readonly generation: number;
+  /** The reason of the gate this reconcile waits on ({@link waitOn}), for `Ready`. */
+  private waitReason?: string;
 
   constructor(
     readonly kind: ConfigKind,
@@ -125,6 +131,7 @@ export class StatusEditor {
 
   /** A gate waits: `Pending`, or `Stale(reason)` once applied (gate waits: no transition metric). */
   waitOn(reason: string, message: string): void {
+    this.waitReason = reason;
     if (this.wasApplied) {
       this.phase("Stale");
       this.cond({ type: "Stale", status: "True", reason, message });
@@ -135,9 +142,26 @@ export class StatusEditor {
     this.status.message = message;
   }
 
+  /**
+   * Writes the status, with `Ready`/`Reconciling`/`Stalled` derived from it, then records the
+   * Events the change implies.
+   */
   async patch(): Promise<void> {
+    const before = workingStatus(this.config.status);
+    const readiness = configReadiness(this.status, this.waitReason);
     this.status.observedGeneration = this.generation;
+    this.status.conditions = withReadiness(
+      this.status.conditions,
+      readiness,
+      this.generation,
+      this.deps.now(),
+    );
     await this.deps.patchStatus(this.kind, this.name, this.config.status, this.status);
+    const record = this.deps.event;
+    if (record === undefined) return;
+    for (const e of configEvents(before, this.status, this.generation, readiness)) {
+      record(this.config, e);
+    }
   }
 
   analyzeFailure(reason: AnalyzeFailureReason): void {

@@ -17,6 +17,7 @@ import type { ServedLeaseLike } from "../../api/served_lease.ts";
 import type { StatusCondition } from "../../kube/status.ts";
 import type { JsonObject } from "../../lib/json.ts";
 import type { TargetKind } from "../conversion_patch.ts";
+import type { ConfigEvent } from "./events.ts";
 
 /** Finalizer of an XRDConversionConfig. */
 export const XRD_CONFIG_FINALIZER = "conversion.terasky.com/safe-revert";
@@ -166,6 +167,8 @@ export interface ConfigReconcileDeps {
    * by the break-glass annotation. Silent when absent.
    */
   log?: (msg: string, fields: Record<string, unknown>) => void;
+  /** Records an Event on `config` (./events.ts); silent when absent. */
+  event?: (config: ConversionConfig, event: ConfigEvent) => void;
 }
 
 export interface ReconcileResult {

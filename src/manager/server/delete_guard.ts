@@ -71,5 +71,16 @@ export async function reconcileDelete(
     deps.now(),
   );
   await deps.patchStatus(name, before, { ...before, conditions });
+  const was = (before?.conditions as StatusCondition[] | undefined)?.find((c) =>
+    c.type === "DeletionBlocked"
+  );
+  if (was?.status !== "True" || was.reason !== "ConfigsStillAssigned") {
+    deps.event?.(raw, {
+      type: "Warning",
+      reason: "ConfigsStillAssigned",
+      action: "Delete",
+      note: deletionBlockedMessage(dependents, isDefault),
+    });
+  }
   return { requeueAfter: REQUEUE_SERVER_DELETE_BLOCKED_MS };
 }

@@ -3,6 +3,8 @@
  * `Available`, `ServiceReady` and `CertificateReady` conditions
  * (docs/design/server-children.md#readiness).
  */
+import type { ObjectEvent } from "../../kube/events.ts";
+import type { Readiness } from "../../kube/kstatus.ts";
 import type { ConditionInput, KubeObject } from "../../kube/mod.ts";
 import { isRecord } from "../../lib/json.ts";
 import { SERVICE_DEFAULTS } from "./settings.ts";
@@ -141,4 +143,49 @@ export function serverReadiness(
     out.endpoint = `https://${name}.${namespace}.svc:${conversionPort(service)}`;
   }
   return out;
+}
+
+/**
+ * The server's `Ready` summary (docs/design/server-children.md#ready): Ready exactly when the
+ * configs' `serverReady` gate would let a config through — `readyReplicas > 0` and `Available`,
+ * `ServiceReady`, `CertificateReady` True; otherwise Reconciling with the first failing
+ * condition's reason (or `NoReadyReplicas`).
+ */
+export function serverReadySummary(
+  readiness: Pick<ServerReadiness, "replicas" | "readyReplicas" | "endpoint">,
+  conditions: readonly ConditionInput[],
+): Readiness {
+  const failing = conditions.find((c) => c.status !== "True");
+  if (failing !== undefined) {
+    return { state: "Reconciling", reason: failing.reason, message: failing.message };
+  }
+  if (readiness.readyReplicas <= 0) {
+    return {
+      state: "Reconciling",
+      reason: "NoReadyReplicas",
+      message: `no webhook-server Pod is ready (${readiness.replicas} replicas)`,
+    };
+  }
+  return {
+    state: "Ready",
+    reason: "ServerReady",
+    message: `${readiness.readyReplicas} of ${readiness.replicas} replicas ready` +
+      (readiness.endpoint === undefined ? "" : ` at ${readiness.endpoint}`),
+  };
+}
+
+/**
+ * The Event of a `Ready` change (docs/design/server-children.md#events): when the summary's state
+ * or reason differs from the `Ready` condition as read; Normal either way (a server is never
+ * Stalled).
+ */
+export function readyEvent(before: unknown, summary: Readiness): ObjectEvent | undefined {
+  const list = Array.isArray(before) ? before.map((c) => isRecord(c) ? c : {}) : [];
+  const ready = list.find((c) => c.type === "Ready");
+  const wasReady = ready?.status === "True";
+  if (
+    ready !== undefined && wasReady === (summary.state === "Ready") &&
+    ready.reason === summary.reason
+  ) return undefined;
+  return { type: "Normal", reason: summary.reason, action: "Reconcile", note: summary.message };
 }

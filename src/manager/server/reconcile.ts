@@ -22,6 +22,8 @@ import {
   type StatusCondition,
   TerminalError,
 } from "../../kube/mod.ts";
+import type { ObjectEvent } from "../../kube/events.ts";
+import { withReadiness } from "../../kube/kstatus.ts";
 import { serverInfoOf } from "../admission/context.ts";
 import type { ServingCertRequest, ServingCertResult } from "../builtin_certs.ts";
 import { CERTIFICATES } from "../../api/resources.ts";
@@ -32,7 +34,13 @@ import { MISSING_ISSUER_MESSAGE, servingDnsNames } from "./certificate.ts";
 import { serverChildren } from "./children.ts";
 import { reconcileDelete, SERVER_FINALIZER } from "./delete_guard.ts";
 import { childName, podLabels, tlsSecretName } from "./names.ts";
-import { CERTIFICATE_READY, type Observed, serverReadiness } from "./readiness.ts";
+import {
+  CERTIFICATE_READY,
+  type Observed,
+  readyEvent,
+  serverReadiness,
+  serverReadySummary,
+} from "./readiness.ts";
 import { ownerReferenceFor, type ServerChildSettings, ServerSpecError } from "./settings.ts";
 import {
   assignedConfigsOf,
@@ -80,6 +88,8 @@ export interface ServerReconcileDeps {
   /** Required in `Builtin` certificate mode. */
   issuer?: ServingCertIssuer;
   now(): number;
+  /** Records an Event on `server` (docs/design/server-children.md#events); silent when absent. */
+  event?: (server: KubeObject, event: ObjectEvent) => void;
 }
 
 export interface ServerReconcileResult {
@@ -213,10 +223,14 @@ export async function reconcileServer(
   const before = statusOf(raw);
   let conditions = (before?.conditions ?? []) as StatusCondition[];
   const now = deps.now();
-  for (const c of readiness.conditions) {
-    const input = c.type === "CertificateReady" && cert.override ? cert.override : c;
+  const observed = readiness.conditions.map((c) =>
+    c.type === "CertificateReady" && cert.override ? cert.override : c
+  );
+  for (const input of observed) {
     conditions = setCondition(conditions, { ...input, observedGeneration: generation }, now);
   }
+  const summary = serverReadySummary(readiness, observed);
+  conditions = withReadiness(conditions, summary, generation, now);
   conditions = conflict === undefined
     ? removeCondition(conditions, "DefaultConflict")
     : setCondition(conditions, { ...conflict, observedGeneration: generation }, now);
@@ -244,6 +258,8 @@ export async function reconcileServer(
   }
   // Merge-patch the status; requeue no later than the certificate's renewal, sooner mid-handover.
   await deps.patchStatus(name, before, after);
+  const ready = readyEvent(before?.conditions, summary);
+  if (ready !== undefined) deps.event?.(raw, ready);
   if (cert.error !== undefined) throw cert.error; // retried with backoff
   if (leaseError !== undefined) throw leaseError;
   let requeueAfter = REQUEUE_SERVER_MS;

@@ -1,4 +1,5 @@
 /** The CWS reconcile's dependencies backed by the manager's client and caches. */
+import { referenceOf } from "../../kube/events.ts";
 import { applyObject, getOrUndefined, isAlreadyExists, patchStatus } from "../../kube/mod.ts";
 import { BuiltinIssuer } from "../builtin_certs.ts";
 import { SERVER_RESOURCE } from "../../api/resources.ts";
@@ -39,6 +40,9 @@ export function serverReconcileDeps(
       await patchStatus(client, SERVER_RESOURCE, name, { status: before }, { status: after });
     },
     now: o.now ?? Date.now,
+    event: o.events === undefined
+      ? undefined
+      : (server, e) => o.events?.record({ regarding: referenceOf(server), ...e }),
   };
   if (settings.certMode === "Builtin") {
     deps.issuer = new BuiltinIssuer({

@@ -1,0 +1,30 @@
+/**
+ * The manager's event recorder (docs/design/kube.md#events): Events on dco's objects, reported as
+ * `declarative-conversion-operator` by instance `declarative-conversion-operator-<pod>` (the
+ * `<controller>-<hostname>` shape client-go gives `reportingInstance`; the pod name comes from
+ * `POD_NAME`, else `HOSTNAME`, since the manager has no permission to ask the system). A failed
+ * write is logged as a warning and dropped: an Event is never worth a retry.
+ */
+import { clientEventSink, EventRecorder } from "../kube/events.ts";
+import type { KubeClient } from "../kube/mod.ts";
+import { createLogger } from "../obs/log.ts";
+import { FIELD_MANAGER } from "../kube/status.ts";
+
+/** A started recorder writing through `client` (stop it on shutdown). */
+export function managerEventRecorder(client: KubeClient): EventRecorder {
+  const log = createLogger("manager.events");
+  const host = Deno.env.get("POD_NAME") || Deno.env.get("HOSTNAME") || "manager";
+  const recorder = new EventRecorder({
+    sink: clientEventSink(client),
+    controller: FIELD_MANAGER,
+    instance: `${FIELD_MANAGER}-${host}`,
+    onError: (e, event) =>
+      log.warn("event not recorded", {
+        reason: event.reason,
+        regarding: event.regarding.name,
+        error: e instanceof Error ? e.message : String(e),
+      }),
+  });
+  recorder.start();
+  return recorder;
+}
