@@ -84,6 +84,7 @@ export function serverChildSettings(
     enableXrdSupport: flags.enableXrdSupport,
     enableCrdSupport: flags.enableCrdSupport,
     certMode: certModeOf(certificateMode),
+    caValidityMs: flags.caValidityMs,
   };
 }
 

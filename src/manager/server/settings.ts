@@ -31,6 +31,8 @@ export interface ServerChildSettings {
   enableCrdSupport: boolean;
   /** Default `CertManager`. */
   certMode?: CertMode;
+  /** `--ca-validity` of a built-in CA created while issuing (`Builtin` mode). */
+  caValidityMs?: number;
 }
 
 /** A spec that cannot be rendered safely (e.g. `extraArgs` naming a managed flag). */
