@@ -9,6 +9,7 @@
  * | (none)      | old                  | old                     | —        | the CA is due, or `conversion.terasky.com/rotate-ca` is set |
  * | `Trusting`  | old                  | old + new               | new      | every trust store carries the new CA, for the delay |
  * | `Reissuing` | new                  | old + new               | —        | every serving pair is from the new CA and served, for the delay |
+ * | `Retiring`  | new                  | new                     | —        | every trust store holds exactly the new bundle     |
  * | (none)      | new                  | new                     | —        | —                                                  |
  *
  * The trust stores are every serving Secret's `ca.crt`, every CRD whose conversion calls a
@@ -19,7 +20,8 @@
  * admission listeners' 30 s reload); the moment it was first seen is the annotation
  * `ca-rotation-settled-at`, cleared when the condition breaks. The old CA therefore leaves the
  * bundles only after every serving pair moved, and no leaf of the new CA is issued before every
- * caBundle trusts it.
+ * caBundle trusts it. `Retiring` only waits for the writers to drop the old CA everywhere (safety
+ * no longer depends on it), so that "completed" means every bundle is the new CA alone.
  *
  * Every write is an update with the resourceVersion read (a conflict is retried by the
  * controller). Cluster access goes through {@link RotationCluster}, so the machine is unit-tested
@@ -47,7 +49,7 @@ import { bundlePem } from "./ca_bundle.ts";
 const PREFIX = "conversion.terasky.com/";
 /** Set (any value) on `dco-webhook-ca` to start a rotation now; removed when it starts. */
 export const ROTATE_CA_ANNOTATION = `${PREFIX}rotate-ca`;
-/** `Trusting` or `Reissuing` while a rotation runs; absent otherwise. */
+/** `Trusting`, `Reissuing` or `Retiring` while a rotation runs; absent otherwise. */
 export const ROTATION_PHASE_ANNOTATION = `${PREFIX}ca-rotation-phase`;
 /** When the current phase began (RFC 3339). */
 export const ROTATION_SINCE_ANNOTATION = `${PREFIX}ca-rotation-phase-since`;
@@ -58,10 +60,21 @@ export const ROTATION_WAITING_ANNOTATION = `${PREFIX}ca-rotation-waiting-on`;
 /** When the last rotation completed (RFC 3339). */
 export const ROTATION_COMPLETED_ANNOTATION = `${PREFIX}ca-rotation-completed-at`;
 
-export type RotationPhase = "Idle" | "Trusting" | "Reissuing";
-export const ROTATION_PHASES: readonly RotationPhase[] = ["Idle", "Trusting", "Reissuing"];
+export type RotationPhase = "Idle" | "Trusting" | "Reissuing" | "Retiring";
+export const ROTATION_PHASES: readonly RotationPhase[] = [
+  "Idle",
+  "Trusting",
+  "Reissuing",
+  "Retiring",
+];
 /** A step that changed the CA Secret: the label of `dco_ca_rotation_steps_total`. */
-export type RotationStep = "started" | "promoted" | "completed";
+export type RotationStep = "started" | "promoted" | "retired" | "completed";
+export const ROTATION_STEPS: readonly RotationStep[] = [
+  "started",
+  "promoted",
+  "retired",
+  "completed",
+];
 
 /** What the rotation observes and wakes in the cluster. */
 export interface RotationCluster {
@@ -69,6 +82,8 @@ export interface RotationCluster {
   untrusting(ca: x509.X509Certificate): Promise<string[]>;
   /** The serving pairs not yet issued by `ca` and served by every replica (one line each). */
   notServingFrom(ca: x509.X509Certificate): Promise<string[]>;
+  /** The trust stores whose bundle is not exactly `bundle` (one line each). */
+  outdated(bundle: readonly x509.X509Certificate[]): Promise<string[]>;
   /** Wakes the writers of serving Secrets and caBundles (server, config, admission). */
   nudge(): void;
 }
@@ -116,7 +131,7 @@ export function rotationDueAt(cert: x509.X509Certificate, caValidityMs: number):
 /** The phase recorded on the CA Secret. */
 export function phaseOf(secret: KubeObject): RotationPhase {
   const v = secret.metadata?.annotations?.[ROTATION_PHASE_ANNOTATION];
-  return v === "Trusting" || v === "Reissuing" ? v : "Idle";
+  return v === "Trusting" || v === "Reissuing" || v === "Retiring" ? v : "Idle";
 }
 
 function timeAnnotation(secret: KubeObject, key: string): number | undefined {
@@ -182,6 +197,10 @@ export class CARotator {
         const pending = await o.cluster.notServingFrom(ca.cert);
         return await this.#waitThen(ca, "Reissuing", pending, now, () => this.#retire(ca, now));
       }
+      case "Retiring": {
+        const pending = await o.cluster.outdated(ca.bundle);
+        return await this.#waitThen(ca, "Retiring", pending, now, () => this.#complete(ca, now));
+      }
     }
   }
 
@@ -191,14 +210,18 @@ export class CARotator {
    */
   async #waitThen(
     ca: LoadedCA,
-    phase: "Trusting" | "Reissuing",
+    phase: "Trusting" | "Reissuing" | "Retiring",
     pending: readonly string[],
     now: number,
     advance: () => Promise<void>,
   ): Promise<{ requeueAfter: number; phase: RotationPhase }> {
     const o = this.#o;
     o.reporter?.pending?.(pending.length);
-    const delay = phase === "Trusting" ? o.propagationDelayMs : o.retireDelayMs;
+    const delay = phase === "Trusting"
+      ? o.propagationDelayMs
+      : phase === "Reissuing"
+      ? o.retireDelayMs
+      : 0;
     const settledAt = timeAnnotation(ca.secret, ROTATION_SETTLED_ANNOTATION);
     const waiting = pending.length === 0 ? undefined : summary(pending);
     if (pending.length > 0) {
@@ -234,7 +257,12 @@ export class CARotator {
     }
     await advance();
     o.cluster.nudge();
-    return { requeueAfter: 1_000, phase: phase === "Trusting" ? "Reissuing" : "Idle" };
+    const next: RotationPhase = phase === "Trusting"
+      ? "Reissuing"
+      : phase === "Reissuing"
+      ? "Retiring"
+      : "Idle";
+    return { requeueAfter: 1_000, phase: next };
   }
 
   /** Idle → Trusting: a new CA in `next.*`, trusted next to the old one. */
@@ -286,12 +314,29 @@ export class CARotator {
     o.logger?.info(message, { serial: next.cert.serialNumber });
   }
 
-  /** Reissuing → Idle: every pair moved; the old CA leaves the bundle. */
+  /** Reissuing → Retiring: every pair moved; the old CA leaves the bundle. */
   async #retire(ca: LoadedCA, now: number): Promise<void> {
     const o = this.#o;
     const retired = ca.bundle.filter((c) => c.serialNumber !== ca.cert.serialNumber);
     await this.#write(ca, {
       data: { [CA_BUNDLE_KEY]: textToBase64(bundlePem([ca.cert])) },
+      annotations: {
+        [ROTATION_PHASE_ANNOTATION]: "Retiring",
+        [ROTATION_SINCE_ANNOTATION]: rfc3339(now),
+        [ROTATION_SETTLED_ANNOTATION]: undefined,
+        [ROTATION_WAITING_ANNOTATION]: undefined,
+      },
+    });
+    const message = `CA rotation: every serving certificate is from CA ${ca.cert.serialNumber}; ` +
+      `retiring ${retired.map((c) => c.serialNumber).join(", ") || "nothing"} from the bundles`;
+    o.reporter?.step?.("retired", message);
+    o.logger?.info(message, { serial: ca.cert.serialNumber });
+  }
+
+  /** Retiring → Idle: every trust store holds the new CA alone. */
+  async #complete(ca: LoadedCA, now: number): Promise<void> {
+    const o = this.#o;
+    await this.#write(ca, {
       annotations: {
         [ROTATION_PHASE_ANNOTATION]: undefined,
         [ROTATION_SINCE_ANNOTATION]: undefined,
@@ -301,8 +346,7 @@ export class CARotator {
       },
     });
     const message =
-      `CA rotation completed: every serving certificate is from CA ${ca.cert.serialNumber}; ` +
-      `retired ${retired.map((c) => c.serialNumber).join(", ") || "nothing"} from the bundles`;
+      `CA rotation completed: every caBundle and ca.crt holds CA ${ca.cert.serialNumber} alone`;
     o.reporter?.step?.("completed", message);
     o.logger?.info(message, { serial: ca.cert.serialNumber });
   }

@@ -90,70 +90,85 @@ export function rotationCluster(o: RotationClusterOptions): RotationCluster {
     return (await o.client.list(CRD_RESOURCE)).items;
   };
 
+  const decoded = (raw: string | undefined) => {
+    try {
+      return raw === undefined ? undefined : base64ToText(raw);
+    } catch {
+      return undefined;
+    }
+  };
+  /** Every trust store and the CAs it holds (a missing or unparsable bundle holds none). */
+  const trustStores = async (): Promise<Array<{ name: string; certs: x509.X509Certificate[] }>> => {
+    const out: Array<{ name: string; certs: x509.X509Certificate[] }> = [];
+    const list = servers();
+    for (const s of list) {
+      const name = tlsSecretName(s.name);
+      const stored = await secret(s.namespace, name);
+      if (stored !== undefined) {
+        out.push({
+          name: `Secret ${s.namespace}/${name} (ca.crt)`,
+          certs: tryParseBundle(dataValue(stored, "ca.crt")),
+        });
+      }
+    }
+    const services = new Set(list.map((s) => `${s.namespace}/${childName(s.name)}`));
+    for (const crd of await crds()) {
+      const conversion = (crd as {
+        spec?: {
+          conversion?: {
+            strategy?: string;
+            webhook?: {
+              clientConfig?: {
+                caBundle?: string;
+                service?: { name?: string; namespace?: string };
+              };
+            };
+          };
+        };
+      }).spec?.conversion;
+      const svc = conversion?.webhook?.clientConfig?.service;
+      if (conversion?.strategy !== "Webhook" || svc === undefined) continue;
+      if (!services.has(`${svc.namespace}/${svc.name}`)) continue;
+      out.push({
+        name: `CustomResourceDefinition ${crd.metadata?.name} (caBundle)`,
+        certs: tryParseBundle(decoded(conversion.webhook?.clientConfig?.caBundle)),
+      });
+    }
+    if (o.admission !== undefined) {
+      const { secretName, webhookConfigurations } = o.admission;
+      const stored = await secret(o.operatorNamespace, secretName);
+      if (stored !== undefined) {
+        out.push({
+          name: `Secret ${o.operatorNamespace}/${secretName} (ca.crt)`,
+          certs: tryParseBundle(dataValue(stored, "ca.crt")),
+        });
+      }
+      for (const wc of webhookConfigurations) {
+        const config = await getOrUndefined(o.client.get(wc.resource, wc.name));
+        const hooks = (config as { webhooks?: unknown } | undefined)?.webhooks;
+        for (const w of Array.isArray(hooks) ? hooks : []) {
+          const hook = w as { name?: string; clientConfig?: { caBundle?: string } };
+          out.push({
+            name: `${wc.kind} ${wc.name} webhook ${hook.name} (caBundle)`,
+            certs: tryParseBundle(decoded(hook.clientConfig?.caBundle)),
+          });
+        }
+      }
+    }
+    return out;
+  };
+
   return {
     nudge: o.nudge,
 
     async untrusting(ca) {
-      const out: string[] = [];
-      const trusts = (pem: string | undefined) => bundleHas(tryParseBundle(pem), ca);
-      const list = servers();
-      for (const s of list) {
-        const name = tlsSecretName(s.name);
-        const stored = await secret(s.namespace, name);
-        if (stored !== undefined && !trusts(dataValue(stored, "ca.crt"))) {
-          out.push(`Secret ${s.namespace}/${name} (ca.crt)`);
-        }
-      }
-      const services = new Set(list.map((s) => `${s.namespace}/${childName(s.name)}`));
-      for (const crd of await crds()) {
-        const conversion = (crd as {
-          spec?: {
-            conversion?: {
-              strategy?: string;
-              webhook?: {
-                clientConfig?: {
-                  caBundle?: string;
-                  service?: { name?: string; namespace?: string };
-                };
-              };
-            };
-          };
-        }).spec?.conversion;
-        const svc = conversion?.webhook?.clientConfig?.service;
-        if (conversion?.strategy !== "Webhook" || svc === undefined) continue;
-        if (!services.has(`${svc.namespace}/${svc.name}`)) continue;
-        const raw = conversion.webhook?.clientConfig?.caBundle;
-        let pem: string | undefined;
-        try {
-          pem = raw === undefined ? undefined : base64ToText(raw);
-        } catch {
-          pem = undefined;
-        }
-        if (!trusts(pem)) out.push(`CustomResourceDefinition ${crd.metadata?.name} (caBundle)`);
-      }
-      if (o.admission !== undefined) {
-        const { secretName, webhookConfigurations } = o.admission;
-        const stored = await secret(o.operatorNamespace, secretName);
-        if (stored !== undefined && !trusts(dataValue(stored, "ca.crt"))) {
-          out.push(`Secret ${o.operatorNamespace}/${secretName} (ca.crt)`);
-        }
-        for (const wc of webhookConfigurations) {
-          const config = await getOrUndefined(o.client.get(wc.resource, wc.name));
-          const hooks = (config as { webhooks?: unknown } | undefined)?.webhooks;
-          for (const w of Array.isArray(hooks) ? hooks : []) {
-            const hook = w as { name?: string; clientConfig?: { caBundle?: string } };
-            const raw = hook.clientConfig?.caBundle;
-            let pem: string | undefined;
-            try {
-              pem = raw === undefined ? undefined : base64ToText(raw);
-            } catch {
-              pem = undefined;
-            }
-            if (!trusts(pem)) out.push(`${wc.kind} ${wc.name} webhook ${hook.name} (caBundle)`);
-          }
-        }
-      }
-      return out;
+      return (await trustStores()).filter((t) => !bundleHas(t.certs, ca)).map((t) => t.name);
+    },
+
+    async outdated(bundle) {
+      const same = (certs: x509.X509Certificate[]) =>
+        certs.length === bundle.length && bundle.every((c) => bundleHas(certs, c));
+      return (await trustStores()).filter((t) => !same(t.certs)).map((t) => t.name);
     },
 
     async notServingFrom(ca) {

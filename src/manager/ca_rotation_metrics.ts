@@ -3,7 +3,7 @@
  * {@link RotationReporter}.
  */
 import { Counter, Gauge, type Registry } from "prom-client";
-import { ROTATION_PHASES, type RotationReporter } from "./ca_rotation.ts";
+import { ROTATION_PHASES, ROTATION_STEPS, type RotationReporter } from "./ca_rotation.ts";
 
 export class CARotationMetrics implements RotationReporter {
   readonly #phase: Gauge<"phase">;
@@ -17,22 +17,23 @@ export class CARotationMetrics implements RotationReporter {
     const registers = [registry];
     this.#phase = new Gauge({
       name: "dco_manager_ca_rotation_phase",
-      help: "1 for the built-in CA's current rotation phase (Idle, Trusting, Reissuing), else 0.",
+      help: "1 for the built-in CA's current rotation phase (Idle, Trusting, Reissuing, " +
+        "Retiring), else 0.",
       labelNames: ["phase"] as const,
       registers,
     });
     this.#steps = new Counter({
       name: "dco_manager_ca_rotation_steps_total",
-      help: "CA rotation steps taken: started, promoted (the new CA signs), completed " +
-        "(the old CA left the bundles).",
+      help: "CA rotation steps taken: started, promoted (the new CA signs), retired (the old CA " +
+        "left the CA Secret's bundle), completed (every caBundle holds the new CA alone).",
       labelNames: ["step"] as const,
       registers,
     });
-    for (const step of ["started", "promoted", "completed"]) this.#steps.inc({ step }, 0);
+    for (const step of ROTATION_STEPS) this.#steps.inc({ step }, 0);
     this.#pending = new Gauge({
       name: "dco_manager_ca_rotation_pending",
-      help: "Trust stores (Trusting) or serving pairs (Reissuing) the current rotation phase " +
-        "still waits on; 0 when idle.",
+      help: "Trust stores (Trusting, Retiring) or serving pairs (Reissuing) the current rotation " +
+        "phase still waits on; 0 when idle.",
       registers,
     });
     this.#notAfter = new Gauge({

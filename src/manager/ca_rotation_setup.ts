@@ -54,6 +54,7 @@ export interface CARotationSetupOptions {
 const EVENT_REASON: Record<RotationStep, string> = {
   started: "CARotationStarted",
   promoted: "CARotationPromoted",
+  retired: "CARotationRetired",
   completed: "CARotationCompleted",
 };
 

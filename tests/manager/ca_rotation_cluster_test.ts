@@ -135,6 +135,12 @@ Deno.test("rotation cluster: untrusting names every store without the new CA, an
     "ValidatingWebhookConfiguration vwc webhook two (caBundle)",
   ]);
   assert.deepEqual(await cluster.untrusting(a.cert), [], "everything trusts the old CA");
+  assert.deepEqual(await cluster.outdated([a.cert]), [
+    `Secret ${NS}/beta-webhook-server-tls (ca.crt)`,
+    "CustomResourceDefinition new.example.com (caBundle)",
+    `Secret ${NS}/adm (ca.crt)`,
+    "ValidatingWebhookConfiguration vwc webhook one (caBundle)",
+  ]);
 });
 
 Deno.test("rotation cluster: notServingFrom waits for the leaf, every replica's serial and the admission leaf", async () => {

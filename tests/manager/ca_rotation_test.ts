@@ -61,6 +61,7 @@ function serials(bundleText: string): string[] {
 class FakeCluster implements RotationCluster {
   untrustingNow: string[] = [];
   notServingNow: string[] = [];
+  outdatedNow: string[] = [];
   nudges = 0;
   asked: string[] = [];
   untrusting(ca: x509.X509Certificate) {
@@ -70,6 +71,10 @@ class FakeCluster implements RotationCluster {
   notServingFrom(ca: x509.X509Certificate) {
     this.asked.push(`serves ${ca.serialNumber}`);
     return Promise.resolve([...this.notServingNow]);
+  }
+  outdated(bundle: readonly x509.X509Certificate[]) {
+    this.asked.push(`outdated ${bundle.map((c) => c.serialNumber).join(",")}`);
+    return Promise.resolve([...this.outdatedNow]);
   }
   nudge() {
     this.nudges++;
@@ -216,18 +221,30 @@ Deno.test("CA rotation: the whole rotation, step by step, with the serving Secre
   w.clock.now += DELAY - 1_000;
   assert.equal((await w.rotator.step()).phase, "Reissuing");
   w.clock.now += 1_000;
-  assert.equal((await w.rotator.step()).phase, "Idle");
+  assert.equal((await w.rotator.step()).phase, "Retiring");
 
   // Retired: only B is trusted; the serving Secret's ca.crt follows, its pair kept.
-  assert.equal(phaseOf(w.ca()), "Idle");
+  assert.equal(phaseOf(w.ca()), "Retiring");
   assert.deepEqual(serials(pem(w.ca(), "ca.crt")), [serialB]);
-  assert.ok(w.ca().metadata.annotations?.[ROTATION_COMPLETED_ANNOTATION]);
-  assert.deepEqual(w.steps, ["started", "promoted", "completed"]);
+  assert.deepEqual(w.steps, ["started", "promoted", "retired"]);
   const leafBPem = pem(tls(), "tls.crt");
   const after = await w.issuer.ensureServingCertificate(request());
   assert.equal(after.bundleUpdated, true);
   assert.equal(pem(tls(), "tls.crt"), leafBPem);
   assert.deepEqual(serials(pem(tls(), "ca.crt")), [serialB]);
+
+  // Completed only once every store holds B alone; the writers are woken meanwhile.
+  w.cluster.outdatedNow = ["CustomResourceDefinition widgets.example.com (caBundle)"];
+  const nudges = w.cluster.nudges;
+  assert.equal((await w.rotator.step()).phase, "Retiring");
+  assert.ok(w.cluster.nudges > nudges);
+  assert.ok(w.cluster.asked.includes(`outdated ${serialB}`));
+  w.cluster.outdatedNow = [];
+  await w.rotator.step(); // settled
+  assert.equal((await w.rotator.step()).phase, "Idle");
+  assert.equal(phaseOf(w.ca()), "Idle");
+  assert.ok(w.ca().metadata.annotations?.[ROTATION_COMPLETED_ANNOTATION]);
+  assert.deepEqual(w.steps, ["started", "promoted", "retired", "completed"]);
 
   // Idle again: the next rotation is scheduled from B.
   const next = await w.rotator.step();
