@@ -12,6 +12,9 @@
  *   the Deployment has ready replicas; the admission Secret's `tls.crt` must be signed by the CA
  *   (the admission listeners re-read it every 30 s: the rotation's retire delay covers that).
  *
+ * - **outdated stores**: the trust stores whose bundle is not exactly the CA Secret's (after the
+ *   old CA was retired, until every writer dropped it).
+ *
  * Servers are only observed in the `Builtin` certificate mode (cert-manager or you own their
  * Secrets otherwise).
  */
