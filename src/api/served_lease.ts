@@ -30,6 +30,18 @@ export const SERVED_TARGETS_ANNOTATION = "conversion.terasky.com/served-targets"
 /** Annotation set (to `"true"`) instead of the targets annotation when the set is too large. */
 export const SERVED_TARGETS_TRUNCATED_ANNOTATION =
   "conversion.terasky.com/served-targets-truncated";
+/**
+ * Annotation carrying the serial number (lower-case hex, no leading zeros) of the certificate the
+ * replica's conversion listener serves now; absent before it serves one. The manager's CA
+ * rotation reads it to know every replica moved to a re-issued pair.
+ */
+export const SERVING_SERIAL_ANNOTATION = "conversion.terasky.com/serving-certificate-serial";
+
+/** A certificate serial as the Lease carries it: lower-case hex without separators or leading 0s. */
+export function normalizeSerial(serial: string): string {
+  return serial.replace(/[^0-9a-fA-F]/g, "").toLowerCase().replace(/^0+(?=.)/, "");
+}
+
 /** Label naming the ConversionWebhookServer instance (what the manager selects on). */
 export const WEBHOOK_SERVER_LABEL = "conversion.terasky.com/webhook-server";
 /** Label scoping the manager's Lease cache (it caches only Leases dco wrote). */

@@ -11,6 +11,7 @@
 import { type ConfigKind, CRD_CONFIG_KIND, XRD_CONFIG_KIND } from "../api/mod.ts";
 import { LeaderElector, MANAGER_LEASE_NAME, SERVICE_ACCOUNT_DIR } from "../kube/mod.ts";
 import { startAdmission } from "../manager/admission_setup.ts";
+import { setupCARotation } from "../manager/ca_rotation_setup.ts";
 import { createManagerCaches, type DepsOptions } from "../manager/caches.ts";
 import { setupConfigControllers } from "../manager/config_controller.ts";
 import { managerEventRecorder } from "../manager/events.ts";
@@ -105,10 +106,7 @@ async function main(argv: readonly string[]): Promise<never> {
   const controllerDeps = { ...deps, client: term.client, events };
   const configControllers = setupConfigControllers(caches, controllerDeps, settings);
   const children = serverChildSettings(flags, operatorNamespace, certificateMode);
-  term.add([
-    ...configControllers.controllers,
-    setupServerController(caches, controllerDeps, children, settings),
-  ], configControllers.pacers);
+  const serverController = setupServerController(caches, controllerDeps, children, settings);
 
   // The plain listeners before any sync.
   const plain = createPlainListener({
@@ -128,7 +126,39 @@ async function main(argv: readonly string[]): Promise<never> {
   log.info("informer caches scoped", { scope: caches.description });
   await role.waitForSync(caches);
 
-  await startAdmission(role, deps, flags);
+  const admissionKeeper = await startAdmission(role, deps, flags);
+  // The built-in CA's rotation, when the manager issues anything from it (leader only).
+  const rotation = certificateMode === "builtin" || admissionKeeper !== undefined
+    ? setupCARotation({
+      client: term.client,
+      caches,
+      operatorNamespace,
+      registry,
+      builtinServers: certificateMode === "builtin",
+      events,
+      ...(admissionKeeper === undefined ? {} : {
+        admission: {
+          secretName: flags.admissionCertSecret,
+          validatingWebhookConfiguration: flags.admissionWebhookConfiguration,
+          mutatingWebhookConfiguration: flags.admissionMutatingWebhookConfiguration,
+          run: () => admissionKeeper.runOnce(),
+        },
+      }),
+      serverQueue: serverController.queue,
+      configQueues: configControllers.controllers.map((c, i) => {
+        const cache = [...caches.configs.values()][i];
+        return { queue: c.queue, keys: () => cache.list().map((o) => o.metadata?.name ?? "") };
+      }),
+      caValidityMs: flags.caValidityMs,
+      checkIntervalMs: flags.caRotationCheckIntervalMs,
+      propagationDelayMs: flags.caRotationPropagationDelayMs,
+    })
+    : undefined;
+  term.add([
+    ...configControllers.controllers,
+    serverController,
+    ...(rotation === undefined ? [] : [rotation]),
+  ], configControllers.pacers);
   role.readiness.set(true);
 
   const termLog = log.with({ operatorNamespace, workers: settings.workers });

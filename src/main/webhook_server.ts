@@ -23,6 +23,7 @@
  * Permissions: `--allow-net --allow-env --allow-read=<cert dir>,<service-account dir>,<workers>,
  * /sys/fs/cgroup` (the last only to size the pools from the CPU limit).
  */
+import { normalizeSerial, SERVING_SERIAL_ANNOTATION } from "../api/served_lease.ts";
 import { createLogger } from "../obs/log.ts";
 import { createMetricsRegistry, metricsResponse } from "../obs/metrics.ts";
 import { Controller } from "../kube/controller.ts";
@@ -86,6 +87,8 @@ async function main(argv: readonly string[]): Promise<never> {
   let bulk = false;
   // The served-target Lease: only with the full downward-API identity (the Pod owns the Lease).
   const pod = podIdentityFromEnv((name) => Deno.env.get(name));
+  // The serial of the pair the conversion listener serves, reported in the Lease (CA rotation).
+  let servingSerial = "";
   const publisher = pod.ok
     ? new ServedTargetPublisher({
       client,
@@ -94,6 +97,7 @@ async function main(argv: readonly string[]): Promise<never> {
       podName: pod.podName,
       podUID: pod.uid,
       targets: () => servableTargets(planSets),
+      annotations: () => ({ [SERVING_SERIAL_ANNOTATION]: servingSerial || undefined }),
       logger: createLogger("webhook-server.served-lease"),
     })
     : undefined;
@@ -245,6 +249,11 @@ async function main(argv: readonly string[]): Promise<never> {
         onState: (state, result) => {
           metrics.observeTls(state, result);
           role.readiness.gate("tls", state.problem);
+          const serial = state.serial === "" ? "" : normalizeSerial(state.serial);
+          if (serial !== servingSerial) {
+            servingSerial = serial;
+            publisher?.notify();
+          }
         },
         limits: { maxConnections: bounds.maxConnections },
         onConnectionRefused: () => metrics.countRejected("connections"),

@@ -32,6 +32,8 @@ import type { KeyPairPem } from "../net/mod.ts";
 import { type BuiltinIssuer, type SecretStore, x509 } from "./builtin_certs.ts";
 import { LABEL_MANAGED_BY, MANAGED_BY } from "./server/names.ts";
 
+/** The admission listeners re-read their pair this often (cert dir or Secret). */
+export const ADMISSION_CERT_RELOAD_MS = 30_000;
 /** Periodic re-check of the Secret and the caBundle. */
 export const ADMISSION_RESYNC_MS = 10 * 60_000;
 /** Retry after a failed ensure. */

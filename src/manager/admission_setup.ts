@@ -21,7 +21,11 @@ import type { ResourceRef } from "../kube/mod.ts";
 import { type ServerHandle, TlsServer, type TlsState } from "../net/mod.ts";
 import { createLogger, type Logger } from "../obs/log.ts";
 import type { AdmissionContext, ConfigSummary } from "./admission/context.ts";
-import { AdmissionCertKeeper, type AdmissionCertState } from "./admission_certs.ts";
+import {
+  ADMISSION_CERT_RELOAD_MS,
+  AdmissionCertKeeper,
+  type AdmissionCertState,
+} from "./admission_certs.ts";
 import { createNodeAdmissionListener } from "./admission/http.ts";
 import { BuiltinIssuer } from "./builtin_certs.ts";
 import {
@@ -35,7 +39,7 @@ import {
 import { type ManagerFlags, selfIssuedAdmission } from "./flags.ts";
 import type { XrdConfigLookup } from "./admission/xrd_guard.ts";
 
-const CERT_RELOAD_INTERVAL_MS = 30_000;
+const CERT_RELOAD_INTERVAL_MS = ADMISSION_CERT_RELOAD_MS;
 const LISTEN_FAILED = "cannot start the admission listener";
 const ENSURE_ATTEMPTS = 5;
 const ENSURE_RETRY_MS = 2_000;
@@ -94,13 +98,14 @@ export interface AdmissionStartup {
 
 /**
  * Starts the admission listener on TLS: the pair in the cert dir (cert-manager, user-provided)
- * when it is there, else the self-issued one (built-in CA), else not at all (logged).
+ * when it is there, else the self-issued one (built-in CA), else not at all (logged). Returns the
+ * self-issued certificate's keeper when there is one (the CA rotation runs it on the leader).
  */
 export async function startAdmission(
   role: AdmissionStartup,
   deps: DepsOptions,
   flags: ManagerFlags,
-): Promise<void> {
+): Promise<AdmissionCertKeeper | undefined> {
   const address = flags.webhookBindAddress;
   const listener = () => admissionListener(deps, flags, role.log);
   if (await hasKeyPair(flags.webhookCertDir)) {
@@ -113,7 +118,7 @@ export async function startAdmission(
         onState: gateReadiness(role),
       }));
     role.log.info("admission webhooks serving", { address });
-    return;
+    return undefined;
   }
   if (!selfIssuedAdmission(flags)) {
     role.log.info("admission webhooks disabled: no tls.crt/tls.key in the webhook cert dir", {
@@ -122,7 +127,7 @@ export async function startAdmission(
         ? { ignored: `--admission-* (--certificate-mode=${flags.certificateMode})` }
         : {}),
     });
-    return;
+    return undefined;
   }
   const keeper = admissionCertKeeper(deps.client, flags, deps.operatorNamespace);
   role.onStop("admission certificate keeper", () => keeper.stop());
@@ -145,6 +150,7 @@ export async function startAdmission(
     mutatingWebhookConfiguration: flags.admissionMutatingWebhookConfiguration || undefined,
     notAfter: state ? new Date(state.notAfter).toISOString() : undefined,
   });
+  return keeper;
 }
 
 /** The admission listener's certificate state holds the manager's readiness. */
@@ -236,7 +242,12 @@ function admissionCertKeeper(
       client.patch(resource, name, patch, { type: "strategic" }),
   });
   return new AdmissionCertKeeper({
-    issuer: new BuiltinIssuer({ store, namespace, isAlreadyExists }),
+    issuer: new BuiltinIssuer({
+      store,
+      namespace,
+      isAlreadyExists,
+      caValidityMs: flags.caValidityMs,
+    }),
     secrets: store,
     namespace,
     secretName: flags.admissionCertSecret,

@@ -4,39 +4,47 @@
  * ConversionWebhookServer's serving certificate into `<cws>-webhook-server-tls` itself, so
  * clusters without cert-manager work too.
  *
- * - CA: ECDSA P-256, valid {@link CA_VALIDITY_MS} (10 years), created on first need and reused
- *   after; keys `tls.crt`/`tls.key`. It is never rotated automatically: deleting the Secret makes
- *   the next reconcile create a new CA, after which every leaf is re-issued (signed by a different
- *   CA) and the conversion patches pick up the new `ca.crt` as caBundle.
+ * - CA: ECDSA P-256, valid `--ca-validity` ({@link DEFAULT_CA_VALIDITY_MS}, one year, by
+ *   default), created on first need; keys `tls.crt`/`tls.key` (the signing CA) and `ca.crt` (the
+ *   trust bundle: the signing CA plus, during a rotation, the other one). During a rotation the
+ *   incoming CA waits in `next.crt`/`next.key` until every trust store carries it; the rotation
+ *   itself (when, and the order of its steps) is src/manager/ca_rotation.ts. An old Secret without
+ *   `ca.crt` trusts its `tls.crt` alone.
  * - Leaf: ECDSA P-256, valid {@link LEAF_VALIDITY_MS} (90 days), SANs = the given DNS names (an IP
  *   literal becomes an IP SAN), extended key usage serverAuth; Secret type `kubernetes.io/tls`
  *   with `tls.crt`, `tls.key` and `ca.crt`, owned by the CWS (garbage-collected with it).
- *   Re-issued when the Secret or a key is missing or does not parse, the key does not match the
- *   certificate, the SANs differ, it was not signed by the current CA (or `ca.crt` is not the
- *   current CA), or less than a third of its lifetime remains ({@link renewalTime}).
+ *   `ca.crt` is the CA Secret's trust bundle. Re-issued when the Secret or a key is missing or
+ *   does not parse, the key does not match the certificate, the SANs differ, it was not signed by
+ *   the current signing CA, or less than a third of its lifetime remains ({@link renewalTime}).
+ *   A `ca.crt` that differs from the bundle (a rotation began or ended) is rewritten alone: the
+ *   pair is kept.
  *
- * X.509 is built with `@peculiar/x509` on WebCrypto: no shell-outs (the image is distroless).
+ * X.509 is built with `@peculiar/x509` on WebCrypto (./x509.ts): no shell-outs (the image is distroless).
  * Cluster access goes through {@link SecretStore}, so the logic is unit-tested with fakes and a
  * fixed clock.
  */
-import "reflect-metadata";
-import * as x509 from "@peculiar/x509";
 import type { KubeObject } from "../kube/mod.ts";
 import { base64ToText, textToBase64 } from "../lib/base64.ts";
 import { LABEL_MANAGED_BY, MANAGED_BY } from "./server/names.ts";
 import type { OwnerReference } from "./server/types.ts";
 
-x509.cryptoProvider.set(globalThis.crypto);
+import { bundleHas, bundlePem, parseBundle } from "./ca_bundle.ts";
+import { x509 } from "./x509.ts";
 
-/** `@peculiar/x509`, loaded after its `reflect-metadata` polyfill (import it from here). */
+/** `@peculiar/x509`, loaded after its `reflect-metadata` polyfill. */
 export { x509 };
 
 /** The CA Secret in the operator namespace. */
 export const CA_SECRET_NAME = "dco-webhook-ca";
 export const CA_COMMON_NAME = "dco-webhook-ca";
 const DAY_MS = 86_400_000;
-export const CA_VALIDITY_MS = 3650 * DAY_MS;
+/** `--ca-validity` by default: one year (rotated when two thirds have passed). */
+export const DEFAULT_CA_VALIDITY_MS = 365 * DAY_MS;
 export const LEAF_VALIDITY_MS = 90 * DAY_MS;
+/** The CA Secret's keys: the trust bundle and the incoming CA of a rotation. */
+export const CA_BUNDLE_KEY = "ca.crt";
+export const NEXT_CERT_KEY = "next.crt";
+export const NEXT_KEY_KEY = "next.key";
 /** notBefore is set this far in the past, for clocks that lag the manager's. */
 export const BACKDATE_MS = 5 * 60_000;
 export const TLS_SECRET_TYPE = "kubernetes.io/tls";
@@ -59,6 +67,8 @@ export interface BuiltinIssuerOptions {
   /** The operator namespace, home of the CA Secret. */
   namespace: string;
   now?: () => number;
+  /** `--ca-validity` of a CA created here; default {@link DEFAULT_CA_VALIDITY_MS}. */
+  caValidityMs?: number;
   /** Tells a create that lost a race (HTTP 409 AlreadyExists). */
   isAlreadyExists?: (e: unknown) => boolean;
 }
@@ -96,6 +106,8 @@ export interface ServingCertResult {
   secret: KubeObject;
   /** Why it was (re-)issued; undefined when the stored one was kept. */
   issued?: string;
+  /** Only `ca.crt` was rewritten (the trust bundle changed); the pair was kept. */
+  bundleUpdated?: boolean;
   notAfter: number;
   /** When it is due for renewal: notAfter − lifetime/3. */
   renewAt: number;
@@ -186,11 +198,27 @@ function sameList(a: readonly string[], b: readonly string[]): boolean {
 // ---------------------------------------------------------------------------------------------
 // The CA
 
-interface LoadedCA {
-  resourceVersion: string;
+/** A CA certificate with its private key. */
+export interface CAPair {
   cert: x509.X509Certificate;
+  /** PEM, newline-terminated. */
   certPem: string;
   key: CryptoKey;
+  /** PKCS#8 PEM of the key (to move it between Secret keys). */
+  keyPem: string;
+}
+
+/** The CA Secret, parsed. */
+export interface LoadedCA extends CAPair {
+  resourceVersion: string;
+  /** The Secret as read (to update it with its resourceVersion). */
+  secret: KubeObject;
+  /** The trust bundle (`ca.crt`, else `tls.crt`): PEM blocks, newline-terminated, joined. */
+  bundlePem: string;
+  /** The certificates of the bundle, in order. */
+  bundle: x509.X509Certificate[];
+  /** The incoming CA of a rotation (`next.crt`/`next.key`), trusted but not yet signing. */
+  next?: CAPair;
 }
 
 /** A CA Secret that exists but cannot be used; deleting it makes a new CA. */
@@ -198,14 +226,50 @@ export class BuiltinCAError extends Error {
   override name = "BuiltinCAError";
 }
 
-/** Generates a self-signed CA (ECDSA P-256) valid from `now − backdate` for ten years. */
-export async function generateCA(now: number): Promise<{ certPem: string; keyPem: string }> {
+/** A CA pair from two Secret values (`<prefix>.crt`, `<prefix>.key`); throws BuiltinCAError. */
+async function parsePair(
+  where: string,
+  crtValue: unknown,
+  keyValue: unknown,
+  prefix: "tls" | "next",
+): Promise<CAPair> {
+  const certPem = b64decode(crtValue);
+  const keyPem = b64decode(keyValue);
+  if (certPem === undefined || keyPem === undefined) {
+    throw new BuiltinCAError(
+      `${where} lacks ${prefix}.crt or ${prefix}.key; delete it to have a new CA generated`,
+    );
+  }
+  let cert: x509.X509Certificate;
+  let key: CryptoKey;
+  try {
+    cert = new x509.X509Certificate(certPem);
+    key = await importPrivateKey(keyPem);
+  } catch (e) {
+    throw new BuiltinCAError(
+      `${where} does not hold an ECDSA P-256 CA pair in ${prefix}.crt/${prefix}.key (${
+        (e as Error).message
+      }); delete it to have a new CA generated`,
+      { cause: e },
+    );
+  }
+  if (!(await keyMatches(key, cert))) {
+    throw new BuiltinCAError(`${where}: ${prefix}.key does not match ${prefix}.crt`);
+  }
+  return { cert, certPem: withNewline(cert.toString("pem")), key, keyPem: withNewline(keyPem) };
+}
+
+/** Generates a self-signed CA (ECDSA P-256) valid from `now − backdate` for `validityMs`. */
+export async function generateCA(
+  now: number,
+  validityMs: number = DEFAULT_CA_VALIDITY_MS,
+): Promise<{ certPem: string; keyPem: string }> {
   const keys = await crypto.subtle.generateKey(ALG, true, ["sign", "verify"]);
   const cert = await x509.X509CertificateGenerator.createSelfSigned({
     serialNumber: randomSerial(),
     name: cn(CA_COMMON_NAME),
     notBefore: new Date(now - BACKDATE_MS),
-    notAfter: new Date(now + CA_VALIDITY_MS),
+    notAfter: new Date(now + validityMs),
     signingAlgorithm: ALG,
     keys,
     extensions: [
@@ -263,6 +327,7 @@ export class BuiltinIssuer {
   readonly #namespace: string;
   readonly #now: () => number;
   readonly #isAlreadyExists: (e: unknown) => boolean;
+  readonly #caValidityMs: number;
   #ca: LoadedCA | undefined;
 
   constructor(opts: BuiltinIssuerOptions) {
@@ -270,13 +335,19 @@ export class BuiltinIssuer {
     this.#namespace = opts.namespace;
     this.#now = opts.now ?? Date.now;
     this.#isAlreadyExists = opts.isAlreadyExists ?? (() => false);
+    this.#caValidityMs = opts.caValidityMs ?? DEFAULT_CA_VALIDITY_MS;
+  }
+
+  /** The operator namespace (home of the CA Secret). */
+  get namespace(): string {
+    return this.#namespace;
   }
 
   /** The CA: read from its Secret (parsed once per resourceVersion), created when missing. */
   async ca(): Promise<LoadedCA> {
     let secret = await this.#store.get(this.#namespace, CA_SECRET_NAME);
     if (secret === undefined) {
-      const { certPem, keyPem } = await generateCA(this.#now());
+      const { certPem, keyPem } = await generateCA(this.#now(), this.#caValidityMs);
       const fresh: KubeObject = {
         apiVersion: "v1",
         kind: "Secret",
@@ -286,7 +357,11 @@ export class BuiltinIssuer {
           labels: { [LABEL_MANAGED_BY]: MANAGED_BY },
         },
         type: TLS_SECRET_TYPE,
-        data: { "tls.crt": textToBase64(certPem), "tls.key": textToBase64(keyPem) },
+        data: {
+          "tls.crt": textToBase64(certPem),
+          "tls.key": textToBase64(keyPem),
+          [CA_BUNDLE_KEY]: textToBase64(certPem),
+        },
       } as KubeObject;
       try {
         secret = await this.#store.create(this.#namespace, fresh);
@@ -296,39 +371,50 @@ export class BuiltinIssuer {
         if (secret === undefined) throw e;
       }
     }
+    return await this.parseCA(secret);
+  }
+
+  /** Parses a CA Secret (cached per resourceVersion); a Secret that cannot be used throws. */
+  async parseCA(secret: KubeObject): Promise<LoadedCA> {
     const rv = secret.metadata?.resourceVersion ?? "";
     if (this.#ca !== undefined && rv !== "" && this.#ca.resourceVersion === rv) return this.#ca;
     const where = `Secret ${this.#namespace}/${CA_SECRET_NAME}`;
     const data = dataOf(secret);
-    const certPem = b64decode(data["tls.crt"]);
-    const keyPem = b64decode(data["tls.key"]);
-    if (certPem === undefined || keyPem === undefined) {
+    const current = await parsePair(where, data["tls.crt"], data["tls.key"], "tls");
+    if (current.cert.notAfter.getTime() <= this.#now()) {
       throw new BuiltinCAError(
-        `${where} lacks tls.crt or tls.key; delete it to have a new CA generated`,
+        `${where}: the CA expired at ${current.cert.notAfter.toISOString()}; delete it to have a new CA generated`,
       );
     }
-    let cert: x509.X509Certificate;
-    let key: CryptoKey;
+    const hasNext = data[NEXT_CERT_KEY] !== undefined || data[NEXT_KEY_KEY] !== undefined;
+    const next = hasNext
+      ? await parsePair(where, data[NEXT_CERT_KEY], data[NEXT_KEY_KEY], "next")
+      : undefined;
+    const bundleText = b64decode(data[CA_BUNDLE_KEY]);
+    let bundle: x509.X509Certificate[];
     try {
-      cert = new x509.X509Certificate(certPem);
-      key = await importPrivateKey(keyPem);
+      bundle = bundleText === undefined ? [current.cert] : parseBundle(bundleText);
     } catch (e) {
       throw new BuiltinCAError(
-        `${where} does not hold an ECDSA P-256 CA pair (${
-          (e as Error).message
-        }); delete it to have a new CA generated`,
+        `${where}: ${CA_BUNDLE_KEY} is not a PEM certificate bundle (${(e as Error).message})`,
         { cause: e },
       );
     }
-    if (!(await keyMatches(key, cert))) {
-      throw new BuiltinCAError(`${where}: tls.key does not match tls.crt`);
+    for (const [what, c] of [["tls.crt", current], [NEXT_CERT_KEY, next]] as const) {
+      if (c !== undefined && !bundleHas(bundle, c.cert)) {
+        throw new BuiltinCAError(
+          `${where}: ${CA_BUNDLE_KEY} does not contain the CA in ${what}; leaves it signs would not be trusted`,
+        );
+      }
     }
-    if (cert.notAfter.getTime() <= this.#now()) {
-      throw new BuiltinCAError(
-        `${where}: the CA expired at ${cert.notAfter.toISOString()}; delete it to have a new CA generated`,
-      );
-    }
-    this.#ca = { resourceVersion: rv, cert, certPem: withNewline(cert.toString("pem")), key };
+    this.#ca = {
+      ...current,
+      resourceVersion: rv,
+      secret,
+      bundle,
+      bundlePem: bundlePem(bundle),
+      ...(next === undefined ? {} : { next }),
+    };
     return this.#ca;
   }
 
@@ -337,7 +423,9 @@ export class BuiltinIssuer {
     secret: KubeObject | undefined,
     req: ServingCertRequest,
     ca: LoadedCA,
-  ): Promise<{ reason?: string; notBefore?: number; notAfter?: number }> {
+  ): Promise<
+    { reason?: string; bundleStale?: boolean; notBefore?: number; notAfter?: number }
+  > {
     if (secret === undefined) return { reason: "the Secret does not exist" };
     if (!usableType(secret, req)) {
       return { reason: `the Secret is not of type ${TLS_SECRET_TYPE}` };
@@ -367,15 +455,13 @@ export class BuiltinIssuer {
       signed = false;
     }
     if (!signed) return { reason: "it was signed by a different CA" };
-    if (b64decode(data["ca.crt"])?.trim() !== ca.certPem.trim()) {
-      return { reason: "ca.crt is not the current CA" };
-    }
     const notBefore = cert.notBefore.getTime();
     const notAfter = cert.notAfter.getTime();
     if (this.#now() >= renewalTime(notBefore, notAfter)) {
       return { reason: "less than a third of its lifetime remains" };
     }
-    return { notBefore, notAfter };
+    const bundleStale = b64decode(data[CA_BUNDLE_KEY])?.trim() !== ca.bundlePem.trim();
+    return { notBefore, notAfter, bundleStale };
   }
 
   /** Ensures `req.secretName` holds a current serving certificate from the CA. */
@@ -385,11 +471,12 @@ export class BuiltinIssuer {
     const existing = await this.#store.get(req.namespace, req.secretName);
     const check = await this.#reissueReason(existing, req, ca);
     if (check.reason === undefined) {
-      return {
-        secret: existing!,
-        notAfter: check.notAfter!,
-        renewAt: renewalTime(check.notBefore!, check.notAfter!),
-      };
+      const renewAt = renewalTime(check.notBefore!, check.notAfter!);
+      if (!check.bundleStale) return { secret: existing!, notAfter: check.notAfter!, renewAt };
+      // The trust bundle changed (a rotation step): rewrite ca.crt, keep the pair.
+      const data = { ...dataOf(existing), [CA_BUNDLE_KEY]: textToBase64(ca.bundlePem) };
+      const secret = await this.#store.update(req.namespace, { ...existing!, data } as KubeObject);
+      return { secret, notAfter: check.notAfter!, renewAt, bundleUpdated: true };
     }
     const now = this.#now();
     const { certPem, keyPem } = await issueLeaf(ca, req, now);
@@ -397,7 +484,7 @@ export class BuiltinIssuer {
     const data = {
       "tls.crt": textToBase64(certPem),
       "tls.key": textToBase64(keyPem),
-      "ca.crt": textToBase64(ca.certPem),
+      [CA_BUNDLE_KEY]: textToBase64(ca.bundlePem),
     };
     const owner = req.owner;
     const storedOwners = existing?.metadata?.ownerReferences ?? [];

@@ -73,6 +73,15 @@ export interface ManagerCaches {
   stop(): Promise<void>;
 }
 
+/** The cached object `namespace/name` from whichever of the per-namespace informers holds it. */
+export function getCached(informers: readonly Informer[], key: string): KubeObject | undefined {
+  for (const informer of informers) {
+    const obj = informer.get(key);
+    if (obj !== undefined) return obj;
+  }
+  return undefined;
+}
+
 /** What the adapters behind the controllers and admission read and write through. */
 export interface DepsOptions {
   client: KubeClient;

@@ -97,6 +97,19 @@ export interface ManagerFlags {
   webhookServerServiceAccounts: readonly string[] | undefined;
   /** `--webhook-server-volume-types`; undefined ⇒ secret, configMap, projected, emptyDir. */
   webhookServerVolumeTypes: readonly string[] | undefined;
+  /**
+   * `--ca-validity` (Go duration, ≥ 1h): the lifetime of a built-in CA the manager creates; a CA
+   * is rotated once two thirds of this (or of its own lifetime) have passed
+   * (src/manager/ca_rotation.ts).
+   */
+  caValidityMs: number;
+  /** `--ca-rotation-check-interval` (Go duration, > 0): how often the rotation is re-checked. */
+  caRotationCheckIntervalMs: number;
+  /**
+   * `--ca-rotation-propagation-delay` (Go duration, > 0): how long a rotation step's condition
+   * must have held before the next step (apiserver caches, admission listeners' reload).
+   */
+  caRotationPropagationDelayMs: number;
 }
 
 export const CERTIFICATE_MODES = ["auto", "cert-manager", "builtin", "existing-secret"] as const;
@@ -206,6 +219,12 @@ const FLAGS: Record<string, FieldFlag<ManagerFlags>> = {
     field: "webhookServerVolumeTypes",
     parse: listFlag(VOLUME_TYPE, "volume type"),
   },
+  "ca-validity": { field: "caValidityMs", parse: positiveDurationMs },
+  "ca-rotation-check-interval": { field: "caRotationCheckIntervalMs", parse: positiveDurationMs },
+  "ca-rotation-propagation-delay": {
+    field: "caRotationPropagationDelayMs",
+    parse: positiveDurationMs,
+  },
 };
 
 /** The fixed admission cert dir of a deployed manager (controller-runtime's default). */
@@ -236,6 +255,9 @@ export const DEFAULT_MANAGER_FLAGS: Readonly<ManagerFlags> = Object.freeze({
   webhookServerImageRepositories: undefined,
   webhookServerServiceAccounts: undefined,
   webhookServerVolumeTypes: undefined,
+  caValidityMs: 365 * 86_400_000,
+  caRotationCheckIntervalMs: 60_000,
+  caRotationPropagationDelayMs: 120_000,
 });
 
 /** The ConversionWebhookServer policy the flags name. */
@@ -249,6 +271,9 @@ export function webhookServerPolicyOf(flags: ManagerFlags): WebhookServerPolicy 
   if (flags.webhookServerVolumeTypes) out.volumeTypes = flags.webhookServerVolumeTypes;
   return out;
 }
+
+/** The shortest `--ca-validity`: shorter CAs would cap every leaf and re-issue it constantly. */
+export const MIN_CA_VALIDITY_MS = 3_600_000;
 
 /**
  * Whether the manager issues its own admission certificate: the flags are set and the
@@ -281,6 +306,9 @@ export function parseManagerFlags(args: readonly string[]): ManagerFlags {
   checkAddress("metrics-bind-address", out.metricsBindAddress);
   checkAddress("health-probe-bind-address", out.healthProbeBindAddress);
   checkAddress("webhook-bind-address", out.webhookBindAddress);
+  if (out.caValidityMs < MIN_CA_VALIDITY_MS) {
+    throw new FlagError(`--ca-validity must be at least 1h, got ${out.caValidityMs / 1000}s`);
+  }
   if (!(CERTIFICATE_MODES as readonly string[]).includes(out.certificateMode)) {
     throw new FlagError(
       `--certificate-mode: ${JSON.stringify(out.certificateMode)} is not one of ${

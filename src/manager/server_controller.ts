@@ -86,6 +86,7 @@ export function serverChildSettings(
     enableCrdSupport: flags.enableCrdSupport,
     certMode: certModeOf(certificateMode),
     policy: webhookServerPolicyOf(flags),
+    caValidityMs: flags.caValidityMs,
   };
 }
 

@@ -51,6 +51,8 @@ export interface ServedTargetPublisherOptions {
   readonly podUID: string | undefined;
   /** The current set for heartbeats and notifications; default: the last published set. */
   readonly targets?: () => Iterable<string>;
+  /** More annotations written on every publish (`undefined` removes a key), e.g. the serial. */
+  readonly annotations?: () => Record<string, string | undefined>;
   readonly clock?: Clock;
   readonly logger?: WebhookLogger;
   /** Heartbeat period; default 30 s. */
@@ -267,7 +269,9 @@ export class ServedTargetPublisher {
     const { client, namespace, podName, podUID, serverName } = this.#o;
     const ref = LEASES(namespace);
     const now = rfc3339Micro(this.#clock.now());
-    const { annotations: payload, truncated } = servedAnnotations(targets);
+    const served = servedAnnotations(targets);
+    const payload = { ...this.#o.annotations?.(), ...served.annotations };
+    const truncated = served.truncated;
     const stamp = (lease: Lease): Lease => {
       const annotations: Record<string, string> = { ...lease.metadata.annotations };
       for (const [k, v] of Object.entries(payload)) {

@@ -233,6 +233,15 @@ const NEEDS: Need[] = [
   {
     who: "manager",
     scope: "release",
+    group: "events.k8s.io",
+    resource: "events",
+    verbs: ["create", "patch"],
+    when: (f) => f.builtinCA,
+    source: ["src/manager/ca_rotation_setup.ts", "o.events?.record({"],
+  },
+  {
+    who: "manager",
+    scope: "release",
     group: "coordination.k8s.io",
     resource: "leases",
     verbs: ["get", "update"],

@@ -240,14 +240,14 @@ export const CONFIG_DEPS_CONTRACT: readonly ContractCase[] = [
     },
   },
   {
-    name: "readCABundle: ca.crt, else tls.crt, else undefined; by server and namespace",
+    name: "readCABundle: ca.crt only (a tls.crt leaf is never the bundle); by server and namespace",
     async run(c) {
       const ns = c.namespace;
       assert.equal(await c.deps.readCABundle("alpha", ns), undefined, "no Secret");
       await c.putTLSSecret(ns, "alpha", { "ca.crt": CA_PEM, "tls.crt": "leaf" });
       assert.equal(await c.deps.readCABundle("alpha", ns), CA_PEM);
       await c.putTLSSecret(ns, "beta", { "ca.crt": "", "tls.crt": "leaf" });
-      assert.equal(await c.deps.readCABundle("beta", ns), "leaf");
+      assert.equal(await c.deps.readCABundle("beta", ns), undefined, "empty ca.crt, leaf present");
       await c.putTLSSecret(ns, "gamma", {});
       assert.equal(await c.deps.readCABundle("gamma", ns), undefined, "neither key");
       assert.equal(await c.deps.readCABundle("alpha", "default"), undefined, "other namespace");

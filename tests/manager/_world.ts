@@ -390,8 +390,8 @@ export class World implements ConfigReconcileDeps {
   readCABundle(server: string, namespace: string) {
     this.calls.push(`readCABundle ${namespace}/${server}`);
     const data = this.tlsSecrets.get(tlsKey(namespace, server));
-    const pem = [data?.["ca.crt"], data?.["tls.crt"]].find((v) => v !== undefined && v !== "");
-    return Promise.resolve(pem);
+    const pem = data?.["ca.crt"];
+    return Promise.resolve(pem === "" ? undefined : pem);
   }
   /** Applies like SSA would for the fields dco owns: the conversion and the two annotations. */
   applyTarget(obj: JsonObject) {

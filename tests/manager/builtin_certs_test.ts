@@ -11,7 +11,7 @@ import {
   BuiltinCAError,
   BuiltinIssuer,
   CA_SECRET_NAME,
-  CA_VALIDITY_MS,
+  DEFAULT_CA_VALIDITY_MS,
   generateCA,
   LEAF_VALIDITY_MS,
   renewalTime,
@@ -62,11 +62,13 @@ Deno.test("builtin certs: CA created on first need, leaf issued with SANs, issue
 
   const caSecret = store.objects.get(`dco-system/${CA_SECRET_NAME}`)!;
   assert.equal(caSecret.type, "kubernetes.io/tls");
-  assert.deepEqual(Object.keys(caSecret.data as object).sort(), ["tls.crt", "tls.key"]);
+  // The trust bundle starts as the signing CA alone.
+  assert.deepEqual(Object.keys(caSecret.data as object).sort(), ["ca.crt", "tls.crt", "tls.key"]);
+  assert.equal(pem(caSecret, "ca.crt"), pem(caSecret, "tls.crt"));
   const ca = new X509Certificate(pem(caSecret, "tls.crt"));
   assert.equal(ca.ca, true);
   assert.equal(ca.subject, "CN=dco-webhook-ca");
-  assert.equal(Date.parse(ca.validTo), T0 + CA_VALIDITY_MS);
+  assert.equal(Date.parse(ca.validTo), T0 + DEFAULT_CA_VALIDITY_MS);
   assert.equal(ca.publicKey.asymmetricKeyType, "ec");
   assert.equal(ca.publicKey.asymmetricKeyDetails?.namedCurve, "prime256v1");
 

@@ -638,7 +638,9 @@ const AVAILABLE_DEPLOYMENT = obj("Deployment", "alpha-webhook-server", {
   },
 });
 const SERVICE = buildService(cws(), SETTINGS);
-const SECRET = obj("Secret", "alpha-webhook-server-tls", { data: { "tls.crt": "LS0t" } });
+const SECRET = obj("Secret", "alpha-webhook-server-tls", {
+  data: { "tls.crt": "LS0t", "ca.crt": "LS0t" },
+});
 
 /** The counts, the endpoint and each condition's `[type, status, reason]`, in order. */
 function assertReadiness(
@@ -662,6 +664,17 @@ Deno.test("readiness: everything present and ready", () => {
       ["CertificateReady", "True", "CertificateReady"],
     ],
   });
+});
+
+Deno.test("readiness: a Secret without ca.crt is not ready (the leaf is never the caBundle)", () => {
+  const leafOnly = obj("Secret", "alpha-webhook-server-tls", { data: { "tls.crt": "LS0t" } });
+  const c = serverReadiness(AVAILABLE_DEPLOYMENT, SERVICE, leafOnly).conditions[2];
+  assert.deepEqual([c.type, c.status, c.reason], [
+    "CertificateReady",
+    "False",
+    "CertificateNotReady",
+  ]);
+  assert.match(c.message, /has no ca\.crt: the caBundle must be the CA that signed tls\.crt/);
 });
 
 Deno.test("readiness: nothing exists yet", () => {

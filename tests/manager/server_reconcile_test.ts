@@ -469,10 +469,22 @@ Deno.test("server reconcile: existing-secret mode only reads the Secret", async 
     type: "kubernetes.io/tls",
     data: { "tls.crt": btoa("user-provided") },
   });
+  await reconcileServer("alpha", f.deps);
+  const leafOnly = condition(f.statuses.at(-1), "CertificateReady");
+  assert.equal(leafOnly?.status, "False", "a leaf without ca.crt is not enough");
+  assert.match(leafOnly?.message ?? "", /has no ca\.crt/);
+  const stored = (await f.secrets.get("wh", TLS))!;
+  await f.secrets.update(
+    "wh",
+    {
+      ...stored,
+      data: { "tls.crt": btoa("user-provided"), "ca.crt": btoa("user CA") },
+    } as typeof stored,
+  );
   const r = await reconcileServer("alpha", f.deps);
   assert.deepEqual(r, { requeueAfter: REQUEUE_SERVER_MS });
   assert.equal(condition(f.statuses.at(-1), "CertificateReady")?.status, "True");
-  assert.equal(f.secrets.writes.length, 1, "the user's Secret is left alone");
+  assert.equal(f.secrets.writes.length, 2, "the user's Secret is left alone");
 });
 
 // ---------------------------------------------------------------------------------------------

@@ -63,7 +63,11 @@ async function cachedOrLive(
   return (cache === undefined ? obj : structuredClone(obj)) as unknown as JsonObject;
 }
 
-/** `ca.crt` if non-empty, else `tls.crt`, of `<server>-webhook-server-tls` (read through). */
+/**
+ * `ca.crt` of `<server>-webhook-server-tls` (read through); undefined when the Secret or the key
+ * is missing or empty. The leaf in `tls.crt` is never used as the bundle: trusting a leaf pins it,
+ * and the conversion breaks the moment the leaf renews.
+ */
 export async function readCABundle(
   client: KubeClient,
   serverName: string,
@@ -71,12 +75,8 @@ export async function readCABundle(
 ): Promise<string | undefined> {
   const secret = await getOrUndefined(client.get(SECRETS(namespace), tlsSecretName(serverName)));
   if (secret === undefined) return undefined;
-  const data = (secret as { data?: Record<string, string> }).data ?? {};
-  for (const key of ["ca.crt", "tls.crt"]) {
-    const v = data[key];
-    if (typeof v === "string" && v !== "") return new TextDecoder().decode(base64ToBytes(v));
-  }
-  return undefined;
+  const v = ((secret as { data?: Record<string, string> }).data ?? {})["ca.crt"];
+  return typeof v === "string" && v !== "" ? new TextDecoder().decode(base64ToBytes(v)) : undefined;
 }
 
 const configLog = createLogger("manager.config");

@@ -142,8 +142,8 @@ export interface ConfigReconcileDeps {
   /** One server; undefined (NotFound) is treated as an error by the reconcile. */
   getServer(name: string): Promise<ConversionWebhookServer | undefined>;
   /**
-   * The CA bundle PEM of `<server>-webhook-server-tls` (`ca.crt` if non-empty else `tls.crt`),
-   * read through to the apiserver (Secrets are never cached); undefined when neither exists.
+   * The CA bundle PEM of `<server>-webhook-server-tls` (its `ca.crt`; a `tls.crt` leaf is never
+   * used), read through to the apiserver (Secrets are never cached); undefined when it is missing.
    */
   readCABundle(serverName: string, serverNamespace: string): Promise<string | undefined>;
   /** Server-side apply (dco's field manager, force) of a target object. */

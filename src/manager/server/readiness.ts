@@ -104,11 +104,19 @@ function certificateCondition(source: Observed): ConditionInput {
     if (c?.status === "True") return yes(`Certificate ${objName(source)} is Ready`);
     return no(`Certificate ${objName(source)} is not Ready${because(c)}`);
   }
-  const crt = asRecord(source.data)?.["tls.crt"];
-  if (typeof crt === "string" && crt !== "") {
-    return yes(`Secret ${objName(source)} holds a certificate`);
+  const data = asRecord(source.data);
+  const crt = data?.["tls.crt"];
+  if (typeof crt !== "string" || crt === "") {
+    return no(`Secret ${objName(source)} has no tls.crt yet`);
   }
-  return no(`Secret ${objName(source)} has no tls.crt yet`);
+  const ca = data?.["ca.crt"];
+  if (typeof ca !== "string" || ca === "") {
+    return no(
+      `Secret ${objName(source)} has no ca.crt: the caBundle must be the CA that signed tls.crt ` +
+        "(the leaf itself is never trusted, it would break on renewal)",
+    );
+  }
+  return yes(`Secret ${objName(source)} holds a certificate and its CA`);
 }
 
 /**
@@ -118,7 +126,8 @@ function certificateCondition(source: Observed): ConditionInput {
  *   with the error in the message);
  * - `ServiceReady` ⇔ the Service **exists** (not "has ready endpoints": pod readiness is what
  *   `Available` and `readyReplicas` already report, so no Endpoints read is added);
- * - `CertificateReady`: given the TLS **Secret** (read through), a non-empty `tls.crt`; given a
+ * - `CertificateReady`: given the TLS **Secret** (read through), a non-empty `tls.crt` and
+ *   `ca.crt` (the caBundle is the CA, never the leaf); given a
  *   cert-manager **Certificate**, its `Ready` condition is "True".
  */
 export function serverReadiness(

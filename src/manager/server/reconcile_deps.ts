@@ -50,6 +50,7 @@ export function serverReconcileDeps(
       now: o.now ?? Date.now,
       isAlreadyExists,
       store: secrets,
+      ...(settings.caValidityMs === undefined ? {} : { caValidityMs: settings.caValidityMs }),
     });
   }
   return deps;

@@ -37,6 +37,8 @@ export interface ServerChildSettings {
    * it first). Absent ⇒ the default policy (volume types and managed env only).
    */
   policy?: WebhookServerPolicy;
+  /** `--ca-validity` of a built-in CA created while issuing (`Builtin` mode). */
+  caValidityMs?: number;
 }
 
 /** A spec that cannot be rendered safely (e.g. `extraArgs` naming a managed flag). */

@@ -42,11 +42,11 @@ import {
   findCondition as cond,
   kubectlFor,
   type Obj,
-  REPO,
   twoVersionCRD,
   writeObjectFile,
 } from "../../support/dco_stack.ts";
 import { CHART, FULLNAME, helm } from "../../support/helm.ts";
+import { roleImage } from "../../support/role_image.ts";
 import { KUBE_VERSION } from "../../chart/_helm.ts";
 
 const RELEASE = "dco";
@@ -57,32 +57,6 @@ const WEBHOOK_SERVER_IMAGE = `${REGISTRY}/webhook-server:${TAG}`;
 const CWS = "default";
 const GROUP = "helm.dco.test";
 const GADGETS = `gadgets.${GROUP}`;
-
-/**
- * A role's "image": `deno run <flags of the deno.json task> <entry>`, relative read paths made
- * absolute (the task runs from the repo root; a Pod's process does not).
- */
-async function roleImage(
-  task: string,
-): Promise<{ entrypoint: string[]; env: Record<string, string> }> {
-  const tasks = JSON.parse(await Deno.readTextFile(`${REPO}deno.json`)).tasks as Record<
-    string,
-    string
-  >;
-  const words = tasks[task].split(/\s+/);
-  assert.deepEqual(words.slice(0, 2), ["deno", "run"], `task ${task} is a deno run`);
-  const entry = words.at(-1)!;
-  const flags = words.slice(2, -1).map((f) => {
-    const m = /^(--allow-(?:read|write))=(.*)$/.exec(f);
-    if (!m) return f;
-    const paths = m[2].split(",").map((p) => (p.startsWith("/") ? p : `${REPO}${p}`));
-    return `${m[1]}=${paths.join(",")}`;
-  });
-  return {
-    entrypoint: [Deno.execPath(), "run", ...flags, `${REPO}${entry}`],
-    env: { NO_COLOR: "1", RUST_BACKTRACE: "0" },
-  };
-}
 
 /** The Gadget CRD: v1 (`size`, storage) and v2 (`capacity`). */
 const gadgetsCRD = () => twoVersionCRD({ group: GROUP, plural: "gadgets", kind: "Gadget" });

@@ -15,6 +15,6 @@ const serve = self.onmessage as unknown as (event: MessageEvent<ToWorker>) => vo
 self.onmessage = (event: MessageEvent<ToWorker>) => {
   const m = event.data;
   if (m.t === "convert" && m.target === "crash") throw new Error("deliberate crash for the test");
-  if (m.t === "convert" && m.target === "hang") for (;;) Atomics.wait(HANG, 0, 0, 1000);
+  if (m.t === "convert" && m.target === "hang") { for (;;) Atomics.wait(HANG, 0, 0, 1000); }
   serve(event);
 };

@@ -145,7 +145,7 @@ export const handoverGate: Gate = {
   },
 };
 
-/** The server's CA bundle; none yet is an error (retried with backoff). */
+/** The server's CA bundle (`ca.crt`); none yet is an error (retried with backoff). */
 export const caBundleGate: Gate = {
   name: "caBundle",
   async pass(run) {
@@ -153,7 +153,8 @@ export const caBundleGate: Gate = {
     const pem = await run.deps.readCABundle(run.serverName, namespace);
     if (pem === undefined || pem === "") {
       throw new Error(
-        `no CA bundle in Secret ${namespace}/${run.serverName}-webhook-server-tls (ca.crt or tls.crt)`,
+        `no CA bundle in Secret ${namespace}/${run.serverName}-webhook-server-tls: it needs ca.crt ` +
+          "(the CA that signed tls.crt; the leaf itself is never trusted, it would break on renewal)",
       );
     }
     run.caBundlePEM = pem;
