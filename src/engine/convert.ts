@@ -5,16 +5,21 @@
  */
 import { isJsonObject } from "../lib/json.ts";
 import { allOpLinkers } from "./strategies/mod.ts";
+import { compileOps } from "./link_compiled.ts";
 import type { LinkOptions, OpFn } from "./strategy.ts";
 import type { AnalysisResult, Direction, JsonObject, OpData, PlanData } from "./types.ts";
 import { ConversionError, deepCopy, setKey } from "./value.ts";
 
 const LINKERS = allOpLinkers();
 
-/** Turns op data into closures (recursively for nested op lists). */
+/**
+ * Turns op data into closures (recursively for nested op lists): by default one generated
+ * function for the whole list (link_compiled.ts), with `compiled: false` — or where code
+ * generation is unavailable — one interpreted closure per op, the reference.
+ */
 export function linkOps(ops: readonly OpData[], options: LinkOptions = {}): OpFn[] {
   const link = (nested: readonly OpData[]) => linkOps(nested, options);
-  return ops.map((op, i) => {
+  const linkOne = (op: OpData, i: number): OpFn => {
     const linker = LINKERS.get(op.op);
     if (linker === undefined) throw new Error(`unknown op code ${JSON.stringify(op.op)} in plan`);
     // Sharing is safe only for a carry that nothing runs after (see LinkOptions).
@@ -22,7 +27,15 @@ export function linkOps(ops: readonly OpData[], options: LinkOptions = {}): OpFn
       ? { ...options, shareInput: false }
       : options;
     return linker(op, link, own);
-  });
+  };
+  if (options.compiled !== false) {
+    for (const op of ops) {
+      if (!LINKERS.has(op.op)) throw new Error(`unknown op code ${JSON.stringify(op.op)} in plan`);
+    }
+    const compiled = compileOps(ops, options.shareInput === true, linkOne);
+    if (compiled !== undefined) return [compiled];
+  }
+  return ops.map(linkOne);
 }
 
 export interface LinkedPlan {

@@ -31,6 +31,12 @@ export interface LinkOptions {
    * shared subtree is ever written through either object.
    */
   shareInput?: boolean;
+  /**
+   * Link each op list into one generated function (default true; src/engine/link_compiled.ts).
+   * `false` links one interpreted closure per op: the reference the compiled form is tested
+   * against. Where `new Function` is unavailable the interpreted closures are linked either way.
+   */
+  compiled?: boolean;
 }
 
 export type OpLinker = (op: OpData, link: LinkOps, options: LinkOptions) => OpFn;
