@@ -5,7 +5,7 @@
  */
 import { isJsonObject } from "../lib/json.ts";
 import { allOpLinkers } from "./strategies/mod.ts";
-import { compileOps } from "./link_compiled.ts";
+import { compiledOps } from "./link_compiled.ts";
 import type { LinkOptions, OpFn } from "./strategy.ts";
 import type { AnalysisResult, Direction, JsonObject, OpData, PlanData } from "./types.ts";
 import { ConversionError, deepCopy, setKey } from "./value.ts";
@@ -13,9 +13,9 @@ import { ConversionError, deepCopy, setKey } from "./value.ts";
 const LINKERS = allOpLinkers();
 
 /**
- * Turns op data into closures (recursively for nested op lists): by default one generated
- * function for the whole list (link_compiled.ts), with `compiled: false` — or where code
- * generation is unavailable — one interpreted closure per op, the reference.
+ * Turns op data into closures (recursively for nested op lists): one interpreted closure per op
+ * (with `compiled: false`, the reference) or — the default — one function for the whole list,
+ * generated on its first call (link_compiled.ts).
  */
 export function linkOps(ops: readonly OpData[], options: LinkOptions = {}): OpFn[] {
   const link = (nested: readonly OpData[]) => linkOps(nested, options);
@@ -28,14 +28,8 @@ export function linkOps(ops: readonly OpData[], options: LinkOptions = {}): OpFn
       : options;
     return linker(op, link, own);
   };
-  if (options.compiled !== false) {
-    for (const op of ops) {
-      if (!LINKERS.has(op.op)) throw new Error(`unknown op code ${JSON.stringify(op.op)} in plan`);
-    }
-    const compiled = compileOps(ops, options.shareInput === true, linkOne);
-    if (compiled !== undefined) return [compiled];
-  }
-  return ops.map(linkOne);
+  const fns = ops.map(linkOne);
+  return options.compiled === false ? fns : [compiledOps(ops, fns, options.shareInput === true)];
 }
 
 export interface LinkedPlan {

@@ -37,7 +37,7 @@ export function literal(s: string): string {
   );
 }
 
-/** Links one op as the interpreted linker would at position `index` (the fallback for an op). */
+/** The interpreted closure of the op at `index` (what the generated code calls for that op). */
 export type LinkOne = (op: OpData, index: number) => OpFn;
 
 /** What the generated code receives, by parameter name (never data spliced as code). */
@@ -88,33 +88,38 @@ class Emitter {
 
   /** The statements of one op at `index`; `share` = the shareInput carry (see LinkOptions). */
   op(op: OpData, index: number, share: boolean): string {
+    const inline = this.inline(op, share);
+    if (inline !== undefined) return inline;
+    this.env.F.push(this.linkOne(op, index));
+    return `F[${this.env.F.length - 1}](input, output);`;
+  }
+
+  /** The generated statements of `op`, or undefined when it runs as its interpreted closure. */
+  private inline(op: OpData, share: boolean): string | undefined {
     switch (op.op) {
-      case "copy":
-        if (isSegments(op.from) && isSegments(op.to)) return this.copy(op.from, op.to);
-        break;
+      case "copy": {
+        const { from, to } = op;
+        return isSegments(from) && isSegments(to) && to.length > 0
+          ? this.copy(from, to)
+          : undefined; // the empty target: setPath's own error, from the interpreted op
+      }
       case "set":
-        if (isSegments(op.to) && op.to.length > 0) {
-          return this.write(op.to, `D(${this.constant(op.value as JsonValue)})`);
-        }
-        break;
+        return isSegments(op.to) && op.to.length > 0
+          ? this.write(op.to, `D(${this.constant(op.value as JsonValue)})`)
+          : undefined;
       case "when": {
         const inner = op.inner as OpData | undefined;
-        if (
-          isSegments(op.path) && inner !== undefined && (inner.op === "copy" || inner.op === "set")
-        ) {
-          const v = this.fresh("v");
-          const body = this.op(inner, 0, false);
-          return `${this.read(v, op.path)}\nif (${v} !== A && EQ(${v}, ${
-            this.constant(op.equals as JsonValue)
-          })) {\n${body}\n}`;
-        }
-        break;
+        if (!isSegments(op.path) || (inner?.op !== "copy" && inner?.op !== "set")) return undefined;
+        const body = this.inline(inner, false);
+        if (body === undefined) return undefined;
+        const v = this.fresh("v");
+        const equals = this.constant(op.equals as JsonValue);
+        return `${this.read(v, op.path)}\nif (${v} !== A && EQ(${v}, ${equals})) {\n${body}\n}`;
       }
       case "carry":
         return this.carry(op.tree as CarryTree, share);
     }
-    this.env.F.push(this.linkOne(op, index));
-    return `F[${this.env.F.length - 1}](input, output);`;
+    return undefined;
   }
 
   /** `let v = <value at segments of input, or A>;` exactly as getPath reads. */
@@ -128,15 +133,8 @@ class Emitter {
   }
 
   private copy(from: string[], to: string[]): string {
-    if (to.length === 0) return this.fallbackCopy(from, to);
     const v = this.fresh("v");
     return `${this.read(v, from)}\nif (${v} !== A) {\n${this.write(to, `D(${v})`)}\n}`;
-  }
-
-  /** The empty target path: setPath's own error, through the interpreted op. */
-  private fallbackCopy(from: string[], to: string[]): string {
-    this.env.F.push(this.linkOne({ op: "copy", from, to }, 0));
-    return `F[${this.env.F.length - 1}](input, output);`;
   }
 
   /**
@@ -260,4 +258,25 @@ export function compileOps(
     throw e;
   }
   return factory(env.F, env.K, env.P, ...HELPERS);
+}
+
+/**
+ * The compiled form of an op list whose interpreted closures `fns` are already linked (linking
+ * them validates the op data and is what a link error comes from): generated on the first call,
+ * so linking stays as cheap as the interpreted linker and a plan never used costs no generated
+ * code. Where code generation is unavailable it keeps running the interpreted closures.
+ */
+export function compiledOps(
+  ops: readonly OpData[],
+  fns: readonly OpFn[],
+  shareLast: boolean,
+): OpFn {
+  const interpreted: OpFn = (input, output) => {
+    for (let i = 0; i < fns.length; i++) fns[i](input, output);
+  };
+  let run: OpFn = (input, output) => {
+    run = compileOps(ops, shareLast, (_op, i) => fns[i]) ?? interpreted;
+    run(input, output);
+  };
+  return (input, output) => run(input, output);
 }

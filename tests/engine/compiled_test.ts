@@ -30,7 +30,6 @@ import {
 } from "../../src/engine/mod.ts";
 import { createRng, generateResource, type Rng } from "../../src/engine/generate.ts";
 import { generate, literal } from "../../src/engine/link_compiled.ts";
-import { linkOps } from "../../src/engine/convert.ts";
 import { isJsonObject } from "../../src/lib/json.ts";
 import { setKey } from "../../src/engine/value.ts";
 import { configFor, pairSource } from "./_helpers.ts";
@@ -318,37 +317,39 @@ Deno.test("compiled linker: literals are printable ASCII and evaluate to the sam
   assert.throws(() => literal(1 as unknown as string), TypeError);
 });
 
-Deno.test("compiled linker: without new Function, linking falls back to the interpreted ops", () => {
+Deno.test("compiled linker: without new Function, conversion runs the interpreted ops", () => {
   const c = lawCases()[0];
   const result = analyzeCase(c);
-  const ops = result.spokes[0].plan!.hubToSpoke;
   const reference = createRouter(result, { compiled: false });
-  const original = globalThis.Function;
-  const blocked = function () {
-    throw new EvalError("code generation from strings disallowed for this context");
-  } as unknown as FunctionConstructor;
-  let fallback: Router;
-  let linked: number;
-  globalThis.Function = blocked;
-  try {
-    linked = linkOps(ops).length;
-    fallback = createRouter(result);
-  } finally {
-    globalThis.Function = original;
-  }
-  assert.equal(linked, ops.length, "one interpreted closure per op");
-  assert.equal(linkOps(ops).length, 1, "compiled again once new Function is back");
-  for (let i = 0; i < 20; i++) {
-    const input = generateResource(c.hub, {
+  const router = createRouter(result); // generated on its first call, which is blocked here
+  const inputs = Array.from({ length: 20 }, (_, i) =>
+    generateResource(c.hub, {
       rng: createRng(`fallback/${i}`),
       apiVersion: apiVersion(HUB),
       kind: KIND,
-    });
+    }));
+  const original = globalThis.Function;
+  let attempts = 0;
+  const blocked = function () {
+    attempts++;
+    throw new EvalError("code generation from strings disallowed for this context");
+  } as unknown as FunctionConstructor;
+  let first: string;
+  globalThis.Function = blocked;
+  try {
+    first = outcome(router, inputs[0], apiVersion(SPOKE));
+  } finally {
+    globalThis.Function = original;
+  }
+  assert.equal(attempts, 1, "the first conversion tried to generate the function");
+  assert.equal(first, outcome(reference, inputs[0], apiVersion(SPOKE)));
+  for (const input of inputs) {
     assert.equal(
-      outcome(fallback, input, apiVersion(SPOKE)),
+      outcome(router, input, apiVersion(SPOKE)),
       outcome(reference, input, apiVersion(SPOKE)),
     );
   }
+  assert.equal(attempts, 1, "no second attempt: the interpreted ops stay");
 });
 
 /** Op lists the analyser does not emit, but whose errors both linkers must word alike. */
