@@ -3,7 +3,7 @@
  * each direction, converted through a linked plan (`convertWithPlan`). One group per strategy and
  * direction, so deno ranks only like with like: the interpreted linker (the baseline) against the
  * compiled one (docs/design/engine.md#the-compiled-linker), the ratio being what compiling buys
- * that strategy. Group `link`: what compiling costs once, at link time. Every strategy has a
+ * that strategy. Group `link`: what compiling costs once (link and first conversions). Every strategy has a
  * `STRATEGY_CASES` entry; a new one adds one. The whole-object group is convert_wide_bench.ts.
  */
 import { convertWithPlan, type LinkedPlan, linkPlan } from "./convert.ts";
@@ -445,26 +445,32 @@ for (const c of STRATEGY_CASES) {
   }
 }
 
-// What compiling costs once, at link time (registry installs, the initial sync): the plan of a
-// 40-field spec with one rename, linked both ways.
-const linkData = analyzePair(
-  root(Object.fromEntries(
-    [["storageGB", int], ...Array.from({ length: 40 }, (_, i) => [`field${i}`, i % 2 ? str : int])],
-  )),
-  root(Object.fromEntries(
-    [
-      ["storageSize", int],
-      ...Array.from({ length: 40 }, (_, i) => [`field${i}`, i % 2 ? str : int]),
-    ],
-  )),
-  [{
-    strategy: "FieldRename",
-    fieldRename: { hubPath: "spec.storageGB", spokePath: "spec.storageSize" },
-  }],
-).spokes[0].plan!;
-Deno.bench({ name: "link 40-field plan interpreted", group: "link", baseline: true }, () => {
-  linkPlan(linkData, { compiled: false });
-});
-Deno.bench({ name: "link 40-field plan compiled", group: "link" }, () => {
-  linkPlan(linkData);
-});
+// What compiling costs once: link a 40-field plan with one rename and convert one object each
+// way — the compiled linker generates its functions on that first conversion (registry installs
+// and the initial sync pay only the linking; the first request per plan direction the rest).
+const fields = (first: string) =>
+  root(Object.fromEntries([
+    [first, int],
+    ...Array.from({ length: 40 }, (_, i) => [`field${i}`, i % 2 ? str : int]),
+  ]));
+const linkData = analyzePair(fields("storageGB"), fields("storageSize"), [{
+  strategy: "FieldRename",
+  fieldRename: { hubPath: "spec.storageGB", spokePath: "spec.storageSize" },
+}]).spokes[0].plan!;
+const linkSpec = (first: string): JsonObject =>
+  Object.fromEntries([
+    [first, 7],
+    ...Array.from({ length: 40 }, (_, i) => [`field${i}`, i % 2 ? `v${i}` : i]),
+  ]);
+const [linkHub, linkSpoke] = [object(linkSpec("storageGB")), object(linkSpec("storageSize"))];
+for (const compiled of [false, true]) {
+  const name = compiled ? "compiled" : "interpreted";
+  Deno.bench(
+    { name: `link + first conversions, ${name}`, group: "link", baseline: !compiled },
+    () => {
+      const plan = linkPlan(linkData, { compiled });
+      convertWithPlan(plan, "hubToSpoke", linkHub);
+      convertWithPlan(plan, "spokeToHub", linkSpoke);
+    },
+  );
+}
