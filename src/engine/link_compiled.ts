@@ -271,12 +271,20 @@ export function compiledOps(
   fns: readonly OpFn[],
   shareLast: boolean,
 ): OpFn {
-  const interpreted: OpFn = (input, output) => {
-    for (let i = 0; i < fns.length; i++) fns[i](input, output);
-  };
+  // Held until the first call only: afterwards the generated function keeps what it calls.
+  let pending: { ops: readonly OpData[]; fns: readonly OpFn[] } | undefined = { ops, fns };
   let run: OpFn = (input, output) => {
-    run = compileOps(ops, shareLast, (_op, i) => fns[i]) ?? interpreted;
+    const p = pending!;
+    run = compileOps(p.ops, shareLast, (_op, i) => p.fns[i]) ?? interpretedOps(p.fns);
+    pending = undefined;
     run(input, output);
   };
   return (input, output) => run(input, output);
+}
+
+/** The interpreted closures run in order (the fallback without code generation). */
+function interpretedOps(fns: readonly OpFn[]): OpFn {
+  return (input, output) => {
+    for (let i = 0; i < fns.length; i++) fns[i](input, output);
+  };
 }
