@@ -5,16 +5,29 @@
  */
 import { isJsonObject } from "../lib/json.ts";
 import { allOpLinkers } from "./strategies/mod.ts";
+import { compiledOps } from "./link_compiled.ts";
 import type { LinkOptions, OpFn } from "./strategy.ts";
-import type { AnalysisResult, Direction, JsonObject, OpData, PlanData } from "./types.ts";
+import type { CarryTree } from "./schema.ts";
+import type {
+  AnalysisResult,
+  Direction,
+  JsonObject,
+  JsonValue,
+  OpData,
+  PlanData,
+} from "./types.ts";
 import { ConversionError, deepCopy, setKey } from "./value.ts";
 
 const LINKERS = allOpLinkers();
 
-/** Turns op data into closures (recursively for nested op lists). */
+/**
+ * Turns op data into closures (recursively for nested op lists): one interpreted closure per op
+ * (with `compiled: false`, the reference) or — the default — one function for the whole list,
+ * generated on its first call (link_compiled.ts).
+ */
 export function linkOps(ops: readonly OpData[], options: LinkOptions = {}): OpFn[] {
   const link = (nested: readonly OpData[]) => linkOps(nested, options);
-  return ops.map((op, i) => {
+  const linkOne = (op: OpData, i: number): OpFn => {
     const linker = LINKERS.get(op.op);
     if (linker === undefined) throw new Error(`unknown op code ${JSON.stringify(op.op)} in plan`);
     // Sharing is safe only for a carry that nothing runs after (see LinkOptions).
@@ -22,7 +35,9 @@ export function linkOps(ops: readonly OpData[], options: LinkOptions = {}): OpFn
       ? { ...options, shareInput: false }
       : options;
     return linker(op, link, own);
-  });
+  };
+  const fns = ops.map(linkOne);
+  return options.compiled === false ? fns : [compiledOps(ops, fns, options.shareInput === true)];
 }
 
 export interface LinkedPlan {
@@ -30,15 +45,50 @@ export interface LinkedPlan {
   readonly spokeVersion: string;
   readonly hubToSpoke: readonly OpFn[];
   readonly spokeToHub: readonly OpFn[];
+  /** Per direction: the output's `metadata` is the input's own map (see LinkOptions.shareInput). */
+  readonly sharesMetadata?: Readonly<Record<Direction, boolean>>;
 }
 
 export function linkPlan(plan: PlanData, options: LinkOptions = {}): LinkedPlan {
+  const share = options.shareInput === true;
   return {
     hubVersion: plan.hubVersion,
     spokeVersion: plan.spokeVersion,
     hubToSpoke: linkOps(plan.hubToSpoke, options),
     spokeToHub: linkOps(plan.spokeToHub, options),
+    sharesMetadata: {
+      hubToSpoke: share && leavesMetadata(plan.hubToSpoke),
+      spokeToHub: share && leavesMetadata(plan.spokeToHub),
+    },
   };
+}
+
+/**
+ * Whether no op of the list can write into the output's `metadata` map, so the seeded map may be
+ * the input's own under `shareInput`. Only ops known not to are accepted: `copy`, `set` and
+ * `forEach` writing outside `metadata`, `when` around such an op, and the carry walk when it does
+ * not descend into `metadata`. Every other op (the metadata strategies, JSONPatch, CEL, …) keeps
+ * the deep copy.
+ */
+export function leavesMetadata(ops: readonly OpData[]): boolean {
+  return ops.every(function leaves(op: OpData): boolean {
+    switch (op.op) {
+      case "copy":
+      case "set":
+      case "forEach": {
+        const to = op.to;
+        return Array.isArray(to) && to.length > 0 && to[0] !== "metadata";
+      }
+      case "when":
+        return isJsonObject(op.inner as JsonValue) && leaves(op.inner as unknown as OpData);
+      case "carry": {
+        const tree = op.tree as CarryTree;
+        return !Object.hasOwn(tree, "metadata") || tree.metadata === "skip";
+      }
+      default:
+        return false;
+    }
+  });
 }
 
 const DIRECTION_LABEL: Record<Direction, string> = {
@@ -61,7 +111,11 @@ export function convertWithPlan(
   const output: JsonObject = {};
   if (Object.hasOwn(input, "kind")) output.kind = input.kind;
   const metadata = input.metadata;
-  output.metadata = isJsonObject(metadata) ? deepCopy(metadata) : {};
+  output.metadata = !isJsonObject(metadata)
+    ? {}
+    : plan.sharesMetadata?.[direction] === true
+    ? metadata
+    : deepCopy(metadata);
   try {
     return runOps(plan[direction], input, output);
   } catch (e) {

@@ -1,8 +1,10 @@
 /**
  * Strategy benchmarks (`deno task bench`): one representative object per implemented strategy,
- * each direction, converted through a linked plan (`convertWithPlan`) — ungrouped, so deno prints
- * no ranking of unrelated cases. Every strategy has a `STRATEGY_CASES` entry; a new one adds one.
- * The whole-object group is convert_wide_bench.ts.
+ * each direction, converted through a linked plan (`convertWithPlan`). One group per strategy and
+ * direction, so deno ranks only like with like: the interpreted linker (the baseline) against the
+ * compiled one (docs/design/engine.md#the-compiled-linker), the ratio being what compiling buys
+ * that strategy. Group `link`: what compiling costs once (link and first conversions). Every strategy has a
+ * `STRATEGY_CASES` entry; a new one adds one. The whole-object group is convert_wide_bench.ts.
  */
 import { convertWithPlan, type LinkedPlan, linkPlan } from "./convert.ts";
 import type { ConversionRuleSpec, Direction, JsonObject, SchemaNode } from "./types.ts";
@@ -428,16 +430,47 @@ const STRATEGY_CASES: StrategyCase[] = [
 const LABEL: Record<Direction, string> = { hubToSpoke: "hub→spoke", spokeToHub: "spoke→hub" };
 
 for (const c of STRATEGY_CASES) {
-  const plan: LinkedPlan = linkPlan(
-    analyzePair(root(c.hub), root(c.spoke), c.rules).spokes[0].plan!,
-  );
+  const data = analyzePair(root(c.hub), root(c.spoke), c.rules).spokes[0].plan!;
+  const compiled: LinkedPlan = linkPlan(data);
+  const interpreted: LinkedPlan = linkPlan(data, { compiled: false });
   for (const direction of ["hubToSpoke", "spokeToHub"] as const) {
     const input = direction === "hubToSpoke" ? c.hubObject : c.spokeObject;
-    Deno.bench({
-      name: `${c.name} ${LABEL[direction]}`,
-      fn: () => {
-        convertWithPlan(plan, direction, input);
-      },
+    const group = `${c.name} ${LABEL[direction]}`;
+    Deno.bench({ name: `${group} interpreted`, group, baseline: true }, () => {
+      convertWithPlan(interpreted, direction, input);
+    });
+    Deno.bench({ name: `${group} compiled`, group }, () => {
+      convertWithPlan(compiled, direction, input);
     });
   }
+}
+
+// What compiling costs once: link a 40-field plan with one rename and convert one object each
+// way — the compiled linker generates its functions on that first conversion (registry installs
+// and the initial sync pay only the linking; the first request per plan direction the rest).
+const fields = (first: string) =>
+  root(Object.fromEntries([
+    [first, int],
+    ...Array.from({ length: 40 }, (_, i) => [`field${i}`, i % 2 ? str : int]),
+  ]));
+const linkData = analyzePair(fields("storageGB"), fields("storageSize"), [{
+  strategy: "FieldRename",
+  fieldRename: { hubPath: "spec.storageGB", spokePath: "spec.storageSize" },
+}]).spokes[0].plan!;
+const linkSpec = (first: string): JsonObject =>
+  Object.fromEntries([
+    [first, 7],
+    ...Array.from({ length: 40 }, (_, i) => [`field${i}`, i % 2 ? `v${i}` : i]),
+  ]);
+const [linkHub, linkSpoke] = [object(linkSpec("storageGB")), object(linkSpec("storageSize"))];
+for (const compiled of [false, true]) {
+  const name = compiled ? "compiled" : "interpreted";
+  Deno.bench(
+    { name: `link + first conversions, ${name}`, group: "link", baseline: !compiled },
+    () => {
+      const plan = linkPlan(linkData, { compiled });
+      convertWithPlan(plan, "hubToSpoke", linkHub);
+      convertWithPlan(plan, "spokeToHub", linkSpoke);
+    },
+  );
 }

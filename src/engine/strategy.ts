@@ -28,9 +28,17 @@ export interface LinkOptions {
    * of deep-copying them. Only for callers that own the input and never use it again (the
    * webhook: a parsed request is discarded after the response is encoded). Safe because the
    * carry walk is the last op of every scope: nothing writes into the output after it, so no
-   * shared subtree is ever written through either object.
+   * shared subtree is ever written through either object. The `metadata` map the output starts
+   * with is shared too for a direction none of whose ops can write into it (`leavesMetadata` in
+   * convert.ts); otherwise it is deep-copied.
    */
   shareInput?: boolean;
+  /**
+   * Link each op list into one generated function (default true; src/engine/link_compiled.ts).
+   * `false` links one interpreted closure per op: the reference the compiled form is tested
+   * against. Where `new Function` is unavailable the interpreted closures are linked either way.
+   */
+  compiled?: boolean;
 }
 
 export type OpLinker = (op: OpData, link: LinkOps, options: LinkOptions) => OpFn;

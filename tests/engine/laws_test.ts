@@ -12,9 +12,10 @@
  *     *unacknowledged-lossy* error and nothing else fails;
  * (d) inputs are never mutated (deep-frozen, and compared with a JSON snapshot) and outputs share
  *     no object with their input;
- * (e) converting the same input twice — and through a structured-cloned, re-linked plan, and
- *     through the webhook's `shareInput` linking on the frozen input — gives equal outputs (or
- *     the same error).
+ * (e) converting the same input twice — and through a structured-cloned, re-linked plan, through
+ *     the webhook's `shareInput` linking on the frozen input, and through the interpreted
+ *     linker (`compiled: false`, the reference for the default compiled one) — gives equal
+ *     outputs, byte for byte against the interpreted linker (or the same error).
  *
  * Conversions go through `convertObject` (router + apiVersion stamping), as the webhook does.
  */
@@ -187,6 +188,9 @@ for (const c of CASES) {
         const cloned = createRouter(structuredClone(result));
         // The webhook's linking: outputs may share carried subtrees with the (frozen) input.
         const shared = createRouter(result, { shareInput: true });
+        // The interpreted linker: the reference the compiled (default) linking must match.
+        const interpreted = createRouter(result, { compiled: false });
+        const interpretedShared = createRouter(result, { compiled: false, shareInput: true });
         const [from, to, schema, side] = dir === "hubToSpoke"
           ? [HUB, SPOKE, c.hub, "hub" as const]
           : [SPOKE, HUB, c.spoke, "spoke" as const];
@@ -217,9 +221,11 @@ for (const c of CASES) {
             assert.throws(() => convertObject(cloned, input, apiVersion(to)), {
               message: e.message,
             });
-            assert.throws(() => convertObject(shared, input, apiVersion(to)), {
-              message: e.message,
-            });
+            for (const other of [shared, interpreted, interpretedShared]) {
+              assert.throws(() => convertObject(other, input, apiVersion(to)), {
+                message: e.message,
+              });
+            }
             continue;
           }
           assert.equal(stringifyJson(input), snapshot, `input mutated; ${where}`);
@@ -228,6 +234,12 @@ for (const c of CASES) {
           assert.deepEqual(convertObject(cloned, input, apiVersion(to)), out, `clone; ${where}`);
           // Frozen input: a write into a shared subtree would throw here.
           assert.deepEqual(convertObject(shared, input, apiVersion(to)), out, `shared; ${where}`);
+          // Same keys in the same order too: the answer's bytes must not depend on the linker.
+          const references = [["interpreted", interpreted], ["both", interpretedShared]] as const;
+          for (const [name, other] of references) {
+            const theirs = convertObject(other, input, apiVersion(to));
+            assert.equal(stringifyJson(theirs), stringifyJson(out), `${name}; ${where}`);
+          }
           assert.equal(out.apiVersion, apiVersion(to));
           if (!roundTrip) continue;
 

@@ -129,13 +129,36 @@ function carryChild(
   key: string,
   copy: (v: JsonValue) => JsonValue,
 ): JsonObject | undefined {
-  const existing = parent !== undefined && Object.hasOwn(parent, key) ? parent[key] : undefined;
-  if (existing !== undefined && !isJsonObject(existing)) {
+  const existing = carryTarget(parent, key);
+  return attachCarried(existing, carryLevel(input, tree, existing, false, copy));
+}
+
+/**
+ * The output map a carry descends into under `parent[key]` (undefined when there is none yet);
+ * a non-map there is a conversion error. The compiled linker (link_compiled.ts) shares it.
+ */
+export function carryTarget(
+  parent: JsonObject | undefined,
+  key: string,
+): JsonObject | undefined {
+  if (parent === undefined || !Object.hasOwn(parent, key)) return undefined;
+  const existing = parent[key];
+  if (!isJsonObject(existing)) {
     throw new ConversionError(
       `cannot write under ${key}: it is a ${typeName(existing)}, not a map`,
     );
   }
-  const added = carryLevel(input, tree, existing, false, copy);
+  return existing;
+}
+
+/**
+ * Attaches what one carry level added (`added`, in walk order) below `existing`: returns the map
+ * to (re)attach, or undefined when nothing needs attaching.
+ */
+function attachCarried(
+  existing: JsonObject | undefined,
+  added: [string, JsonValue][] | undefined,
+): JsonObject | undefined {
   if (added === undefined) return undefined; // nothing new below: no empty container either
   if (existing === undefined) return Object.fromEntries(added) as JsonObject;
   if (Object.keys(existing).length + added.length <= KEYED_BUILD_LIMIT) {

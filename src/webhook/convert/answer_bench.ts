@@ -11,7 +11,10 @@
  *   with the real metric set recording into a prom-client registry;
  * - `handler, no metrics`: the same without metrics, to show what they cost;
  * - `handler, v2 → v2`: the same payload at the desired version, so the engine only restamps
- *   `apiVersion` — the handler's own overhead without the conversion itself.
+ *   `apiVersion` — the handler's own overhead without the conversion itself;
+ * - `parse + convert + stringify, interpreted plans` / `compiled plans`: the engine's part of the
+ *   handler alone (no nesting scan, lookup, budget or encoding), through the interpreted linker
+ *   and the compiled one the registry links with (docs/design/engine.md#the-compiled-linker).
  *
  * Each payload again with one int64 beyond 2^53 per object (`storageSize`, a nanosecond-sized
  * value; group suffix `, int64`): the scan then selects the exact parse (a reviver reading each
@@ -19,7 +22,14 @@
  * which rounds that number.
  */
 import { Registry } from "prom-client";
-import { SYNTHETIC_TARGET, syntheticCompiled, syntheticReview } from "./_synthetic.ts";
+import { convertObject, createRouter, type JsonObject } from "../../engine/mod.ts";
+import {
+  SYNTHETIC_GROUP,
+  SYNTHETIC_HUB,
+  SYNTHETIC_TARGET,
+  syntheticCompiled,
+  syntheticReview,
+} from "./_synthetic.ts";
 import { convertContext, convertReviewBytes } from "./mod.ts";
 import { WebhookMetrics } from "../metrics.ts";
 import { SILENT } from "../_log.ts";
@@ -34,6 +44,15 @@ const withMetrics = convertContext({
 });
 const bare = convertContext({ registry, logger: SILENT });
 const encoder = new TextEncoder();
+/** The registry's linking (compiled by default) against the interpreted reference. */
+const compiledTarget = syntheticCompiled();
+const ROUTERS = [false, true].map((compiled) =>
+  [
+    compiled ? "compiled plans" : "interpreted plans",
+    createRouter(compiledTarget.hubVersion, compiledTarget.plans, { shareInput: true, compiled }),
+  ] as const
+);
+const DESIRED = `${SYNTHETIC_GROUP}/${SYNTHETIC_HUB}`;
 /** A nanosecond timestamp: an int64 beyond 2^53. */
 const BIG = 1764590400123456789n;
 const decoder = new TextDecoder();
@@ -64,6 +83,14 @@ for (const [size, annotationBytes] of [["2KB", 0], ["10KB", 8000]] as const) {
     Deno.bench({ name: `handler, v2 → v2 ${group}`, group }, () => {
       convertReviewBytes(withMetrics, SYNTHETIC_TARGET, same);
     });
+    for (const [linking, router] of ROUTERS) {
+      Deno.bench({ name: `parse + convert + stringify, ${linking} ${group}`, group }, () => {
+        const review = JSON.parse(text);
+        const objects = review.request.objects as JsonObject[];
+        const converted = objects.map((o) => convertObject(router, o, DESIRED));
+        JSON.stringify({ ...review, response: { convertedObjects: converted } });
+      });
+    }
 
     const bigText = text.replace(
       /"storageSize":(\d+)/g,
