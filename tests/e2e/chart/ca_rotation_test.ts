@@ -233,7 +233,8 @@ e2eTest(
               apiVersion: "terasky.com/v1alpha1",
               kind: "ConversionWebhookServer",
               metadata: { name: `probe-${n++}` },
-              spec: { replicas: 1 },
+              // The ServiceAccount the chart's webhook-server policy admits.
+              spec: { replicas: 1, serviceAccountName: `${FULLNAME}-webhook-server` },
             }),
           },
         );
@@ -251,8 +252,12 @@ e2eTest(
         client.close();
       };
       try {
-        await new Promise((r) => setTimeout(r, 3_000));
-        assert.ok(reads.ok > 0 && admissions.ok > 0, "the load runs before the rotation");
+        await waitFor("the load to run before the rotation", () => {
+          if (reads.ok > 0 && admissions.ok > 0) return true;
+          throw new Error(
+            `reads ${JSON.stringify(reads)}, admissions ${JSON.stringify(admissions)}`,
+          );
+        });
         const started = performance.now();
         await kubectl("annotate", "secret", "dco-webhook-ca", "-n", ns, `${ROTATE}=e2e`);
         const done = await waitFor("rotation completed", async () => {
