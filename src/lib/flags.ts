@@ -134,14 +134,65 @@ export type FieldFlag<T> =
   | { field: keyof T; parse: (raw: string, flag: string) => T[keyof T] };
 
 /**
+ * `--help` (or `-h`) was given: not an error. `usage` lists every flag of the record with its
+ * aliases and default; the caller prints it and exits 0.
+ */
+export class HelpRequested extends Error {
+  override name = "HelpRequested";
+  constructor(readonly usage: string) {
+    super("help requested");
+  }
+}
+
+/** The help text of a daemon's flag table: one line per field, aliases and default with it. */
+export function flagRecordUsage<T extends object>(
+  table: Readonly<Record<string, FieldFlag<T>>>,
+  defaults: Readonly<T>,
+): string {
+  const byField = new Map<string, string[]>();
+  for (const [name, entry] of Object.entries(table)) {
+    if (entry.field === undefined) continue;
+    const key = String(entry.field);
+    byField.set(key, [...(byField.get(key) ?? []), name]);
+  }
+  const lines: string[] = [];
+  for (const [field, names] of byField) {
+    const value = (defaults as Record<string, unknown>)[field];
+    // Fields named `…Ms` hold a Go-duration flag in milliseconds: shown as the flag is written.
+    const shown = typeof value === "number" && field.endsWith("Ms")
+      ? ` (default ${durationText(value)})`
+      : typeof value === "string"
+      ? (value === "" ? "" : ` (default ${JSON.stringify(value)})`)
+      : typeof value === "number" || typeof value === "boolean"
+      ? ` (default ${value})`
+      : "";
+    lines.push(`  ${names.map((n) => `--${n}`).join(", ")}${shown}`);
+  }
+  return lines.join("\n");
+}
+
+/** Milliseconds as the shortest Go duration that spells them (`2m`, `90s`, `8760h`, `250ms`). */
+function durationText(ms: number): string {
+  for (const [unit, size] of [["h", 3_600_000], ["m", 60_000], ["s", 1000]] as const) {
+    if (ms !== 0 && ms % size === 0) return `${ms / size}${unit}`;
+  }
+  return `${ms}ms`;
+}
+
+/**
  * For daemons, whose flags fill one settings record: `defaults` overwritten by every flag given.
- * Several names may fill one field (aliases). A non-flag argument is an error.
+ * Several names may fill one field (aliases). A non-flag argument is an error. `--help`/`-h`
+ * throws {@link HelpRequested} with the usage, whatever else is given.
  */
 export function parseFlagRecord<T extends object>(
   args: readonly string[],
   table: Readonly<Record<string, FieldFlag<T>>>,
   defaults: Readonly<T>,
 ): T {
+  const end = args.indexOf("--");
+  if ((end < 0 ? args : args.slice(0, end)).some((a) => a === "--help" || a === "-h")) {
+    throw new HelpRequested(flagRecordUsage(table, defaults));
+  }
   // One spec per field, its other names as aliases, so the last of them wins.
   const specs = new Map<string, FlagSpec & { entry: FieldFlag<T> }>();
   for (const [name, entry] of Object.entries(table)) {

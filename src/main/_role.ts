@@ -4,6 +4,7 @@
  * stop: readiness false first, then every started component in reverse order of registration
  * under one deadline. Why in this order: docs/design/manager.md#shutdown.
  */
+import { HelpRequested } from "../lib/flags.ts";
 import { KubeClient } from "../kube/client.ts";
 import { configureLogging, createLogger, type LogFields, type Logger } from "../obs/log.ts";
 import { Readiness, type ServerHandle, shutdownAll } from "../net/mod.ts";
@@ -18,6 +19,13 @@ export function parseRoleFlags<F>(
     const { rest } = configureLogging(argv);
     return parse(rest);
   } catch (e) {
+    if (e instanceof HelpRequested) {
+      console.log(
+        `usage: ${logger} [flags]\n\nflags:\n${e.usage}\n` +
+          "  --zap-log-level, --zap-devel, --zap-encoder (logging; default info, JSON lines)",
+      );
+      Deno.exit(0);
+    }
     if (!(e instanceof Error)) throw e;
     createLogger(logger).error(`invalid flags: ${e.message}`);
     Deno.exit(1);

@@ -1,0 +1,42 @@
+/**
+ * `--help` on each role binary prints its flags and exits 0 (controller-runtime binaries do), and a
+ * wrong flag still exits 1 with one line naming it.
+ */
+import assert from "node:assert/strict";
+
+const ROLES = [
+  { file: "manager.ts", flag: "--leader-elect" },
+  { file: "webhook_server.ts", flag: "--request-timeout (default 30s)" },
+];
+
+async function run(file: string, args: string[]) {
+  const out = await new Deno.Command(Deno.execPath(), {
+    args: [
+      "run",
+      "--allow-all",
+      new URL(`../../src/main/${file}`, import.meta.url).pathname,
+      ...args,
+    ],
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  const dec = new TextDecoder();
+  return { code: out.code, stdout: dec.decode(out.stdout), stderr: dec.decode(out.stderr) };
+}
+
+for (const { file, flag } of ROLES) {
+  Deno.test(`${file} --help prints the flags and exits 0`, async () => {
+    const r = await run(file, ["--help"]);
+    assert.equal(r.code, 0, r.stderr);
+    assert.match(r.stdout, /^usage: /);
+    assert.ok(r.stdout.includes(flag), r.stdout);
+    assert.ok(r.stdout.includes("--zap-log-level"), r.stdout);
+    assert.equal(r.stderr, "");
+  });
+
+  Deno.test(`${file} with an unknown flag exits 1 naming it`, async () => {
+    const r = await run(file, ["--no-such-flag"]);
+    assert.equal(r.code, 1);
+    assert.match(r.stdout + r.stderr, /no-such-flag/);
+  });
+}
