@@ -3,7 +3,7 @@
  * with the request bounds a default pod derives — as a child process with a throwaway CA, for the
  * tools that measure or attack it from outside (hack/fuzz_convert.ts, hack/bench_side_by_side.ts).
  */
-import { createCA } from "../tests/support/certs.ts";
+import { writeServingPair } from "../tests/support/certs.ts";
 
 /** The heap a webhook-server pod gets by default (256 MiB limit × 0.75), as the manager sets it. */
 export const POD_HEAP_FLAGS = "--max-old-space-size=192";
@@ -30,11 +30,11 @@ export async function startConversionTarget(
   dir: string,
   opts: TargetOptions = {},
 ): Promise<ConversionTarget> {
-  const ca = await createCA(dir, "dco-target-ca");
-  const leaf = await ca.issue({ commonName: "dco-target", hosts: ["127.0.0.1"] });
-  await Deno.writeTextFile(`${dir}/tls.crt`, leaf.cert);
-  await Deno.writeTextFile(`${dir}/tls.key`, leaf.key);
-  await Deno.writeTextFile(`${dir}/ca.crt`, ca.cert);
+  await writeServingPair(dir, {
+    caName: "dco-target-ca",
+    commonName: "dco-target",
+    hosts: ["127.0.0.1"],
+  });
   const deno = [
     Deno.execPath(),
     "run",

@@ -25,7 +25,7 @@
  * requests ≤ 1,000,000, concurrency ≤ 512.
  */
 import { parseArgs } from "node:util";
-import { createCA } from "../tests/support/certs.ts";
+import { writeServingPair } from "../tests/support/certs.ts";
 import {
   SYNTHETIC_TARGET,
   syntheticCompiled,
@@ -103,10 +103,11 @@ const selfDirs: string[] = [];
 async function startSelf(server: ServerKind): Promise<{ url: string; ca: string }> {
   const dir = await Deno.makeTempDir({ prefix: "dco-load-" });
   selfDirs.push(dir);
-  const ca = await createCA(dir, "dco-load-ca");
-  const leaf = await ca.issue({ commonName: "dco-load", hosts: ["127.0.0.1", "localhost"] });
-  await Deno.writeTextFile(`${dir}/tls.crt`, leaf.cert);
-  await Deno.writeTextFile(`${dir}/tls.key`, leaf.key);
+  const { ca } = await writeServingPair(dir, {
+    caName: "dco-load-ca",
+    commonName: "dco-load",
+    hosts: ["127.0.0.1", "localhost"],
+  });
   const worker = new Worker(import.meta.url, { type: "module" });
   const port = await new Promise<number>((resolve, reject) => {
     worker.onmessage = (e: MessageEvent<{ port?: number; error?: string }>) =>

@@ -7,9 +7,9 @@
  */
 import assert from "node:assert/strict";
 import type * as k8s from "@kubernetes/client-node";
-import { createCA } from "../support/certs.ts";
+import { installDcoCRDs } from "../support/dco_stack.ts";
+import { writeServingPair } from "../support/certs.ts";
 import { type ControlPlane, e2eTest, freePort, waitFor } from "../support/control_plane.ts";
-import { DCO_CRDS } from "../support/dco_crds.ts";
 import { httpGet, startRoleProcess } from "../support/role_process.ts";
 import { SLOW_TARGET, slowConfig, slowCRD, slowReview } from "../webhook/convert/_slow_target.ts";
 
@@ -22,13 +22,13 @@ const PROBE_TIMEOUT_MS = 1_000;
 e2eTest(
   "a slow conversion in the role's Worker does not hold /healthz or /readyz",
   async (cp: ControlPlane) => {
-    for (const crd of DCO_CRDS) await cp.apply(crd);
-    for (const crd of DCO_CRDS) await cp.waitForCRD(crd.metadata!.name!);
+    await installDcoCRDs(cp);
     const certDir = await cp.makeTempDir("probe-tls");
-    const ca = await createCA(certDir, "dco-probe-ca");
-    const serving = await ca.issue({ commonName: "dco-webhook", hosts: ["127.0.0.1"] });
-    await Deno.writeTextFile(`${certDir}/tls.crt`, serving.cert);
-    await Deno.writeTextFile(`${certDir}/tls.key`, serving.key);
+    const { ca } = await writeServingPair(certDir, {
+      caName: "dco-probe-ca",
+      commonName: "dco-webhook",
+      hosts: ["127.0.0.1"],
+    });
     await cp.apply({
       apiVersion: "terasky.com/v1alpha1",
       kind: "ConversionWebhookServer",

@@ -8,10 +8,9 @@
  */
 import assert from "node:assert/strict";
 import type * as k8s from "@kubernetes/client-node";
-import { createCA } from "../support/certs.ts";
+import { writeServingPair } from "../support/certs.ts";
 import { e2eTest, freePort, waitFor } from "../support/control_plane.ts";
-import { DCO_CRDS } from "../support/dco_crds.ts";
-import { twoVersionCRD, urlWebhookConversion } from "../support/dco_stack.ts";
+import { installDcoCRDs, twoVersionCRD, urlWebhookConversion } from "../support/dco_stack.ts";
 import { httpGet, startRoleProcess } from "../support/role_process.ts";
 
 const GROUP = "gov.dco.test";
@@ -57,13 +56,13 @@ function sample(metrics: string, name: string, labels = ""): number | undefined 
 e2eTest(
   "request governance on the conversion port, through a real kube-apiserver",
   async (cp, t) => {
-    for (const crd of DCO_CRDS) await cp.apply(crd);
-    for (const crd of DCO_CRDS) await cp.waitForCRD(crd.metadata!.name!);
+    await installDcoCRDs(cp);
     const certDir = await cp.makeTempDir("gov-tls");
-    const ca = await createCA(certDir, "dco-gov-ca");
-    const serving = await ca.issue({ commonName: "dco-webhook", hosts: ["127.0.0.1"] });
-    await Deno.writeTextFile(`${certDir}/tls.crt`, serving.cert);
-    await Deno.writeTextFile(`${certDir}/tls.key`, serving.key);
+    const { ca } = await writeServingPair(certDir, {
+      caName: "dco-gov-ca",
+      commonName: "dco-webhook",
+      hosts: ["127.0.0.1"],
+    });
     const port = freePort();
     const metricsPort = freePort();
     await cp.apply({

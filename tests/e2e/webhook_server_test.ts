@@ -9,7 +9,7 @@
  */
 import assert from "node:assert/strict";
 import type * as k8s from "@kubernetes/client-node";
-import { createCA } from "../support/certs.ts";
+import { createCA, writeServingPair } from "../support/certs.ts";
 import {
   assertStays,
   type ControlPlane,
@@ -18,8 +18,7 @@ import {
   resolveAssets,
   waitFor,
 } from "../support/control_plane.ts";
-import { DCO_CRDS } from "../support/dco_crds.ts";
-import { twoVersionCRD, urlWebhookConversion } from "../support/dco_stack.ts";
+import { installDcoCRDs, twoVersionCRD, urlWebhookConversion } from "../support/dco_stack.ts";
 import { httpGet, type RoleProcess, startRoleProcess } from "../support/role_process.ts";
 
 const GROUP = "ws.dco.test";
@@ -103,13 +102,13 @@ const get = httpGet;
 
 /** dco's CRDs, a serving certificate for 127.0.0.1 in a cert dir, and the TLS CA. */
 async function prepare(cp: ControlPlane): Promise<{ certDir: string; caPEM: string }> {
-  for (const crd of DCO_CRDS) await cp.apply(crd);
-  for (const crd of DCO_CRDS) await cp.waitForCRD(crd.metadata!.name!);
+  await installDcoCRDs(cp);
   const certDir = await cp.makeTempDir("ws-tls");
-  const ca = await createCA(certDir, "dco-ws-ca");
-  const serving = await ca.issue({ commonName: "dco-webhook", hosts: ["127.0.0.1", "localhost"] });
-  await Deno.writeTextFile(`${certDir}/tls.crt`, serving.cert);
-  await Deno.writeTextFile(`${certDir}/tls.key`, serving.key);
+  const { ca } = await writeServingPair(certDir, {
+    caName: "dco-ws-ca",
+    commonName: "dco-webhook",
+    hosts: ["127.0.0.1", "localhost"],
+  });
   return { certDir, caPEM: ca.cert };
 }
 

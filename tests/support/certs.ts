@@ -163,3 +163,25 @@ function safeName(s: string): string {
 
 /** Base64 of a UTF-8 string (kubeconfig `*-data` fields, CRD `caBundle`). */
 export const b64: (s: string) => string = textToBase64;
+
+/** What {@link writeServingPair} wrote. */
+export interface ServingPair {
+  ca: CertificateAuthority;
+  pair: KeyPair;
+}
+
+/**
+ * A throwaway CA in `dir` and a leaf from it for `hosts`, written as `tls.crt`/`tls.key` (and the
+ * CA as `ca.crt`): the serving-certificate directory a listener under test reads.
+ */
+export async function writeServingPair(
+  dir: string,
+  opts: { caName: string; commonName: string; hosts: string[] },
+): Promise<ServingPair> {
+  const ca = await createCA(dir, opts.caName);
+  const pair = await ca.issue({ commonName: opts.commonName, hosts: opts.hosts });
+  await Deno.writeTextFile(`${dir}/tls.crt`, pair.cert);
+  await Deno.writeTextFile(`${dir}/tls.key`, pair.key);
+  await Deno.writeTextFile(`${dir}/ca.crt`, ca.cert);
+  return { ca, pair };
+}

@@ -10,7 +10,7 @@
 import assert from "node:assert/strict";
 import type * as k8s from "@kubernetes/client-node";
 import type { CertificateModeFlag } from "../../src/manager/flags.ts";
-import { b64, type CertificateAuthority, createCA } from "./certs.ts";
+import { b64, type CertificateAuthority, writeServingPair } from "./certs.ts";
 import { type ControlPlane, freePort, waitFor } from "./control_plane.ts";
 import { DCO_CRDS } from "./dco_crds.ts";
 import { CHART, helm } from "./helm.ts";
@@ -136,10 +136,11 @@ export async function admissionCertificate(
   dirName = "mgr-tls",
 ): Promise<AdmissionCertificate> {
   const certDir = await cp.makeTempDir(dirName);
-  const ca = await createCA(certDir, caName);
-  const pair = await ca.issue({ commonName: "dco-admission", hosts: ["127.0.0.1"] });
-  await Deno.writeTextFile(`${certDir}/tls.crt`, pair.cert);
-  await Deno.writeTextFile(`${certDir}/tls.key`, pair.key);
+  const { ca } = await writeServingPair(certDir, {
+    caName,
+    commonName: "dco-admission",
+    hosts: ["127.0.0.1"],
+  });
   return { certDir, ca };
 }
 
