@@ -77,11 +77,11 @@ export const analyzeCommand = defineCommand({
   usage: "convctl analyze -c CONFIG (-x XRD | --crd CRD) [-o table|json]",
   summary: "Report per-spoke lossiness and field coverage of a config against its schema.",
   target: "config+schema",
-  flags: [outputFlag("json, or table for anything else", "table")],
+  flags: [outputFlag("table or json", "table")],
   run: ({ config, source, spec }) => {
     const analysis = analyze(source, spec);
     failOnHardErrors(analysis);
     return analyzeJson(analysis, config, spec);
   },
-  output: { formats: { table: analyzeTable, json: toJson }, default: "table", lenient: true },
+  output: { formats: { table: analyzeTable, json: toJson }, default: "table" },
 });

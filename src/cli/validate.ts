@@ -35,7 +35,7 @@ export const validateCommand = defineCommand({
   usage: "convctl validate -c CONFIG [-x XRD | --crd CRD] [-o table|json]",
   summary: "Validate a conversion config (structure; with a schema file also rules and coverage).",
   target: "config",
-  flags: [outputFlag("json, or table for anything else", "table")],
+  flags: [outputFlag("table or json", "table")],
   run: ({ config, schema, spec }): Validation => {
     const errors: string[] = [];
     const warnings: string[] = [];
@@ -70,7 +70,6 @@ export const validateCommand = defineCommand({
   output: {
     formats: { table: validationText, json: (v) => toJson(v.result) },
     default: "table",
-    lenient: true,
   },
   // Exit 1 on errors in both formats (the reference exits 0 in json mode; docs/cli.md).
   exitCode: (v) => v.errors.length > 0 ? 1 : 0,
