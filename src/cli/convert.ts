@@ -16,7 +16,7 @@ import {
 import { didYouMean } from "../lib/edit_distance.ts";
 import { CliError, outputFlag, VALIDATE_INPUT_FLAGS, validateInputOf } from "./args.ts";
 import { defineCommand } from "./command.ts";
-import { requireCleanAnalysis, requireGroup } from "./gates.ts";
+import { requireCleanAnalysis, requireGroup, suggestCommandLine } from "./gates.ts";
 import { loadConvertInput, requireValidSamples, type Sample } from "./load.ts";
 import { sortKeysDeep, toJson, toYaml } from "./output.ts";
 
@@ -71,9 +71,9 @@ export const convertCommand = defineCommand({
   ],
   required: ["sample", "to"],
   groups: [{ atMostOne: ["validate-input", "no-validate-input"] }],
-  run: async ({ flags, source, spec }): Promise<Converted> => {
+  run: async ({ flags, config, schema, source, spec }): Promise<Converted> => {
     const analysis = analyze(source, spec);
-    requireCleanAnalysis(analysis, "cannot convert");
+    requireCleanAnalysis(analysis, "cannot convert", suggestCommandLine(config, schema));
     requireGroup(source);
     const convertible = convertibleVersions(source, analysis);
     const to = flags.string("to")!;

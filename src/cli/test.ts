@@ -12,11 +12,18 @@ import {
   type JsonObject,
   type Router,
 } from "../engine/mod.ts";
-import { choice, CliError, FLAGS, outputFlag } from "./args.ts";
+import {
+  choice,
+  CliError,
+  FLAGS,
+  outputFlag,
+  VALIDATE_INPUT_FLAGS,
+  validateInputOf,
+} from "./args.ts";
 import { defineCommand } from "./command.ts";
 import { requireCleanAnalysis, requireStructurallyValid } from "./gates.ts";
 import { loadSamples, type Sample } from "./load.ts";
-import { toJson } from "./output.ts";
+import { progressLine, toJson } from "./output.ts";
 import { rfc3339 } from "../lib/time.ts";
 import { stringifyJson } from "../lib/json_exact.ts";
 import {
@@ -310,9 +317,11 @@ export const testCommand = defineCommand({
       default: "#CPUs",
     },
     FLAGS.quiet,
+    ...VALIDATE_INPUT_FLAGS,
   ],
   groups: [
     { exactlyOne: ["samples", "live"] },
+    { atMostOne: ["validate-input", "no-validate-input"] },
     { atMostOne: ["kubeconfig", "kubeconfig-dir"] },
     { atMostOne: ["context", "contexts"] },
   ],
@@ -331,21 +340,21 @@ export const testCommand = defineCommand({
   },
   run: async ({ flags, io, config, source, spec }): Promise<TestReport> => {
     requireStructurallyValid(spec);
-    const samples = await loadSamples(flags.string("samples")!, source);
+    const samples = await loadSamples(flags.string("samples")!, source, {
+      validate: validateInputOf(flags),
+    });
     const analysis = analyze(source, spec);
     requireCleanAnalysis(analysis, "cannot test conversions");
 
     const served = source.versions.filter((v) => v.served).map((v) => v.name);
-    const showProgress = samples.length > 1 && !flags.bool("quiet");
+    const progress = progressLine(io, samples.length > 1 && !flags.bool("quiet"));
     const report = runConversionTests(analysis, served, samples, {
       versionPairs: flags.list("version-pair"),
       skipIdentity: flags.bool("skip-identity"),
       configName: config.name,
-      onSample: showProgress
-        ? (done, total) => io.err(`\rtested ${done}/${total} samples`)
-        : undefined,
+      onSample: (done, total) => progress.update(`tested ${done}/${total} samples`),
     });
-    if (showProgress) io.err("\n");
+    progress.done();
     return report;
   },
   output: {

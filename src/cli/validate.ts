@@ -5,6 +5,7 @@
 import { analyze, structuralError } from "../engine/mod.ts";
 import { outputFlag } from "./args.ts";
 import { defineCommand } from "./command.ts";
+import { suggestCommandLine, suggestHint } from "./gates.ts";
 import { formatDiagnostic, formatSpokeDiagnostic, toJson } from "./output.ts";
 
 export interface ValidateResult {
@@ -20,13 +21,16 @@ interface Validation {
   warnings: string[];
   /** Whether a schema file was given (the text form then reports `schema validated`). */
   withSchema: boolean;
+  /** A pointer to `convctl suggest` when it can draft the fix (table form only). */
+  hint?: string;
 }
 
-function validationText({ result, errors, warnings, withSchema }: Validation): string {
+function validationText({ result, errors, warnings, withSchema, hint }: Validation): string {
   let text = `config: ${result.config}\nstructurally valid: ${result.structurallyValid}\n`;
   if (withSchema) text += `schema validated: ${result.schemaValidated}\n`;
   for (const e of errors) text += `ERROR: ${e}\n`;
   for (const w of warnings) text += `WARNING: ${w}\n`;
+  if (hint !== undefined) text += `${hint}\n`;
   return text;
 }
 
@@ -39,6 +43,7 @@ export const validateCommand = defineCommand({
   run: ({ config, schema, spec }): Validation => {
     const errors: string[] = [];
     const warnings: string[] = [];
+    let hint: string | undefined;
     const result: ValidateResult = {
       config: config.name,
       structurallyValid: true,
@@ -63,9 +68,10 @@ export const validateCommand = defineCommand({
         );
       }
       result.schemaValidated = errors.length === 0;
+      hint = suggestHint(analysis, suggestCommandLine(config, schema));
     }
     if (errors.length > 0) result.errors = errors;
-    return { result, errors, warnings, withSchema: schema !== undefined };
+    return { result, errors, warnings, withSchema: schema !== undefined, hint };
   },
   output: {
     formats: { table: validationText, json: (v) => toJson(v.result) },

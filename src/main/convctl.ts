@@ -6,6 +6,7 @@ import {
   CliError,
   commandHelp,
   COMMANDS,
+  errorLine,
   type Io,
   parseFlags,
   PLANNED_COMMANDS,
@@ -36,7 +37,7 @@ export async function convctl(args: readonly string[], io: Io): Promise<number> 
     return await command.run(flags, io);
   } catch (e) {
     if (!(e instanceof CliError)) throw e;
-    io.err(`error: ${e.message}\n`);
+    io.err(errorLine(io, e.message));
     return 2;
   }
 }
