@@ -13,6 +13,7 @@ import {
   processIo,
   topLevelHelp,
 } from "../cli/mod.ts";
+import { didYouMean } from "../lib/edit_distance.ts";
 
 export async function convctl(args: readonly string[], io: Io): Promise<number> {
   const [name, ...rest] = args;
@@ -27,7 +28,8 @@ export async function convctl(args: readonly string[], io: Io): Promise<number> 
       if (PLANNED_COMMANDS.has(name)) {
         throw new CliError(`command "${name}" is not implemented yet in this build`);
       }
-      throw new CliError(`unknown command "${name}" for "convctl" (run "convctl help")`);
+      const hint = didYouMean(name, COMMANDS.keys());
+      throw new CliError(`unknown command "${name}" for "convctl"${hint} (run "convctl help")`);
     }
     const flags = parseFlags(rest, command.spec.flags);
     if (flags.bool("help")) {
