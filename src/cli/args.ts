@@ -59,7 +59,7 @@ export const FLAGS = {
     short: "c",
     kind: "string",
     value: "FILE",
-    help: "XRDConversionConfig or CRDConversionConfig file",
+    help: "XRDConversionConfig or CRDConversionConfig file (- reads stdin)",
   },
   xrd: {
     name: "xrd",
