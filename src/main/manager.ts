@@ -30,7 +30,7 @@ import {
 import { runPrepareUninstall } from "../manager/uninstall.ts";
 import { createLogger } from "../obs/log.ts";
 import { createMetricsRegistry, metricsResponse } from "../obs/metrics.ts";
-import { createPlainListener, startPlainServer } from "../net/mod.ts";
+import { startMetricsListener } from "./_metrics.ts";
 import { parseRoleFlags, Role } from "./_role.ts";
 
 /**
@@ -108,17 +108,26 @@ async function main(argv: readonly string[]): Promise<never> {
   const children = serverChildSettings(flags, operatorNamespace, certificateMode);
   const serverController = setupServerController(caches, controllerDeps, children, settings);
 
-  // The plain listeners before any sync.
-  const plain = createPlainListener({
+  // The metrics and health listeners before any sync (metrics over TLS with --metrics-secure).
+  const routes = {
     readiness: role.readiness,
     registry: { snapshot: () => [] },
     metrics: () => metricsResponse(registry),
-  });
+  };
   for (const address of new Set([flags.metricsBindAddress, flags.healthProbeBindAddress])) {
+    const metrics = address === flags.metricsBindAddress;
     await role.listen(
-      "cannot start the metrics/health listener",
+      metrics ? "cannot start the metrics listener" : "cannot start the health listener",
       address,
-      () => startPlainServer({ address, listener: plain }),
+      () =>
+        startMetricsListener({
+          address,
+          secure: metrics && flags.metricsSecure,
+          certDir: flags.webhookCertDir,
+          client,
+          routes,
+          log,
+        }),
     );
   }
 

@@ -51,12 +51,8 @@ import {
   servableTargets,
   ServedTargetPublisher,
 } from "../webhook/served_lease.ts";
-import {
-  createPlainListener,
-  loadKeyPair,
-  startPlainServer,
-  TlsServer as ConversionServer,
-} from "../net/mod.ts";
+import { loadKeyPair, TlsServer as ConversionServer } from "../net/mod.ts";
+import { startMetricsListener } from "./_metrics.ts";
 import { parseRoleFlags, Role } from "./_role.ts";
 
 const RETRY_INITIAL_SYNC_MS = 2_000;
@@ -160,16 +156,23 @@ async function main(argv: readonly string[]): Promise<never> {
 
   // Informers, then the plain server before any sync.
   caches.start();
-  const plain = createPlainListener({
-    readiness: role.readiness,
-    registry,
-    metrics: () => metricsResponse(metricsRegistry.registry),
-  });
   const metricsAddress = flags.metricsBindAddress;
   await role.listen(
     "cannot start the metrics/health listener",
     metricsAddress,
-    () => startPlainServer({ address: metricsAddress, listener: plain }),
+    () =>
+      startMetricsListener({
+        address: metricsAddress,
+        secure: flags.metricsSecure,
+        certDir: flags.tlsCertDir,
+        client,
+        routes: {
+          readiness: role.readiness,
+          registry,
+          metrics: () => metricsResponse(metricsRegistry.registry),
+        },
+        log,
+      }),
   );
 
   // Cache sync, failing fast on a terminal cache error.
