@@ -164,6 +164,8 @@ export interface ManagerOptions {
   logLevel?: "debug" | "info";
   /** `--kubeconfig` (also readable by the process); default the admin kubeconfig. */
   kubeconfig?: string;
+  /** `--metrics-secure` (then {@link ManagerProcess.metricsURL} is https). */
+  metricsSecure?: boolean;
 }
 
 /** The manager process and the URLs of its listeners. */
@@ -197,6 +199,7 @@ function managerArgs(
     ...optionalFlag("enable-crd-support", features.crd),
     ...(opts.leaderElect ? ["--leader-elect"] : []),
     ...optionalFlag("zap-log-level", opts.logLevel),
+    ...(opts.metricsSecure ? ["--metrics-secure"] : []),
   ];
 }
 
@@ -220,7 +223,7 @@ export function startManager(cp: ControlPlane, opts: ManagerOptions): ManagerPro
     managerArgs(cp, opts, ports),
   );
   return Object.assign(role, {
-    metricsURL: `http://127.0.0.1:${ports.metrics}`,
+    metricsURL: `${opts.metricsSecure ? "https" : "http"}://127.0.0.1:${ports.metrics}`,
     healthURL: `http://127.0.0.1:${ports.health}`,
   });
 }
