@@ -7,7 +7,9 @@
 import { HelpRequested } from "../lib/flags.ts";
 import { KubeClient } from "../kube/client.ts";
 import { configureLogging, createLogger, type LogFields, type Logger } from "../obs/log.ts";
+import { restClientMetrics } from "../obs/rest_client_metrics.ts";
 import { Readiness, type ServerHandle, shutdownAll } from "../net/mod.ts";
+import type { Registry } from "prom-client";
 
 /** The logging flags, then the role's own flags; invalid ⇒ logged, exit 1. */
 export function parseRoleFlags<F>(
@@ -111,12 +113,19 @@ export class Role {
     }
   }
 
-  /** The Kubernetes client of `--kubeconfig` (empty: in-cluster, else the default loading). */
-  async client(kubeconfig: string): Promise<KubeClient> {
+  /**
+   * The Kubernetes client of `--kubeconfig` (empty: in-cluster, else the default loading), its
+   * requests counted in `registry` (`rest_client_*`).
+   */
+  async client(kubeconfig: string, registry: Registry): Promise<KubeClient> {
     return await this.step(
       "cannot load Kubernetes client configuration",
       {},
-      () => KubeClient.fromEnvironment({ kubeconfig: kubeconfig || undefined }),
+      () =>
+        KubeClient.fromEnvironment({
+          kubeconfig: kubeconfig || undefined,
+          metrics: restClientMetrics(registry),
+        }),
     );
   }
 

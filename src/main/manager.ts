@@ -29,6 +29,7 @@ import {
 } from "../manager/server_controller.ts";
 import { runPrepareUninstall } from "../manager/uninstall.ts";
 import { createLogger } from "../obs/log.ts";
+import { registerBuildInfo } from "../obs/build_info.ts";
 import { createMetricsRegistry, metricsResponse } from "../obs/metrics.ts";
 import { startMetricsListener } from "./_metrics.ts";
 import { parseRoleFlags, Role } from "./_role.ts";
@@ -65,7 +66,11 @@ async function main(argv: readonly string[]): Promise<never> {
     });
   }
 
-  const client = await role.client(flags.kubeconfig);
+  const metricsRegistry = createMetricsRegistry();
+  role.onStop("metrics", () => metricsRegistry.stop());
+  const registry = metricsRegistry.registry;
+  registerBuildInfo(registry);
+  const client = await role.client(flags.kubeconfig, registry);
   role.onStop("client", () => client.close());
   const certificateMode = await role.step(
     "cannot discover whether cert-manager.io/v1 is served (--certificate-mode=auto)",
@@ -78,9 +83,6 @@ async function main(argv: readonly string[]): Promise<never> {
   if (flags.enableXrdSupport) kinds.push(XRD_CONFIG_KIND);
 
   // Caches, metrics, controllers and their wiring (keys buffer in the queues until start).
-  const metricsRegistry = createMetricsRegistry();
-  role.onStop("metrics", () => metricsRegistry.stop());
-  const registry = metricsRegistry.registry;
   const caches = createManagerCaches({
     client,
     kinds,
@@ -135,7 +137,7 @@ async function main(argv: readonly string[]): Promise<never> {
   log.info("informer caches scoped", { scope: caches.description });
   await role.waitForSync(caches);
 
-  const admissionKeeper = await startAdmission(role, deps, flags);
+  const admissionKeeper = await startAdmission(role, deps, flags, deps.metrics.admission);
   // The built-in CA's rotation, when the manager issues anything from it (leader only).
   const rotation = certificateMode === "builtin" || admissionKeeper !== undefined
     ? setupCARotation({
@@ -180,6 +182,7 @@ async function main(argv: readonly string[]): Promise<never> {
       name: MANAGER_LEASE_NAME,
       identity: `${Deno.env.get("POD_NAME") || "manager"}_${crypto.randomUUID()}`,
       stopTimeoutMs: LEADER_STOP_TIMEOUT_MS,
+      registry,
       onStartedLeading: (signal) => term.run(signal, termLog),
       onStoppedLeading: () => {
         if (!role.signal.aborted) {

@@ -25,6 +25,7 @@
  */
 import { normalizeSerial, SERVING_SERIAL_ANNOTATION } from "../api/served_lease.ts";
 import { createLogger } from "../obs/log.ts";
+import { registerBuildInfo } from "../obs/build_info.ts";
 import { createMetricsRegistry, metricsResponse } from "../obs/metrics.ts";
 import { Controller } from "../kube/controller.ts";
 import { CompilePool, defaultPoolSize } from "../webhook/compile_pool.ts";
@@ -72,7 +73,8 @@ async function main(argv: readonly string[]): Promise<never> {
     onReadyChange: (ready) => metrics.setReady(ready),
   });
   const log = role.log;
-  const client = await role.client(flags.kubeconfig);
+  registerBuildInfo(metricsRegistry.registry);
+  const client = await role.client(flags.kubeconfig, metricsRegistry.registry);
   role.onStop("metrics", () => metricsRegistry.stop());
   const registry = new PlanRegistry();
   // What conversions read: the registry as of the last version every conversion Worker holds.

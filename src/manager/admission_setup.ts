@@ -26,7 +26,7 @@ import {
   AdmissionCertKeeper,
   type AdmissionCertState,
 } from "./admission_certs.ts";
-import { createNodeAdmissionListener } from "./admission/http.ts";
+import { type AdmissionRequestMetrics, createNodeAdmissionListener } from "./admission/http.ts";
 import { BuiltinIssuer } from "./builtin_certs.ts";
 import {
   type DepsOptions,
@@ -105,9 +105,10 @@ export async function startAdmission(
   role: AdmissionStartup,
   deps: DepsOptions,
   flags: ManagerFlags,
+  metrics?: AdmissionRequestMetrics,
 ): Promise<AdmissionCertKeeper | undefined> {
   const address = flags.webhookBindAddress;
-  const listener = () => admissionListener(deps, flags, role.log);
+  const listener = () => admissionListener(deps, flags, role.log, metrics);
   if (await hasKeyPair(flags.webhookCertDir)) {
     await role.listen(LISTEN_FAILED, address, () =>
       TlsServer.start({
@@ -200,12 +201,18 @@ async function ensureCertificate(
   return state;
 }
 
-function admissionListener(deps: DepsOptions, flags: ManagerFlags, log: Logger) {
+function admissionListener(
+  deps: DepsOptions,
+  flags: ManagerFlags,
+  log: Logger,
+  metrics: AdmissionRequestMetrics | undefined,
+) {
   const guardLog = createLogger("manager.admission.xrdguard");
   const xrdGuardEnabled = flags.enableXrdSupport && flags.enableXrdConversionGuard;
   return createNodeAdmissionListener({
     ctx: admissionContext(deps, { xrd: flags.enableXrdSupport, crd: flags.enableCrdSupport }),
     onError: (error, path) => log.error("admission decision failed", { path, error }),
+    ...(metrics === undefined ? {} : { metrics }),
     // The mutating XRD conversion guard; it fails open.
     ...(xrdGuardEnabled
       ? {

@@ -7,8 +7,13 @@
  */
 import assert from "node:assert/strict";
 import { e2eTest, waitFor } from "../support/control_plane.ts";
-import { admissionCertificate, installDcoCRDs, startManager } from "../support/dco_stack.ts";
-import { CHART, FULLNAME, helm } from "../support/helm.ts";
+import {
+  admissionCertificate,
+  applyChartRBAC,
+  installDcoCRDs,
+  startManager,
+} from "../support/dco_stack.ts";
+import { FULLNAME } from "../support/helm.ts";
 import { httpGet } from "../support/role_process.ts";
 import { KubeClient, loadKubeconfig } from "../../src/kube/mod.ts";
 import { serviceAccountToken } from "./kube/_support.ts";
@@ -26,23 +31,8 @@ e2eTest(
     const ns = await cp.createNamespace("dco-system");
     const { certDir, ca } = await admissionCertificate(cp, "dco-metrics-ca");
 
-    // The chart's metrics-reader ClusterRole, as helm renders it.
-    const rendered = await helm(
-      "template",
-      "dco",
-      CHART,
-      "--namespace",
-      ns,
-      "--set",
-      "metrics.secure=true",
-      "--show-only",
-      "templates/rbac/metrics-auth.yaml",
-    );
-    assert.equal(rendered.code, 0, rendered.stderr);
-    const file = `${await cp.makeTempDir("rbac")}/metrics-auth.yaml`;
-    await Deno.writeTextFile(file, rendered.stdout);
-    const applied = await cp.kubectl("apply", "--server-side", "-f", file);
-    assert.equal(applied.code, 0, applied.stderr);
+    // The chart's RBAC with metrics.secure=true, as helm renders it (metrics-reader among it).
+    await applyChartRBAC(cp, ns, { metricsSecure: true });
 
     const admin = new KubeClient(await loadKubeconfig([cp.kubeconfigPath]));
     const reader = await serviceAccountToken(admin, ns, "scraper");
@@ -58,12 +48,19 @@ e2eTest(
     });
     admin.close();
 
-    await using manager = startManager(cp, { certDir, namespace: ns, metricsSecure: true });
+    await using manager = startManager(cp, {
+      certDir,
+      namespace: ns,
+      features: { xrd: false },
+      metricsSecure: true,
+    });
     await waitFor(
       "readyz",
       async () => (await httpGet(`${manager.healthURL}/readyz`)).status === 200,
       { timeoutMs: 60_000 },
-    );
+    ).catch((e) => {
+      throw new Error(`${(e as Error).message}\n--- manager ---\n${manager.output()}`);
+    });
     assert.ok(manager.metricsURL.startsWith("https://"));
     const tls = Deno.createHttpClient({ caCerts: [ca.cert] });
     const scrape = async (token?: string) => {

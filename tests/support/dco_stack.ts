@@ -50,6 +50,8 @@ export async function installDcoCRDs(
 export interface ChartRBACOptions {
   /** Render with `features.crossplane.enabled=true` (the XRD grants). Default false. */
   crossplane?: boolean;
+  /** Render with `metrics.secure=true` (the review rights and the metrics-reader ClusterRole). */
+  metricsSecure?: boolean;
 }
 
 /** `helm template` arguments rendering only the chart's ServiceAccounts and RBAC. */
@@ -63,11 +65,13 @@ function chartRBACArgs(namespace: string, opts: ChartRBACOptions): string[] {
     "--kube-version",
     KUBE_VERSION,
     ...(opts.crossplane ? ["--set", "features.crossplane.enabled=true"] : []),
+    ...(opts.metricsSecure ? ["--set", "metrics.secure=true"] : []),
     ...[
       "templates/serviceaccount.yaml",
       "templates/rbac/clusterrole.yaml",
       "templates/rbac/clusterrolebinding.yaml",
       "templates/rbac/webhook-server-roles.yaml",
+      ...(opts.metricsSecure ? ["templates/rbac/metrics-auth.yaml"] : []),
     ].flatMap((t) => ["--show-only", t]),
   ];
 }

@@ -92,6 +92,8 @@ export interface AdmissionHandlerOptions {
   maxRequestBytes?: number;
   /** Called with a decision that threw (the review is answered as a 500 denial). */
   onError?: (error: unknown, path: AdmissionPath) => void;
+  /** Per-request accounting of the served webhooks (controller-runtime's webhook metrics). */
+  metrics?: AdmissionRequestMetrics;
   /**
    * Serve the XRD conversion guard at {@link XRD_GUARD_PATH}; absent ⇒ that
    * path is unknown (404).
@@ -102,6 +104,15 @@ export interface AdmissionHandlerOptions {
     /** Called with every decision (e.g. to log restores). */
     onDecision?: (decision: XrdGuardDecision, xrd: string, operation: string) => void;
   };
+}
+
+/**
+ * Where the listener reports each request to a served path (the path, without query, is the
+ * `webhook`): `started` when it arrives; the function it returns is called once with the HTTP
+ * status of the answer.
+ */
+export interface AdmissionRequestMetrics {
+  started(webhook: string): (code: number) => void;
 }
 
 const OPERATIONS: readonly AdmissionOperation[] = ["CREATE", "UPDATE", "DELETE", "CONNECT"];
@@ -297,8 +308,19 @@ export function createNodeAdmissionListener(
   return (req, res) => {
     const url = req.url ?? "";
     const method = req.method ?? "";
+    const served = isServedPath(opts, url);
+    const report = served ? opts.metrics?.started(barePath(url)) : undefined;
+    let reported = false;
+    const done = (code: number) => {
+      if (reported) return;
+      reported = true;
+      report?.(code);
+    };
+    // An answer that never got written (a dropped connection) still leaves the in-flight count.
+    res.once("close", () => done(res.headersSent ? res.statusCode : 500));
     const write = (a: AdmissionAnswer, close = false) => {
       const out = encodeAdmissionAnswer(a);
+      done(out.status);
       res.writeHead(out.status, {
         "content-type": out.contentType,
         "content-length": String(out.body.byteLength),
@@ -306,7 +328,7 @@ export function createNodeAdmissionListener(
       });
       res.end(out.body);
     };
-    if (!isServedPath(opts, url) || method !== "POST") {
+    if (!served || method !== "POST") {
       answerAdmission(opts, url, method, new Uint8Array()).then((a) => {
         req.resume();
         write(a);
