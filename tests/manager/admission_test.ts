@@ -5,6 +5,8 @@
 import assert from "node:assert/strict";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
+import { Registry } from "prom-client";
+import { AdmissionWebhookMetrics } from "../../src/manager/metrics.ts";
 import {
   ADMISSION_PATHS,
   type AdmissionAnswer,
@@ -892,6 +894,36 @@ Deno.test("http: the node listener serves reviews over a real socket", async () 
     const big = await fetch(`${base}${CRD_PATH}`, { method: "POST", body: "x".repeat(200 * 1024) });
     assert.equal(big.status, 413);
     await big.body?.cancel();
+  } finally {
+    await new Promise<void>((resolve) => srv.close(() => resolve()));
+  }
+});
+
+Deno.test("http: controller-runtime's webhook metrics count served paths by code, latency and in flight", async () => {
+  const registry = new Registry();
+  const listener = createNodeAdmissionListener({
+    ctx: fakeCtx(),
+    metrics: new AdmissionWebhookMetrics(registry),
+  });
+  const srv = http.createServer(listener);
+  await new Promise<void>((resolve) => srv.listen(0, "127.0.0.1", resolve));
+  const { port } = srv.address() as AddressInfo;
+  const base = `http://127.0.0.1:${port}`;
+  try {
+    for (const body of [reviewBody(request("CRDConversionConfig", "CREATE", crdConfig())), "{"]) {
+      const res = await fetch(`${base}${CRD_PATH}?timeout=10s`, { method: "POST", body });
+      await res.body?.cancel();
+    }
+    await (await fetch(`${base}/nope`, { method: "POST", body: "{}" })).body?.cancel();
+    const text = await registry.metrics();
+    const series = (name: string, labels: string) =>
+      text.split("\n").find((l) => l.startsWith(`${name}{${labels}}`))?.split(" ")[1];
+    const webhook = `webhook="${CRD_PATH}"`;
+    assert.equal(series("controller_runtime_webhook_requests_total", `${webhook},code="200"`), "1");
+    assert.equal(series("controller_runtime_webhook_requests_total", `${webhook},code="400"`), "1");
+    assert.equal(series("controller_runtime_webhook_latency_seconds_count", webhook), "2");
+    assert.equal(series("controller_runtime_webhook_requests_in_flight", webhook), "0");
+    assert.ok(!text.includes('webhook="/nope"'), "an unknown path is no webhook");
   } finally {
     await new Promise<void>((resolve) => srv.close(() => resolve()));
   }
