@@ -24,7 +24,8 @@ export function parseRoleFlags<F>(
     if (e instanceof HelpRequested) {
       console.log(
         `usage: ${logger} [flags]\n\nflags:\n${e.usage}\n` +
-          "  --zap-log-level, --zap-devel, --zap-encoder (logging; default info, JSON lines)",
+          "  --zap-log-level, --zap-devel, --zap-encoder, --zap-time-encoding, --zap-stacktrace-level\n" +
+          "      (logging; default info, JSON lines, iso8601 time, no stack traces)",
       );
       Deno.exit(0);
     }
