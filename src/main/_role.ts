@@ -1,5 +1,6 @@
 /**
- * The runtime both role mains (manager, webhook-server) run on: flags or exit 1, SIGTERM/SIGINT
+ * The runtime both role mains (manager, webhook-server) run on: flags or exit 1 (one `error:`
+ * line, as for every configuration mistake), SIGTERM/SIGINT
  * handling, start steps that exit 1 with a logged cause, the cache sync that fails fast, and the
  * stop: readiness false first, then every started component in reverse order of registration
  * under one deadline. Why in this order: docs/design/manager.md#shutdown.
@@ -30,9 +31,18 @@ export function parseRoleFlags<F>(
       Deno.exit(0);
     }
     if (!(e instanceof Error)) throw e;
-    createLogger(logger).error(`invalid flags: ${e.message}`);
+    writeConfigError(`invalid flags: ${e.message}`);
     Deno.exit(1);
   }
+}
+
+/**
+ * A configuration mistake (a bad flag value, a missing kubeconfig, unreadable certificate files):
+ * one line `error: <reason>` on stderr, no stack — what the operator must fix, as Go binaries
+ * print it. Errors at run time stay JSON log lines.
+ */
+export function writeConfigError(reason: string): void {
+  console.error(`error: ${reason.replace(/\s*\n\s*/g, "; ")}`);
 }
 
 export interface RoleOptions {
@@ -119,15 +129,22 @@ export class Role {
    * requests counted in `registry` (`rest_client_*`).
    */
   async client(kubeconfig: string, registry: Registry): Promise<KubeClient> {
-    return await this.step(
-      "cannot load Kubernetes client configuration",
-      {},
-      () =>
-        KubeClient.fromEnvironment({
-          kubeconfig: kubeconfig || undefined,
-          metrics: restClientMetrics(registry),
-        }),
-    );
+    try {
+      return await KubeClient.fromEnvironment({
+        kubeconfig: kubeconfig || undefined,
+        metrics: restClientMetrics(registry),
+      });
+    } catch (e) {
+      return await this.configError(
+        `cannot load Kubernetes client configuration: ${e instanceof Error ? e.message : e}`,
+      );
+    }
+  }
+
+  /** A configuration mistake: one `error:` line ({@link writeConfigError}), then exits 1. */
+  configError(reason: string): Promise<never> {
+    writeConfigError(reason);
+    return this.exit(1);
   }
 
   /** Waits for the caches, racing their own terminal failures: a failure exits 1. */

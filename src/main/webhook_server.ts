@@ -151,9 +151,11 @@ async function main(argv: readonly string[]): Promise<never> {
   try {
     await loadKeyPair(flags.tlsCertDir);
   } catch (e) {
-    await role.fail(`cannot load the TLS certificate: ${(e as Error).message}`, {
-      dir: flags.tlsCertDir,
-    });
+    await role.configError(
+      `cannot load the TLS certificate: ${
+        (e as Error).message
+      } (--tls-cert-dir=${flags.tlsCertDir})`,
+    );
   }
 
   // Informers, then the plain server before any sync.
