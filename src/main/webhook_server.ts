@@ -23,6 +23,8 @@
  * Permissions: `--allow-net --allow-env --allow-read=<cert dir>,<service-account dir>,<workers>,
  * /sys/fs/cgroup` (the last only to size the pools from the CPU limit).
  */
+import { CRD_CONFIG_KIND, XRD_CONFIG_KIND } from "../api/mod.ts";
+import { DCO_GROUP } from "../api/resources.ts";
 import { normalizeSerial, SERVING_SERIAL_ANNOTATION } from "../api/served_lease.ts";
 import { createLogger } from "../obs/log.ts";
 import { registerBuildInfo } from "../obs/build_info.ts";
@@ -138,6 +140,9 @@ async function main(argv: readonly string[]): Promise<never> {
     new Controller({
       name: `webhookserver-registry-${kind}`,
       registry: metricsRegistry.registry,
+      kind: { group: DCO_GROUP, kind: kind === "crd" ? CRD_CONFIG_KIND : XRD_CONFIG_KIND },
+      // Keys are `<kind>/<name>`: the configs are cluster-scoped.
+      objectRef: (key) => ({ name: key.slice(key.indexOf("/") + 1) }),
       reconcile: (key) => registryController.reconcile(kind, key.slice(key.indexOf("/") + 1)),
     }),
   ]));
