@@ -2,8 +2,9 @@
  * `--metrics-secure` on the manager against a real kube-apiserver: metrics over TLS (the admission
  * serving pair of `--webhook-cert-dir`); a scrape without a token or with a forged one is 401, a
  * ServiceAccount without rights is 403, and one bound to the chart's `metrics-reader` ClusterRole
- * (rendered by helm with `metrics.secure=true`) gets the exposition. The probes stay plain on the
- * health port.
+ * (rendered by helm with `metrics.secure=true`) gets the exposition — with the role-wide families
+ * (`dco_build_info`, `rest_client_*`, `leader_election_master_status`) in it. The probes stay plain
+ * on the health port.
  */
 import assert from "node:assert/strict";
 import { e2eTest, waitFor } from "../support/control_plane.ts";
@@ -52,6 +53,7 @@ e2eTest(
       certDir,
       namespace: ns,
       features: { xrd: false },
+      leaderElect: true,
       metricsSecure: true,
     });
     await waitFor(
@@ -79,6 +81,24 @@ e2eTest(
       const ok = await scrape(reader);
       assert.equal(ok.status, 200, ok.text);
       assert.match(ok.text, /^process_start_time_seconds /m);
+      // The role-wide families, wired in the real process.
+      assert.match(ok.text, /^dco_build_info\{version="[^"]+",commit="[^"]+",deno="[^"]+"/m);
+      const apiHost = new URL(cp.server).host;
+      assert.ok(
+        ok.text.includes(`rest_client_requests_total{code="201",method="POST",host="${apiHost}"}`),
+        "the reviews themselves are counted",
+      );
+      assert.match(
+        ok.text,
+        /^rest_client_request_duration_seconds_count\{verb="GET",host="[^"]+"\} \d+/m,
+      );
+      await waitFor(
+        "leader",
+        async () =>
+          /^leader_election_master_status\{name="declarative-conversion-operator\.terasky\.com"\} 1$/m
+            .test((await scrape(reader)).text),
+        { timeoutMs: 30_000 },
+      );
       assert.equal((await httpGet(`${manager.healthURL}/healthz`)).status, 200);
     } finally {
       tls.close();
