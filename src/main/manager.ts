@@ -14,7 +14,7 @@ import { startAdmission } from "../manager/admission_setup.ts";
 import { setupCARotation } from "../manager/ca_rotation_setup.ts";
 import { createManagerCaches, type DepsOptions } from "../manager/caches.ts";
 import { setupConfigControllers } from "../manager/config_controller.ts";
-import { managerEventRecorder } from "../manager/events.ts";
+import { admissionDenialEvent, managerEventRecorder } from "../manager/events.ts";
 import {
   parseManagerFlags,
   resolveOperatorNamespace,
@@ -137,7 +137,13 @@ async function main(argv: readonly string[]): Promise<never> {
   log.info("informer caches scoped", { scope: caches.description });
   await role.waitForSync(caches);
 
-  const admissionKeeper = await startAdmission(role, deps, flags, deps.metrics.admission);
+  // Every replica answers admission: its denial Events go through the plain client.
+  const admissionEvents = managerEventRecorder(client);
+  role.onStop("admission events", () => admissionEvents.stop());
+  const admissionKeeper = await startAdmission(role, deps, flags, {
+    metrics: deps.metrics.admission,
+    onDenied: (denial) => admissionEvents.record(admissionDenialEvent(denial)),
+  });
   // The built-in CA's rotation, when the manager issues anything from it (leader only).
   const rotation = certificateMode === "builtin" || admissionKeeper !== undefined
     ? setupCARotation({

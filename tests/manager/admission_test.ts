@@ -7,11 +7,13 @@ import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { Registry } from "prom-client";
 import { AdmissionWebhookMetrics } from "../../src/manager/metrics.ts";
+import { admissionDenialEvent } from "../../src/manager/events.ts";
 import {
   ADMISSION_PATHS,
   type AdmissionAnswer,
   type AdmissionContext,
   type AdmissionDecision,
+  type AdmissionDenial,
   answerAdmission,
   type ConfigSummary,
   createNodeAdmissionListener,
@@ -927,4 +929,57 @@ Deno.test("http: controller-runtime's webhook metrics count served paths by code
   } finally {
     await new Promise<void>((resolve) => srv.close(() => resolve()));
   }
+});
+
+Deno.test("http: a denied DELETE of a stored object is reported for a Warning Event; CREATE is not", async () => {
+  const denials: AdmissionDenial[] = [];
+  const opts = {
+    ctx: fakeCtx({
+      servers: [{ name: "n", default: true }],
+      configs: [{ kind: "CRDConversionConfig", name: "c", target: "t" }],
+    }),
+    onDenied: (d: AdmissionDenial) => denials.push(d),
+  };
+  const stored = { ...server("n", { default: true }), metadata: { name: "n", uid: "u-1" } };
+  const del = review(
+    await answerAdmission(
+      opts,
+      CWS_PATH,
+      "POST",
+      reviewBody(request("ConversionWebhookServer", "DELETE", null, stored)),
+    ),
+  );
+  assert.equal(del.response.allowed, false);
+  // A denied CREATE: no stored object to put an Event on.
+  const create = review(
+    await answerAdmission(
+      opts,
+      CWS_PATH,
+      "POST",
+      reviewBody(
+        request(
+          "ConversionWebhookServer",
+          "CREATE",
+          server("x", { extraArgs: ["--tls-cert-dir=/x"] }),
+        ),
+      ),
+    ),
+  );
+  assert.equal(create.response.allowed, false);
+  assert.equal(denials.length, 1);
+  assert.equal(denials[0].operation, "DELETE");
+  assert.equal(denials[0].reason, "Forbidden");
+  assert.equal(denials[0].message, del.response.status?.message);
+  assert.deepEqual(admissionDenialEvent(denials[0]), {
+    regarding: {
+      apiVersion: "terasky.com/v1alpha1",
+      kind: "ConversionWebhookServer",
+      name: "n",
+      uid: "u-1",
+    },
+    type: "Warning",
+    reason: "Forbidden",
+    action: "Delete",
+    note: del.response.status?.message,
+  });
 });
