@@ -21,6 +21,7 @@ import { MAX_FUZZ_OBJECTS } from "./fuzz.ts";
 import { requireCleanAnalysis, requireGroup, requireStructurallyValid } from "./gates.ts";
 import { compareGolden, goldenManifest, recordGolden } from "./golden.ts";
 import { loadSamples, type Sample } from "./load.ts";
+import { withoutEmptyObjects } from "./shrink.ts";
 import { toJson, toYaml } from "./output.ts";
 import { effectiveConcurrency, gradeSamples } from "./test_parallel.ts";
 import {
@@ -92,7 +93,9 @@ function integerFlag(
   const [min, max] = range;
   if (!Number.isSafeInteger(n) || n < min || n > max) {
     throw new CliError(
-      `invalid value ${JSON.stringify(raw)} for --${flag}: expected an integer from ${min} to ${max}`,
+      `invalid value ${
+        JSON.stringify(raw)
+      } for --${flag}: expected an integer from ${min} to ${max}`,
     );
   }
   return n;
@@ -143,6 +146,7 @@ function fuzzSamples(
 ): Sample[] {
   const hub = analysis.hubVersion;
   const shape = unitShaper(analysis, hub);
+  const hubSchema = source.versions.find((v) => v.name === hub)?.schema;
   const out: Sample[] = [];
   for (let i = 0; i < count; i++) {
     const { object, gaps, valid } = generateFuzzObject(source, hub, seed, i, shape);
@@ -153,7 +157,9 @@ function fuzzSamples(
           `(${gap.keyword} cannot be satisfied by the generator; seed ${seed})`,
       );
     }
-    out.push({ name: `fuzz-${seed}-${i}`, object, version: hub });
+    // Empty declared maps hold no data and the engine never writes an empty parent.
+    const body = withoutEmptyObjects(object, hubSchema);
+    out.push({ name: `fuzz-${seed}-${i}`, object: body, version: hub });
   }
   return out;
 }

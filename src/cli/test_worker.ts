@@ -6,7 +6,7 @@
 /// <reference lib="deno.worker" />
 import { analyze } from "../engine/mod.ts";
 import { createSampleTester } from "./test_run.ts";
-import type { GradeRequest, GradeMessage } from "./test_parallel.ts";
+import type { GradeMessage, GradeRequest } from "./test_parallel.ts";
 
 self.onmessage = (event: MessageEvent<GradeRequest>) => {
   const { source, spec, served, options, samples } = event.data;

@@ -193,7 +193,6 @@ function validateNode(
     if (s.nullable !== true) bad("type", "must not be null");
     return;
   }
-  const before = out.violations.length;
   if (!checkType(v, s, bad)) return;
   if (Array.isArray(s.enum) && !s.enum.some((e) => jsonEqual(e, v))) {
     bad("enum", `${shown(v)} is not one of ${s.enum.map(shown).join(", ")}`);
@@ -203,8 +202,8 @@ function validateNode(
   else if (Array.isArray(v)) checkArray(v, s, path, out, bad);
   else if (isJsonObject(v)) checkObject(v, s, path, out, bad, root);
   checkComposition(v, s, path, out, bad);
-  // Rules run only where the value itself is valid, as the apiserver's ratcheting-free path does.
-  if (out.violations.length === before) checkRules(v, s, path, out);
+  // The apiserver runs the CEL rules alongside the schema checks and reports both.
+  checkRules(v, s, path, out);
 }
 
 /** The `type` keyword (with int-or-string); false when the node's other checks cannot apply. */

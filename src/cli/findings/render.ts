@@ -4,9 +4,13 @@
  * They only present findings; whether a run passes is the command's exit code.
  */
 import { toJson } from "../output.ts";
-import { FINDING_DESCRIPTIONS, type Finding, type FindingLevel, sortFindings } from "./finding.ts";
+import { type Finding, FINDING_DESCRIPTIONS, type FindingLevel, sortFindings } from "./finding.ts";
 
-const COMMAND: Record<FindingLevel, string> = { error: "error", warning: "warning", note: "notice" };
+const COMMAND: Record<FindingLevel, string> = {
+  error: "error",
+  warning: "warning",
+  note: "notice",
+};
 
 /** Workflow-command data escaping (the message part). */
 function escapeData(text: string): string {
@@ -43,7 +47,9 @@ export function renderMarkdown(findings: readonly Finding[], title: string): str
   const sorted = sortFindings(findings);
   const count = (l: FindingLevel) => sorted.filter((f) => f.level === l).length;
   let text = `### ${title}\n\n`;
-  text += `${count("error")} error(s), ${count("warning")} warning(s), ${count("note")} note(s)\n\n`;
+  text += `${count("error")} error(s), ${count("warning")} warning(s), ${
+    count("note")
+  } note(s)\n\n`;
   if (sorted.length === 0) return text + "No findings.\n";
   text += "| Level | Finding | Location | Message |\n|---|---|---|---|\n";
   for (const f of sorted) {

@@ -8,7 +8,7 @@ import type { AnalysisResult, Diagnostic } from "../../engine/mod.ts";
 import { formatDiagnostic } from "../output.ts";
 import { driftLine } from "../golden.ts";
 import { type TestReport, unexercisedRules, withoutIndices } from "../test_report.ts";
-import { FINDING_IDS, type Finding, type FindingLevel, requiredFieldFindingId } from "./finding.ts";
+import { type Finding, FINDING_IDS, type FindingLevel, requiredFieldFindingId } from "./finding.ts";
 import type { Locate } from "./positions.ts";
 
 /** The id of an analysis diagnostic. */
