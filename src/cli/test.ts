@@ -13,7 +13,7 @@ import {
 } from "../engine/mod.ts";
 import { choice, CliError, FLAGS, outputFlag, type ParsedFlags } from "./args.ts";
 import { defineCommand, type SchemaInvocation } from "./command.ts";
-import { githubOutput, renderMarkdown, renderSarif } from "./findings/render.ts";
+import { ciFormats } from "./findings/render.ts";
 import { fileLocator } from "./findings/positions.ts";
 import { testFindings } from "./findings/sources.ts";
 import { generateFuzzObject, unitShaper } from "./fuzz_run.ts";
@@ -426,10 +426,7 @@ export const testCommand = defineCommand({
       table: ({ report }) => renderTestTable(report),
       json: ({ report }) => toJson(report),
       junit: ({ report }) => renderJunit(report),
-      github: (run, invocation) => githubOutput(findingsOf(run, invocation), title(run)),
-      sarif: (run, invocation) =>
-        renderSarif(findingsOf(run, invocation), { version: buildVersion() }),
-      markdown: (run, invocation) => renderMarkdown(findingsOf(run, invocation), title(run)),
+      ...ciFormats(findingsOf, title),
     },
     default: "table",
   },

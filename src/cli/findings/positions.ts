@@ -36,6 +36,7 @@ export function yamlLocator(text: string): Locate {
   } catch {
     return () => undefined;
   }
+  if (doc.errors.length > 0) return () => undefined;
   return (path) => {
     const segments = path === "" ? [] : configPathSegments(path);
     const at = (node: unknown): Position | undefined => {

@@ -4,6 +4,7 @@
  * They only present findings; whether a run passes is the command's exit code.
  */
 import { toJson } from "../output.ts";
+import { buildVersion } from "../version.ts";
 import { type Finding, FINDING_DESCRIPTIONS, type FindingLevel, sortFindings } from "./finding.ts";
 
 const COMMAND: Record<FindingLevel, string> = {
@@ -126,4 +127,16 @@ export function renderSarif(findings: readonly Finding[], tool: SarifTool): stri
       results,
     }],
   });
+}
+
+/** The three CI formats of a command, for its `output.formats`. */
+export function ciFormats<R, C>(
+  findingsOf: (result: R, invocation: C) => Finding[],
+  titleOf: (result: R, invocation: C) => string,
+): Record<"github" | "sarif" | "markdown", (result: R, invocation: C) => string> {
+  return {
+    github: (r, c) => githubOutput(findingsOf(r, c), titleOf(r, c)),
+    sarif: (r, c) => renderSarif(findingsOf(r, c), { version: buildVersion() }),
+    markdown: (r, c) => renderMarkdown(findingsOf(r, c), titleOf(r, c)),
+  };
 }
