@@ -282,10 +282,12 @@ function issueLines(issues: readonly TestIssue[]): string {
 export function renderJunit(report: TestReport): string {
   const m = report.meta;
   const paths = report.samples.flatMap((s) => s.paths.map((p) => ({ sample: s.file, p })));
-  const failures = paths.filter(({ p }) => p.result === "fail").length;
+  const drift = report.golden?.drift ?? [];
+  const failures = paths.filter(({ p }) => p.result === "fail").length + drift.length;
   const errors = paths.filter(({ p }) => p.result === "error").length;
   const time = seconds(m.durationMs * 1000);
-  const counts = `tests="${paths.length}" failures="${failures}" errors="${errors}" time="${time}"`;
+  const tests = paths.length + drift.length;
+  const counts = `tests="${tests}" failures="${failures}" errors="${errors}" time="${time}"`;
   const lines = [
     `<?xml version="1.0" encoding="UTF-8"?>`,
     `<testsuites name="${
@@ -293,6 +295,16 @@ export function renderJunit(report: TestReport): string {
     }" ${counts}>`,
     `  <testsuite name="${xmlEscape(`${m.resourceKind}/${m.resource}`)}" ${counts}>`,
   ];
+  const sampling = report.sampling;
+  if (sampling !== undefined) {
+    lines.push(
+      "    <properties>",
+      `      <property name="sampled" value="true"/>`,
+      `      <property name="samplePopulation" value="${sampling.population}"/>`,
+      `      <property name="sampleTested" value="${sampling.tested}"/>`,
+      "    </properties>",
+    );
+  }
   for (const { sample, p } of paths) {
     const attrs = `name="${xmlEscape(`${sample}: ${p.from}→${p.to}`)}" classname="${
       xmlEscape(`${m.config}.${m.hubVersion}`)
@@ -313,6 +325,15 @@ export function renderJunit(report: TestReport): string {
     } else {
       lines.push(`    <testcase ${attrs}></testcase>`);
     }
+  }
+  for (const d of drift) {
+    lines.push(
+      `    <testcase name="${xmlEscape(`golden: ${d.file}`)}" classname="${
+        xmlEscape(`${m.config}.golden`)
+      }" time="0.000000">`,
+      `      <failure message="golden drift">${xmlEscape(driftLine(d))}</failure>`,
+      `    </testcase>`,
+    );
   }
   lines.push(`  </testsuite>`, `</testsuites>`);
   return lines.join("\n") + "\n";

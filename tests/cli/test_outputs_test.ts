@@ -237,6 +237,24 @@ Deno.test("test --record / --golden: drift after a rule change names the files a
     ),
   );
 
+  const junit = await convctl(
+    "test",
+    ...enumFlags(`${dir}/config.yaml`),
+    "--golden",
+    corpus,
+    "-o",
+    "junit",
+  );
+  assert.equal(junit.code, 1);
+  assert.match(
+    junit.stdout,
+    /<testsuites name="CRD conversion test: databases\.demo\.example\.com" tests="9" failures="3" errors="0"/,
+  );
+  assert.match(
+    junit.stdout,
+    /<testcase name="golden: audit-v1alpha1\.yaml\/v1alpha1-to-v1\.yaml" classname="databases-conversion\.golden" time="0\.000000">\n {6}<failure message="golden drift">changed: audit-v1alpha1\.yaml\/v1alpha1-to-v1\.yaml: spec\.size<\/failure>/,
+  );
+
   const both = await convctl(
     "test",
     ...enumFlags(`${ENUM}/config.yaml`),
@@ -350,6 +368,21 @@ Deno.test("test --max-samples / --sample-strategy on a directory", async () => {
     random.files,
   );
   assert.deepEqual((await files("--max-samples", "9")).sampling, undefined);
+  const junit = await convctl(
+    "test",
+    ...FIELD_RENAME.flags,
+    "-s",
+    dir,
+    "--quiet",
+    "--max-samples",
+    "3",
+    "-o",
+    "junit",
+  );
+  assert.match(
+    junit.stdout,
+    /<properties>\n {6}<property name="sampled" value="true"\/>\n {6}<property name="samplePopulation" value="4"\/>\n {6}<property name="sampleTested" value="3"\/>\n {4}<\/properties>/,
+  );
   const table = await convctl(
     "test",
     ...FIELD_RENAME.flags,
