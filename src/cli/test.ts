@@ -22,6 +22,7 @@ import { requireCleanAnalysis, requireGroup, requireStructurallyValid } from "./
 import { compareGolden, goldenManifest, recordGolden } from "./golden.ts";
 import { loadSamples, type Sample } from "./load.ts";
 import { withoutEmptyObjects } from "./shrink.ts";
+import { validateStructural } from "../engine/structural_validate.ts";
 import { toJson, toYaml } from "./output.ts";
 import { effectiveConcurrency, gradeSamples } from "./test_parallel.ts";
 import {
@@ -159,6 +160,16 @@ function fuzzSamples(
     }
     // Empty declared maps hold no data and the engine never writes an empty parent.
     const body = withoutEmptyObjects(object, hubSchema);
+    // CEL rules are not the generator's to honour; anything else it must get right.
+    const broken = validateStructural(hubSchema, body).violations.find((v) =>
+      v.constraint !== "x-kubernetes-validations"
+    );
+    if (broken !== undefined) {
+      throw new CliError(
+        `--fuzz: generator bug: object ${i} (seed ${seed}) violates the ${hub} schema at ` +
+          `${broken.path || "(root)"} (${broken.constraint}: ${broken.message})`,
+      );
+    }
     out.push({ name: `fuzz-${seed}-${i}`, object: body, version: hub });
   }
   return out;

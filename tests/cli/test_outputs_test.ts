@@ -111,7 +111,8 @@ Deno.test("test -o sarif: valid SARIF 2.1.0 with stable rule ids and regions", a
   const schema = JSON.parse(
     await Deno.readTextFile("tests/cli/fixtures/sarif-schema-2.1.0.json"),
   );
-  // The official schema is draft-04 and uses a pattern JS reads only without the `u` flag.
+  // The SARIF 2.1.0 (rtm.5) schema as the @microsoft/jest-sarif npm package ships it (MIT). It is
+  // draft-04 and uses a pattern JS reads only without the `u` flag.
   const ajv = new Ajv({ allErrors: true, strict: false, unicodeRegExp: false });
   ajv.addFormat("uri", true);
   ajv.addFormat("uri-reference", true);
