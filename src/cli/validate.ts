@@ -7,6 +7,10 @@ import { outputFlag } from "./args.ts";
 import { defineCommand } from "./command.ts";
 import { suggestCommandLine, suggestHint } from "./gates.ts";
 import { formatDiagnostic, formatSpokeDiagnostic, toJson } from "./output.ts";
+import type { Finding } from "./findings/finding.ts";
+import { fileLocator } from "./findings/positions.ts";
+import { ciFormats } from "./findings/render.ts";
+import { analysisFindings, structuralFinding } from "./findings/sources.ts";
 
 export interface ValidateResult {
   config: string;
@@ -23,6 +27,8 @@ interface Validation {
   withSchema: boolean;
   /** A pointer to `convctl suggest` when it can draft the fix (table form only). */
   hint?: string;
+  /** The errors and warnings placed in the config, for the CI formats. */
+  findings: Finding[];
 }
 
 function validationText({ result, errors, warnings, withSchema, hint }: Validation): string {
@@ -36,14 +42,15 @@ function validationText({ result, errors, warnings, withSchema, hint }: Validati
 
 export const validateCommand = defineCommand({
   name: "validate",
-  usage: "convctl validate -c CONFIG [-x XRD | --crd CRD] [-o table|json]",
+  usage: "convctl validate -c CONFIG [-x XRD | --crd CRD] [-o table|json|github|sarif|markdown]",
   summary: "Validate a conversion config (structure; with a schema file also rules and coverage).",
   target: "config",
-  flags: [outputFlag("table or json", "table")],
+  flags: [outputFlag("table, json, github, sarif or markdown", "table")],
   run: ({ config, schema, spec }): Validation => {
     const errors: string[] = [];
     const warnings: string[] = [];
     let hint: string | undefined;
+    const findings: Finding[] = [];
     const result: ValidateResult = {
       config: config.name,
       structurallyValid: true,
@@ -53,8 +60,10 @@ export const validateCommand = defineCommand({
     if (structural !== undefined) {
       result.structurallyValid = false;
       errors.push(`[structural] ${structural}`);
+      findings.push(structuralFinding(`[structural] ${structural}`, config.file));
     } else if (schema !== undefined) {
       const analysis = analyze(schema.source, spec);
+      findings.push(...analysisFindings(analysis, config.file, fileLocator(config.file)));
       for (const d of analysis.hardErrors) errors.push(formatDiagnostic(d));
       const spokeLines: string[] = [];
       for (const report of analysis.spokes) {
@@ -71,10 +80,14 @@ export const validateCommand = defineCommand({
       hint = suggestHint(analysis, suggestCommandLine(config, schema));
     }
     if (errors.length > 0) result.errors = errors;
-    return { result, errors, warnings, withSchema: schema !== undefined, hint };
+    return { result, errors, warnings, withSchema: schema !== undefined, hint, findings };
   },
   output: {
-    formats: { table: validationText, json: (v) => toJson(v.result) },
+    formats: {
+      table: validationText,
+      json: (v) => toJson(v.result),
+      ...ciFormats((v: Validation) => v.findings, (v) => `convctl validate: ${v.result.config}`),
+    },
     default: "table",
   },
   // Exit 1 on errors in both formats (the reference exits 0 in json mode; docs/cli.md).

@@ -231,14 +231,14 @@ Deno.test("test: usage and setup errors exit 2", async () => {
   const badOutput = await widgetTest(FIELD_RENAME.samples, "-o", "yaml");
   assertToolError(
     badOutput,
-    'unknown output format "yaml" (use table|json|junit)',
+    'unknown output format "yaml" (use table|json|junit|github|sarif|markdown)',
   );
 
   const badFailOn = await widgetTest(FIELD_RENAME.samples, "--fail-on", "always");
   assert.equal(badFailOn.code, 2);
 
   const noSamples = await convctl("test", ...FIELD_RENAME.flags);
-  assertToolError(noSamples, "one of the flags --samples, --live is required");
+  assertToolError(noSamples, "one of the flags --samples, --live, --fuzz is required");
 
   const empty = await widgetTest(
     await tempFiles({ "cm.yaml": { apiVersion: "v1", kind: "ConfigMap" } }),
