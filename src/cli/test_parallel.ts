@@ -51,7 +51,12 @@ export async function gradeSamples(
     chunks.push(samples.slice(start, start + size).map((_, i) => start + i));
   }
   await Promise.all(chunks.map(async (indices) => {
-    await runWorker(request, indices.map((index) => ({ index, sample: samples[index] })), store);
+    // A sample's `locate` (positions in its file) is a closure and stays on this thread.
+    const sent = indices.map((index) => {
+      const { locate: _locate, ...sample } = samples[index];
+      return { index, sample };
+    });
+    await runWorker(request, sent, store);
     for (const i of indices) if (results[i] === undefined) store(i, gradeLocally(samples[i]));
   }));
   return results as SampleOutcome[];

@@ -224,11 +224,14 @@ Deno.test("refuse: a sample invalid at its version, with line and column; --no-v
 
 Deno.test("refuse: -o is validated by every command", async () => {
   const cases: [string[], string][] = [
-    [["validate", ...FIELD_RENAME.flags], "table|json"],
-    [["analyze", ...FIELD_RENAME.flags], "table|json"],
+    [["validate", ...FIELD_RENAME.flags], "table|json|github|sarif|markdown"],
+    [["analyze", ...FIELD_RENAME.flags], "table|json|github|sarif|markdown"],
     [["suggest", ...FIELD_RENAME.flags], "yaml|json"],
     [["convert", ...FIELD_RENAME.flags, "--sample", V1_SAMPLE, "--to", "v2"], "yaml|json"],
-    [["test", ...FIELD_RENAME.flags, "-s", FIELD_RENAME.samples], "table|json|junit"],
+    [
+      ["test", ...FIELD_RENAME.flags, "-s", FIELD_RENAME.samples],
+      "table|json|junit|github|sarif|markdown",
+    ],
   ];
   for (const [args, formats] of cases) {
     const r = await convctl(...args, "-o", "x");
