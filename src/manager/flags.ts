@@ -91,6 +91,8 @@ export interface ManagerFlags {
    * the chart's `helm test` Pod) instead of the manager, then exit (0 answered, 1 not).
    */
   checkInstallation: boolean;
+  /** `--check-admission-service`: the admission Service (operator namespace) that is checked. */
+  checkAdmissionService: string;
   /** `--check-webhook-server`: `<namespace>/<server>` whose conversion endpoint is checked. */
   checkWebhookServer: string;
   /** `--check-timeout` (Go duration, > 0): how long each check is retried. */
@@ -213,6 +215,7 @@ const FLAGS: Record<string, FieldFlag<ManagerFlags>> = {
   "prepare-uninstall": { field: "prepareUninstall", kind: "bool" },
   "prepare-uninstall-timeout": { field: "prepareUninstallTimeoutMs", parse: positiveDurationMs },
   "check-installation": { field: "checkInstallation", kind: "bool" },
+  "check-admission-service": { field: "checkAdmissionService", kind: "string" },
   "check-webhook-server": { field: "checkWebhookServer", kind: "string" },
   "check-timeout": { field: "checkTimeoutMs", parse: positiveDurationMs },
   "webhook-server-namespaces": {
@@ -264,6 +267,7 @@ export const DEFAULT_MANAGER_FLAGS: Readonly<ManagerFlags> = Object.freeze({
   prepareUninstall: false,
   prepareUninstallTimeoutMs: 120_000,
   checkInstallation: false,
+  checkAdmissionService: "",
   checkWebhookServer: "",
   checkTimeoutMs: 120_000,
   webhookServerNamespaces: undefined,

@@ -4,8 +4,8 @@
  * answer to that review (same `uid`):
  *
  * 1. the manager's admission webhook: an AdmissionReview (CREATE of an empty CRDConversionConfig,
- *    which validation denies) to the admission Service (`--admission-service`, in the operator
- *    namespace);
+ *    which validation denies) to the admission Service (`--check-admission-service`, in the
+ *    operator namespace);
  * 2. a ConversionWebhookServer's conversion endpoint: a ConversionReview for a target no config
  *    exists for (answered with a Failure) to the server's Service (`--check-webhook-server`,
  *    `<namespace>/<server>`; the Service is `<server>-webhook-server`).
@@ -134,7 +134,9 @@ export async function checkInstallation(
   const pollMs = opts.pollMs ?? 2_000;
   const deadline = deps.now() + opts.timeoutMs;
   if (probes.length === 0) {
-    deps.logger.error("nothing to check: give --admission-service and/or --check-webhook-server");
+    deps.logger.error(
+      "nothing to check: give --check-admission-service and/or --check-webhook-server",
+    );
     return 1;
   }
   for (const p of probes) {
@@ -219,7 +221,7 @@ export function parseWebhookServerRef(
 export async function runInstallCheck(
   flags: {
     kubeconfig: string;
-    admissionService: string;
+    checkAdmissionService: string;
     checkWebhookServer: string;
     checkTimeoutMs: number;
   },
@@ -237,7 +239,7 @@ export async function runInstallCheck(
     const run = crypto.randomUUID();
     const probes = installProbes(
       operatorNamespace,
-      flags.admissionService,
+      flags.checkAdmissionService,
       parseWebhookServerRef(flags.checkWebhookServer),
       (what) => `${run}-${what}`,
     );

@@ -268,6 +268,15 @@ Deno.test("chart values: on a bare cluster the defaults need neither cert-manage
   );
   assert.ok(!has(off, "Certificate", `${FULLNAME}-webhook-cert`));
   assert.deepEqual(arg(manager(off), "--enable-xrd-support"), ["false"]);
+  // The strings `--set-string` gives mean the same as the booleans.
+  const offStrings = await render({}, NS, [
+    "--set-string",
+    "certManager.enabled=false",
+    "--set-string",
+    "features.crossplane.enabled=false",
+  ], FULL_CLUSTER);
+  assert.ok(!has(offStrings, "Certificate", `${FULLNAME}-webhook-cert`));
+  assert.deepEqual(arg(manager(offStrings), "--enable-xrd-support"), ["false"]);
   const bad = await template({ "certManager.enabled": "maybe" });
   assert.notEqual(bad.code, 0);
 });
@@ -299,7 +308,7 @@ Deno.test("chart values: the helm test hooks check the admission and conversion 
   assert.deepEqual(pod.spec.containers[0].args, [
     "--check-installation",
     "--check-timeout=120s",
-    `--admission-service=${FULLNAME}-webhook-service`,
+    `--check-admission-service=${FULLNAME}-webhook-service`,
     `--check-webhook-server=${NS}/default`,
   ]);
   // Every test object is a test hook, gone after a passing run.

@@ -126,7 +126,7 @@ cluster serves cert-manager.io/v1 (Helm's discovery at install/upgrade; `helm te
 {{- $v := .Values.certManager.enabled -}}
 {{- if eq (toString $v) "auto" -}}
 {{- if .Capabilities.APIVersions.Has "cert-manager.io/v1" }}true{{ end -}}
-{{- else if $v -}}
+{{- else if eq (toString $v) "true" -}}
 true
 {{- end -}}
 {{- end -}}
@@ -140,7 +140,7 @@ needs for XRD support).
 {{- $v := .Values.features.crossplane.enabled -}}
 {{- if eq (toString $v) "auto" -}}
 {{- if .Capabilities.APIVersions.Has "apiextensions.crossplane.io/v2" }}true{{ end -}}
-{{- else if $v -}}
+{{- else if eq (toString $v) "true" -}}
 true
 {{- end -}}
 {{- end -}}
