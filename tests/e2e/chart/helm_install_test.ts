@@ -55,6 +55,7 @@ import {
 import { CHART, FULLNAME, helm } from "../../support/helm.ts";
 import { roleImage } from "../../support/role_image.ts";
 import { KUBE_VERSION } from "../../chart/_helm.ts";
+import { upgradeCrds } from "../../chart/_upgrade_crds.ts";
 
 const RELEASE = "dco";
 const REGISTRY = "dco.test";
@@ -412,6 +413,35 @@ Deno.test(
       const g = await cp.kubectl("get", kind, name, ...(namespaced ? ["-n", ns] : []));
       assert.equal(g.code, 0, `${kind}/${name}: ${g.stderr}`);
     }
+    // hack/upgrade-crds.sh against the CRDs Helm installed: they match; changed by hand they differ
+    // (exit 1, nothing changed); --apply puts the chart's back (server-side, over Helm's fields).
+    const kube = ["--", "--kubeconfig", cp.kubeconfigPath];
+    const same = await upgradeCrds(kube);
+    assert.equal(same.code, 0, `${same.stdout}\n${same.stderr}`);
+    assert.match(same.stderr, /the cluster's CRDs match the chart's/);
+    const CCC = "crdconversionconfigs.terasky.com";
+    const column = async () =>
+      JSON.parse(
+        (await cp.kubectl("get", "crd", CCC, "-o", "json")).stdout,
+      ).spec.versions[0].additionalPrinterColumns[0].name;
+    const patched = await cp.kubectl(
+      "patch",
+      "crd",
+      CCC,
+      "--type=json",
+      "-p",
+      '[{"op":"replace","path":"/spec/versions/0/additionalPrinterColumns/0/name","value":"Old"}]',
+    );
+    assert.equal(patched.code, 0, patched.stderr);
+    const differs = await upgradeCrds(kube);
+    assert.equal(differs.code, 1, `${differs.stdout}\n${differs.stderr}`);
+    assert.match(differs.stdout, /-\s+name: Old/);
+    assert.match(differs.stderr, /differ; run again with --apply/);
+    assert.equal(await column(), "Old", "the diff changed nothing");
+    const applied = await upgradeCrds(["--apply", ...kube]);
+    assert.equal(applied.code, 0, applied.stderr);
+    assert.equal(await column(), "CRD");
+    assert.equal((await upgradeCrds(kube)).code, 0);
     // The pre-delete hook Job (not created by install) is accepted too (server-side dry run).
     const rendered = await helm(
       "template",
