@@ -89,6 +89,19 @@ const LINT_CASES: Array<[string, Record<string, string>]> = [
     "dashboards.enabled": "true",
   }],
   ["no pre-delete uninstall Job", { "uninstall.prepareJob.enabled": "false" }],
+  ["cert-manager and Crossplane forced on", {
+    "certManager.enabled": "true",
+    "features.crossplane.enabled": "true",
+  }],
+  ["image.tag, manager ports, contexts, probes and history set; no test hooks", {
+    "image.tag": "v1.2.3",
+    "image.manager.pullPolicy": "Always",
+    "manager.ports.webhook": "10443",
+    "manager.podSecurityContext.runAsUser": "65532",
+    "manager.readinessProbe.periodSeconds": "30",
+    "manager.revisionHistoryLimit": "2",
+    "tests.enabled": "false",
+  }],
   ["admission webhook off, no CWS, autoscaling", {
     "admissionWebhook.enabled": "false",
     "conversionWebhookServer.create": "false",

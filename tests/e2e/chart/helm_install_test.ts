@@ -113,7 +113,7 @@ e2eTest(
         // NOTES say what the chart detected, and how to check the installation.
         assert.match(
           r.stdout,
-          /cert-manager: not used \(the manager's built-in CA\); Crossplane XRD support: off/,
+          /cert-manager: not used; Crossplane XRD support: off/,
         );
         assert.match(r.stdout, new RegExp(`helm test ${RELEASE} -n ${ns}`));
         assert.doesNotMatch(r.stdout, /WARNING/);
