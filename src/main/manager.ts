@@ -4,7 +4,8 @@
  * order; each step and why it comes where it does: docs/design/manager.md#startup-order.
  *
  * `--prepare-uninstall` runs the one-shot uninstall preparation of src/manager/uninstall.ts instead
- * (the chart's pre-delete hook Job) and exits with its code.
+ * (the chart's pre-delete hook Job) and exits with its code; `--check-installation` runs the
+ * installation check of src/manager/install_check.ts (the chart's `helm test` Pod) likewise.
  *
  * Permissions: `--allow-net --allow-env --allow-read=<cert dir>,<service-account dir>`.
  */
@@ -28,6 +29,7 @@ import {
   setupServerController,
 } from "../manager/server_controller.ts";
 import { runPrepareUninstall } from "../manager/uninstall.ts";
+import { runInstallCheck } from "../manager/install_check.ts";
 import { createLogger } from "../obs/log.ts";
 import { registerBuildInfo } from "../obs/build_info.ts";
 import { createMetricsRegistry, metricsResponse } from "../obs/metrics.ts";
@@ -53,6 +55,14 @@ async function serviceAccountNamespace(): Promise<string | undefined> {
 async function main(argv: readonly string[]): Promise<never> {
   const flags = parseRoleFlags("manager", argv, parseManagerFlags);
   if (flags.prepareUninstall) Deno.exit(await runPrepareUninstall(flags));
+  if (flags.checkInstallation) {
+    const ns = resolveOperatorNamespace(
+      flags.operatorNamespace,
+      Deno.env.get("POD_NAMESPACE"),
+      await serviceAccountNamespace(),
+    );
+    Deno.exit(await runInstallCheck(flags, ns));
+  }
   const role = new Role({ logger: "manager", shutdownTimeoutMs: SHUTDOWN_TIMEOUT_MS });
   const log = role.log;
   const operatorNamespace = resolveOperatorNamespace(

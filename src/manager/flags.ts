@@ -92,6 +92,17 @@ export interface ManagerFlags {
   /** `--prepare-uninstall-timeout` (Go duration, > 0): how long to wait for the servers to go. */
   prepareUninstallTimeoutMs: number;
   /**
+   * `--check-installation`: run the one-shot installation check (src/manager/install_check.ts,
+   * the chart's `helm test` Pod) instead of the manager, then exit (0 answered, 1 not).
+   */
+  checkInstallation: boolean;
+  /** `--check-admission-service`: the admission Service (operator namespace) that is checked. */
+  checkAdmissionService: string;
+  /** `--check-webhook-server`: `<namespace>/<server>` whose conversion endpoint is checked. */
+  checkWebhookServer: string;
+  /** `--check-timeout` (Go duration, > 0): how long each check is retried. */
+  checkTimeoutMs: number;
+  /**
    * `--webhook-server-namespaces`: where servers' children may go; also the namespaces the
    * Deployment/Service caches watch. undefined ⇒ any (cluster-wide watches).
    */
@@ -209,6 +220,10 @@ const FLAGS: Record<string, FieldFlag<ManagerFlags>> = {
   },
   "prepare-uninstall": { field: "prepareUninstall", kind: "bool" },
   "prepare-uninstall-timeout": { field: "prepareUninstallTimeoutMs", parse: positiveDurationMs },
+  "check-installation": { field: "checkInstallation", kind: "bool" },
+  "check-admission-service": { field: "checkAdmissionService", kind: "string" },
+  "check-webhook-server": { field: "checkWebhookServer", kind: "string" },
+  "check-timeout": { field: "checkTimeoutMs", parse: positiveDurationMs },
   "webhook-server-namespaces": {
     field: "webhookServerNamespaces",
     parse: listFlag(DNS_LABEL, "namespace name"),
@@ -258,6 +273,10 @@ export const DEFAULT_MANAGER_FLAGS: Readonly<ManagerFlags> = Object.freeze({
   admissionMutatingWebhookConfiguration: "",
   prepareUninstall: false,
   prepareUninstallTimeoutMs: 120_000,
+  checkInstallation: false,
+  checkAdmissionService: "",
+  checkWebhookServer: "",
+  checkTimeoutMs: 120_000,
   webhookServerNamespaces: undefined,
   webhookServerImageRepositories: undefined,
   webhookServerServiceAccounts: undefined,

@@ -89,6 +89,19 @@ const LINT_CASES: Array<[string, Record<string, string>]> = [
     "dashboards.enabled": "true",
   }],
   ["no pre-delete uninstall Job", { "uninstall.prepareJob.enabled": "false" }],
+  ["cert-manager and Crossplane forced on", {
+    "certManager.enabled": "true",
+    "features.crossplane.enabled": "true",
+  }],
+  ["image.tag, manager ports, contexts, probes and history set; no test hooks", {
+    "image.tag": "v1.2.3",
+    "image.manager.pullPolicy": "Always",
+    "manager.ports.webhook": "10443",
+    "manager.podSecurityContext.runAsUser": "65532",
+    "manager.readinessProbe.periodSeconds": "30",
+    "manager.revisionHistoryLimit": "2",
+    "tests.enabled": "false",
+  }],
   ["admission webhook off, no CWS, autoscaling", {
     "admissionWebhook.enabled": "false",
     "conversionWebhookServer.create": "false",
@@ -122,17 +135,23 @@ Deno.test("chart: default render has every object, with its documented name", as
     `MutatingWebhookConfiguration/${FULLNAME}-mutating-webhook-configuration`,
     `NetworkPolicy/${FULLNAME}-manager`,
     `NetworkPolicy/${FULLNAME}-webhook-server`,
+    `Pod/${FULLNAME}-test`,
     `Role/${FULLNAME}-manager`,
     `Role/${FULLNAME}-manager-events`,
     `Role/${FULLNAME}-manager-servers`,
+    `Role/${FULLNAME}-test-0`,
+    `Role/${FULLNAME}-test-1`,
     `Role/${FULLNAME}-webhook-server-leases`,
     `RoleBinding/${FULLNAME}-manager`,
     `RoleBinding/${FULLNAME}-manager-events`,
     `RoleBinding/${FULLNAME}-manager-servers`,
+    `RoleBinding/${FULLNAME}-test-0`,
+    `RoleBinding/${FULLNAME}-test-1`,
     `RoleBinding/${FULLNAME}-webhook-server-leases`,
     `Service/${FULLNAME}-manager-metrics`,
     `Service/${FULLNAME}-webhook-service`,
     `ServiceAccount/${FULLNAME}-manager`,
+    `ServiceAccount/${FULLNAME}-test`,
     `ServiceAccount/${FULLNAME}-webhook-server`,
     `ValidatingAdmissionPolicy/${FULLNAME}-webhook-server-leases`,
     `ValidatingAdmissionPolicyBinding/${FULLNAME}-webhook-server-leases`,
@@ -299,8 +318,16 @@ Deno.test("chart: DENO_V8_FLAGS is floor(memory limit x 0.75 / MiB), absent with
     }),
     ["--max-old-space-size=100"],
   );
-  // A memory quantity the chart cannot compute with is rejected by the schema.
-  const bad = await template({ "manager.resources.limits.memory": "0.5Gi" });
+  // Every Kubernetes quantity form: decimals, exponents, milli (below 1 MiB: no flag).
+  assert.deepEqual(await heap({ "manager.resources.limits.memory": "1.5Gi" }), [
+    "--max-old-space-size=1152",
+  ]);
+  assert.deepEqual(await heap({ "manager.resources.limits.memory": "1e9" }), [
+    "--max-old-space-size=715",
+  ]);
+  assert.deepEqual(await heap({ "manager.resources.limits.memory": "500m" }), []);
+  // What is not a quantity is rejected by the schema.
+  const bad = await template({ "manager.resources.limits.memory": "1.5 Gi" });
   assert.notEqual(bad.code, 0);
   assert.match(bad.stderr, /memory/);
 });

@@ -65,7 +65,7 @@ control-plane: controller-manager
 (`--admission-*` flags): admission on, cert-manager off, certificates.mode auto or builtin.
 */}}
 {{- define "dco.admissionSelfIssued" -}}
-{{- if and .Values.admissionWebhook.enabled (not .Values.certManager.enabled) (has .Values.certificates.mode (list "auto" "builtin")) -}}
+{{- if and .Values.admissionWebhook.enabled (not (include "dco.certManagerEnabled" .)) (has .Values.certificates.mode (list "auto" "builtin")) -}}
 true
 {{- end -}}
 {{- end -}}
@@ -83,7 +83,7 @@ XRD only. "true" when the XRD conversion guard's MutatingWebhookConfiguration is
 admission webhooks, Crossplane support and features.crossplane.conversionGuard.enabled all on.
 */}}
 {{- define "dco.xrdGuardRendered" -}}
-{{- if and .Values.admissionWebhook.enabled .Values.features.crossplane.enabled .Values.features.crossplane.conversionGuard.enabled -}}
+{{- if and .Values.admissionWebhook.enabled (include "dco.crossplaneEnabled" .) .Values.features.crossplane.conversionGuard.enabled -}}
 true
 {{- end -}}
 {{- end -}}
@@ -103,26 +103,76 @@ true
 {{- if .img.digest -}}
 {{- printf "%s@%s" $repo .img.digest -}}
 {{- else -}}
-{{- printf "%s:%s" $repo (default .root.Chart.AppVersion .img.tag) -}}
+{{- printf "%s:%s" $repo (include "dco.imageTag" .) -}}
+{{- end -}}
+{{- end -}}
+
+{{/* The tag of an image: its own `tag`, else `image.tag`, else the chart's appVersion. Argument: dict root, img. */}}
+{{- define "dco.imageTag" -}}
+{{- .img.tag | default .root.Values.image.tag | default .root.Chart.AppVersion -}}
+{{- end -}}
+
+{{/* The pull policy of an image: its own `pullPolicy`, else `image.pullPolicy`. Argument: dict root, img. */}}
+{{- define "dco.imagePullPolicy" -}}
+{{- .img.pullPolicy | default .root.Values.image.pullPolicy -}}
+{{- end -}}
+
+{{/*
+"true" when the chart uses cert-manager: `certManager.enabled` true, or `auto` (the default) and the
+cluster serves cert-manager.io/v1 (Helm's discovery at install/upgrade; `helm template` needs
+`--api-versions cert-manager.io/v1`).
+*/}}
+{{- define "dco.certManagerEnabled" -}}
+{{- $v := .Values.certManager.enabled -}}
+{{- if eq (toString $v) "auto" -}}
+{{- if .Capabilities.APIVersions.Has "cert-manager.io/v1" }}true{{ end -}}
+{{- else if eq (toString $v) "true" -}}
+true
+{{- end -}}
+{{- end -}}
+
+{{/*
+"true" when Crossplane XRD support is on: `features.crossplane.enabled` true, or `auto` (the
+default) and the cluster serves apiextensions.crossplane.io/v2 (Crossplane 2.x, which the manager
+needs for XRD support).
+*/}}
+{{- define "dco.crossplaneEnabled" -}}
+{{- $v := .Values.features.crossplane.enabled -}}
+{{- if eq (toString $v) "auto" -}}
+{{- if .Capabilities.APIVersions.Has "apiextensions.crossplane.io/v2" }}true{{ end -}}
+{{- else if eq (toString $v) "true" -}}
+true
 {{- end -}}
 {{- end -}}
 
 {{/*
 V8 old-space limit in MiB from a memory quantity: floor(bytes * 0.75 / 2^20), the same rule the
-operator applies to webhook-server pods (docs/manager.md "V8 heap limit"). Integers with an
-optional k/M/G/T or Ki/Mi/Gi/Ti suffix (values.schema.json enforces it); prints "" when the
+operator applies to webhook-server pods (docs/manager.md "V8 heap limit"). Any Kubernetes quantity
+(values.schema.json enforces the form): a number with an optional binary (Ki…Ei), decimal
+(n, u, m, k…E) or exponent (e3, E-2) suffix, e.g. 1.5Gi, 500M, 1e9, 268435456; prints "" when the
 result is below 1 MiB.
 */}}
 {{- define "dco.heapLimitMiB" -}}
 {{- $q := toString . -}}
-{{- $num := regexFind "^[0-9]+" $q -}}
+{{- $num := regexFind "^[+-]?([0-9]+(\\.[0-9]*)?|\\.[0-9]+)" $q -}}
 {{- $suffix := trimPrefix $num $q -}}
-{{- $mult := dict "" 1 "k" 1000 "M" 1000000 "G" 1000000000 "T" 1000000000000 "Ki" 1024 "Mi" 1048576 "Gi" 1073741824 "Ti" 1099511627776 -}}
-{{- if or (not $num) (not (hasKey $mult $suffix)) -}}
-{{- fail (printf "manager.resources.limits.memory %q: use an integer with an optional k/M/G/T or Ki/Mi/Gi/Ti suffix" $q) -}}
+{{- $mult := dict "" 1.0 "n" 1e-9 "u" 1e-6 "m" 1e-3 "k" 1e3 "M" 1e6 "G" 1e9 "T" 1e12 "P" 1e15 "E" 1e18 "Ki" 1024.0 "Mi" 1048576.0 "Gi" 1073741824.0 "Ti" 1099511627776.0 "Pi" 1125899906842624.0 "Ei" 1152921504606846976.0 -}}
+{{- $bytes := 0.0 -}}
+{{- if not $num -}}
+{{- fail (printf "manager.resources.limits.memory %q is not a Kubernetes quantity (e.g. 256Mi, 1.5Gi, 1e9)" $q) -}}
+{{- else if hasKey $mult $suffix -}}
+{{- $bytes = mulf (float64 $num) (get $mult $suffix) -}}
+{{- else if regexMatch "^[eE][+-]?[0-9]+$" $suffix -}}
+{{- $exp := atoi (trimPrefix "+" (substr 1 -1 $suffix)) -}}
+{{- $bytes = float64 $num -}}
+{{- range until (int (max $exp (sub 0 $exp))) -}}
+{{- if ge $exp 0 }}{{ $bytes = mulf $bytes 10 }}{{ else }}{{ $bytes = divf $bytes 10 }}{{ end -}}
 {{- end -}}
-{{- $mib := div (mul (atoi $num) (get $mult $suffix) 3) 4194304 -}}
-{{- if ge (int64 $mib) 1 -}}{{ $mib }}{{- end -}}
+{{- else -}}
+{{- fail (printf "manager.resources.limits.memory %q is not a Kubernetes quantity (e.g. 256Mi, 1.5Gi, 1e9)" $q) -}}
+{{- end -}}
+{{- $mib := floor (divf (mulf $bytes 0.75) 1048576) -}}
+{{- if ge $mib 1.0 }}{{ int64 $mib }}{{ end -}}
 {{- end -}}
 
 {{/* The issuerRef of the default CWS certificate: own -> certManager.issuerRef -> self-signed. */}}
@@ -187,4 +237,14 @@ declarative-conversion-operator.terasky.com
 {{/* The CA Secret of the built-in CA (src/manager/builtin_certs.ts CA_SECRET_NAME). */}}
 {{- define "dco.caSecretName" -}}
 dco-webhook-ca
+{{- end -}}
+
+{{/*
+Values the schema cannot refuse with a clear message. Included by the manager Deployment.
+`crds.install` never did anything (Helm installs crds/ on its own): `false` cannot be honoured.
+*/}}
+{{- define "dco.validate" -}}
+{{- if and .Values.crds (eq (toString .Values.crds.install) "false") -}}
+{{- fail "crds.install=false is not supported: Helm installs the chart's crds/ itself; use `helm install --skip-crds` to skip them" -}}
+{{- end -}}
 {{- end -}}

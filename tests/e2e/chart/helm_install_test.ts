@@ -12,11 +12,18 @@
  * whose permission flags are read from the deno.json tasks (`manager`, `webhook-server`), i.e.
  * what the Dockerfile's binaries are compiled with (tests/repo/dockerfile_test.ts).
  *
- * Certificates without cert-manager and without any hand-made Secret: `certificates.mode=builtin`
- * with `certManager.enabled=false`. The manager's own CA issues the webhook-server certificates
- * and the admission certificate (Secret `<fullname>-webhook-cert`, created by the manager, read
- * through the API, not mounted), and the manager sets the ValidatingWebhookConfiguration's
- * caBundle (rendered without one) — the admission steps below go through that certificate.
+ * The install uses the chart's defaults (only the images, through `image.tag`, and two rollout
+ * speed-ups are set) on a bare cluster: no cert-manager, no Crossplane. The chart detects both
+ * absent (`certManager.enabled` and `features.crossplane.enabled` are `auto`), so the manager runs
+ * without XRD support and, with `certificates.mode=auto` resolving to the built-in CA, issues the
+ * webhook-server certificates and the admission certificate (Secret `<fullname>-webhook-cert`,
+ * created by the manager, read through the API, not mounted), and sets the
+ * ValidatingWebhookConfiguration's caBundle (rendered without one) — the admission steps below go
+ * through that certificate.
+ *
+ * `helm test` runs the chart's test hook Pod (the manager image, `--check-installation`): it
+ * reaches the manager's admission webhook and the default server's conversion endpoint through
+ * the apiserver's service proxy, with its own hook ServiceAccount and Roles.
  *
  * Uninstalling follows docs/installation.md: while a config exists `helm uninstall` fails — the
  * chart's pre-delete hook Job (`manager --prepare-uninstall`, run by the test kubelet with
@@ -48,6 +55,7 @@ import {
 import { CHART, FULLNAME, helm } from "../../support/helm.ts";
 import { roleImage } from "../../support/role_image.ts";
 import { KUBE_VERSION } from "../../chart/_helm.ts";
+import { upgradeCrds } from "../../chart/_upgrade_crds.ts";
 
 const RELEASE = "dco";
 const REGISTRY = "dco.test";
@@ -81,49 +89,54 @@ e2eTest(
       if (!await t.step({ name, ignore: broken, fn })) broken = true;
     };
 
-    await step("helm install (builtin certificates, no admission Secret)", async () => {
-      const sets: Record<string, string> = {
-        "image.registry": REGISTRY,
-        "image.manager.repository": "manager",
-        "image.manager.tag": TAG,
-        "image.webhookServer.repository": "webhook-server",
-        "image.webhookServer.tag": TAG,
-        "certificates.mode": "builtin",
-        "certManager.enabled": "false",
-        // No Crossplane in this cluster.
-        "features.crossplane.enabled": "false",
-        // Faster rollouts than the production defaults; the chart passes them into the CWS.
-        "conversionWebhookServer.rollout.preStopSleepSeconds": "1",
-        "conversionWebhookServer.rollout.terminationGracePeriodSeconds": "35",
-      };
-      const r = await helmAt(
-        "install",
-        RELEASE,
-        CHART,
-        "--namespace",
-        ns,
-        ...Object.entries(sets).flatMap(([k, v]) => ["--set", `${k}=${v}`]),
-      );
-      assert.equal(r.code, 0, `helm install:\n${r.stdout}\n${r.stderr}`);
-      // What the release itself carries (the live objects may already be the manager's work: the
-      // test kubelet starts the manager Pod within moments of the install).
-      const manifest = await helmAt("get", "manifest", RELEASE, "--namespace", ns);
-      assert.equal(manifest.code, 0, manifest.stderr);
-      const objects = parseAllDocuments(manifest.stdout).map((d) => d.toJS()).filter((o) => o);
-      assert.ok(
-        !objects.some((o) =>
-          o.kind === "Secret" && o.metadata?.name === `${FULLNAME}-webhook-cert`
-        ),
-        "the release ships no admission Secret: the manager issues it",
-      );
-      const vwc = objects.find((o) =>
-        o.kind === "ValidatingWebhookConfiguration" &&
-        o.metadata?.name === `${FULLNAME}-validating-webhook-configuration`
-      );
-      assert.ok(vwc, "the release renders the ValidatingWebhookConfiguration");
-      // Rendered without a caBundle: the manager sets it.
-      for (const w of vwc.webhooks) assert.equal(w.clientConfig.caBundle, undefined);
-    });
+    await step(
+      "helm install with the defaults on a bare cluster (no admission Secret)",
+      async () => {
+        const sets: Record<string, string> = {
+          "image.registry": REGISTRY,
+          "image.manager.repository": "manager",
+          "image.webhookServer.repository": "webhook-server",
+          "image.tag": TAG,
+          // Faster rollouts than the production defaults; the chart passes them into the CWS.
+          "conversionWebhookServer.rollout.preStopSleepSeconds": "1",
+          "conversionWebhookServer.rollout.terminationGracePeriodSeconds": "35",
+        };
+        const r = await helmAt(
+          "install",
+          RELEASE,
+          CHART,
+          "--namespace",
+          ns,
+          ...Object.entries(sets).flatMap(([k, v]) => ["--set", `${k}=${v}`]),
+        );
+        assert.equal(r.code, 0, `helm install:\n${r.stdout}\n${r.stderr}`);
+        // NOTES say what the chart detected, and how to check the installation.
+        assert.match(
+          r.stdout,
+          /cert-manager: not used; Crossplane XRD support: off/,
+        );
+        assert.match(r.stdout, new RegExp(`helm test ${RELEASE} -n ${ns}`));
+        assert.doesNotMatch(r.stdout, /WARNING/);
+        // What the release itself carries (the live objects may already be the manager's work: the
+        // test kubelet starts the manager Pod within moments of the install).
+        const manifest = await helmAt("get", "manifest", RELEASE, "--namespace", ns);
+        assert.equal(manifest.code, 0, manifest.stderr);
+        const objects = parseAllDocuments(manifest.stdout).map((d) => d.toJS()).filter((o) => o);
+        assert.ok(
+          !objects.some((o) =>
+            o.kind === "Secret" && o.metadata?.name === `${FULLNAME}-webhook-cert`
+          ),
+          "the release ships no admission Secret: the manager issues it",
+        );
+        const vwc = objects.find((o) =>
+          o.kind === "ValidatingWebhookConfiguration" &&
+          o.metadata?.name === `${FULLNAME}-validating-webhook-configuration`
+        );
+        assert.ok(vwc, "the release renders the ValidatingWebhookConfiguration");
+        // Rendered without a caBundle: the manager sets it.
+        for (const w of vwc.webhooks) assert.equal(w.clientConfig.caBundle, undefined);
+      },
+    );
 
     await step("the manager Pod becomes Ready (chart probes, SA token, chart RBAC)", async () => {
       const pod = await waitFor("manager Pod Ready", async () => {
@@ -141,7 +154,7 @@ e2eTest(
       assert.equal(pod.spec.containers[0].image, MANAGER_IMAGE);
       assert.equal(pod.spec.serviceAccountName, `${FULLNAME}-manager`);
       const log = await cp.kubelet!.podLog(ns, pod.metadata.name);
-      assert.match(log, /"mode":"builtin"/, log.slice(-4000));
+      assert.match(log, /"flag":"auto","mode":"builtin"/, log.slice(-4000));
       assert.match(log, /admission webhooks serving \(self-issued certificate\)/, log.slice(-4000));
       // The self-issued admission certificate, from the built-in CA, and the caBundle it set.
       const caSecret = await getJSON("secret", "dco-webhook-ca", "-n", ns);
@@ -202,6 +215,22 @@ e2eTest(
       const tls = await getJSON("secret", `${CWS}-webhook-server-tls`, "-n", ns);
       const caSecret = await getJSON("secret", "dco-webhook-ca", "-n", ns);
       assert.equal(tls.data["ca.crt"], caSecret.data["tls.crt"]);
+    });
+
+    await step("helm test: the admission and conversion webhooks answer", async () => {
+      const r = await helmAt("test", RELEASE, "--namespace", ns, "--timeout", "3m");
+      assert.equal(
+        r.code,
+        0,
+        `helm test:\n${r.stdout}\n${r.stderr}\n${await cp.kubelet!.allLogs(30)}`,
+      );
+      assert.match(r.stdout, new RegExp(`TEST SUITE:\\s+${FULLNAME}-test`));
+      assert.match(r.stdout, /Phase:\s+Succeeded/);
+      // hook-succeeded: the test Pod, its ServiceAccount and Roles are gone again.
+      await waitFor("test hooks deleted", async () => {
+        const g = await cp.kubectl("get", "pods,serviceaccounts,roles", "-n", ns, "-o", "name");
+        return g.code === 0 && !g.stdout.includes(`${FULLNAME}-test`);
+      }, { timeoutMs: 30_000 });
     });
 
     const objNs = await cp.createNamespace("gadgets");
@@ -384,6 +413,35 @@ Deno.test(
       const g = await cp.kubectl("get", kind, name, ...(namespaced ? ["-n", ns] : []));
       assert.equal(g.code, 0, `${kind}/${name}: ${g.stderr}`);
     }
+    // hack/upgrade-crds.sh against the CRDs Helm installed: they match; changed by hand they differ
+    // (exit 1, nothing changed); --apply puts the chart's back (server-side, over Helm's fields).
+    const kube = ["--", "--kubeconfig", cp.kubeconfigPath];
+    const same = await upgradeCrds(kube);
+    assert.equal(same.code, 0, `${same.stdout}\n${same.stderr}`);
+    assert.match(same.stderr, /the cluster's CRDs match the chart's/);
+    const CCC = "crdconversionconfigs.terasky.com";
+    const column = async () =>
+      JSON.parse(
+        (await cp.kubectl("get", "crd", CCC, "-o", "json")).stdout,
+      ).spec.versions[0].additionalPrinterColumns[0].name;
+    const patched = await cp.kubectl(
+      "patch",
+      "crd",
+      CCC,
+      "--type=json",
+      "-p",
+      '[{"op":"replace","path":"/spec/versions/0/additionalPrinterColumns/0/name","value":"Old"}]',
+    );
+    assert.equal(patched.code, 0, patched.stderr);
+    const differs = await upgradeCrds(kube);
+    assert.equal(differs.code, 1, `${differs.stdout}\n${differs.stderr}`);
+    assert.match(differs.stdout, /-\s+name: Old/);
+    assert.match(differs.stderr, /differ; run again with --apply/);
+    assert.equal(await column(), "Old", "the diff changed nothing");
+    const applied = await upgradeCrds(["--apply", ...kube]);
+    assert.equal(applied.code, 0, applied.stderr);
+    assert.equal(await column(), "CRD");
+    assert.equal((await upgradeCrds(kube)).code, 0);
     // The pre-delete hook Job (not created by install) is accepted too (server-side dry run).
     const rendered = await helm(
       "template",
