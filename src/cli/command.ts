@@ -70,6 +70,11 @@ export interface CommandDefinition<T extends TargetNeed, O, R> {
   target: T;
   /** The command's flags in help order; config, xrd and crd come first by `target`. */
   flags: readonly FlagSpec[];
+  /**
+   * Checks the positional arguments (a subcommand, a shell name, paths) before any flag check;
+   * without it, any positional argument is an error.
+   */
+  positionals?: (args: readonly string[]) => void;
   /** Flags that must be given (`--config` is implied by `target`). */
   required?: readonly string[];
   /** Checked after the schema flags' group. */
@@ -107,7 +112,8 @@ function checkFlags(
   def: CommandDefinition<TargetNeed, unknown, unknown>,
   specs: readonly FlagSpec[],
 ): void {
-  if (flags.positionals.length > 0) {
+  if (def.positionals !== undefined) def.positionals(flags.positionals);
+  else if (flags.positionals.length > 0) {
     throw new CliError(
       `unexpected argument ${JSON.stringify(flags.positionals[0])} for "convctl ${def.name}"`,
     );

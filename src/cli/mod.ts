@@ -8,6 +8,8 @@ import { analyzeCommand } from "./analyze.ts";
 import type { Command } from "./command.ts";
 import { convertCommand } from "./convert.ts";
 import { fuzzCommand } from "./fuzz.ts";
+import { generateCommand } from "./generate.ts";
+import { patchPreviewCommand } from "./patch_preview.ts";
 import { suggestCommand } from "./suggest.ts";
 import { testCommand } from "./test.ts";
 import { validateCommand } from "./validate.ts";
@@ -25,6 +27,8 @@ const ALL: readonly Command[] = [
   convertCommand,
   suggestCommand,
   fuzzCommand,
+  generateCommand,
+  patchPreviewCommand,
   versionCommand,
 ];
 
@@ -34,8 +38,6 @@ export const COMMANDS: ReadonlyMap<string, Command> = new Map(ALL.map((c) => [c.
 export const PLANNED_COMMANDS: ReadonlySet<string> = new Set([
   "diff",
   "rehub",
-  "generate",
-  "patch-preview",
   "migrate-storage",
   "completion",
   "retarget",
