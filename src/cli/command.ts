@@ -156,7 +156,12 @@ function outputFormat(flags: ParsedFlags, output: OutputFormats<never, never>): 
 export function defineCommand<T extends TargetNeed, O = undefined, R = string>(
   def: CommandDefinition<T, O, R>,
 ): Command {
-  const flags = [...targetFlags(def.target), ...def.flags];
+  // `-o` offers the command's formats to shell completion.
+  const flags = [...targetFlags(def.target), ...def.flags].map((f) =>
+    f.name === "output" && f.choices === undefined
+      ? { ...f, choices: Object.keys(def.output.formats) }
+      : f
+  );
   const spec: CommandSpec = { name: def.name, usage: def.usage, summary: def.summary, flags };
   const hasOutputFlag = flags.some((f) => f.name === "output");
   return {

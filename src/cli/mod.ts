@@ -6,6 +6,7 @@
  */
 import { analyzeCommand } from "./analyze.ts";
 import type { Command } from "./command.ts";
+import { completionCommand } from "./completion.ts";
 import { convertCommand } from "./convert.ts";
 import { fuzzCommand } from "./fuzz.ts";
 import { generateCommand } from "./generate.ts";
@@ -29,6 +30,7 @@ const ALL: readonly Command[] = [
   fuzzCommand,
   generateCommand,
   patchPreviewCommand,
+  completionCommand(() => ALL),
   versionCommand,
 ];
 
@@ -39,7 +41,6 @@ export const PLANNED_COMMANDS: ReadonlySet<string> = new Set([
   "diff",
   "rehub",
   "migrate-storage",
-  "completion",
   "retarget",
   "crossplane",
   "plan",

@@ -294,6 +294,7 @@ export const testCommand = defineCommand({
       value: "LEVEL",
       help: "none, warn or loss",
       default: "loss",
+      choices: FAIL_ON,
     },
     {
       name: "version-pair",
