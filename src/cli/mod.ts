@@ -10,6 +10,7 @@ import { completionCommand } from "./completion.ts";
 import { convertCommand } from "./convert.ts";
 import { fuzzCommand } from "./fuzz.ts";
 import { generateCommand } from "./generate.ts";
+import { lintCommand } from "./lint.ts";
 import { patchPreviewCommand } from "./patch_preview.ts";
 import { suggestCommand } from "./suggest.ts";
 import { testCommand } from "./test.ts";
@@ -30,6 +31,7 @@ const ALL: readonly Command[] = [
   fuzzCommand,
   generateCommand,
   patchPreviewCommand,
+  lintCommand,
   completionCommand(() => ALL),
   versionCommand,
 ];
@@ -46,7 +48,6 @@ export const PLANNED_COMMANDS: ReadonlySet<string> = new Set([
   "plan",
   "versions",
   "compat",
-  "lint",
 ]);
 
 export function topLevelHelp(): string {
