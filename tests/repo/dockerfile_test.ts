@@ -167,6 +167,10 @@ Deno.test("hack/compile.sh: each role's flags and entry are its deno.json task's
       ]);
       await Deno.stat(`${REPO}src/webhook/compile_worker.ts`);
       await Deno.stat(`${REPO}src/webhook/convert/convert_worker.ts`);
+    } else if (role === "convctl") {
+      // lint_pool.ts starts this module as a Worker.
+      assert.deepEqual(arm.include, ["--include", "src/cli/lint_worker.ts"]);
+      await Deno.stat(`${REPO}src/cli/lint_worker.ts`);
     } else assert.deepEqual(arm.include, []);
   }
   const tasks = JSON.parse(await Deno.readTextFile(`${REPO}deno.json`)).tasks;
