@@ -184,7 +184,7 @@ export const lintCommand = defineCommand({
       kind: "string",
       value: "N",
       help: "parallel Workers; 1 runs inline, 0 means the number of CPUs",
-      default: "the number of CPUs",
+      default: "the number of CPUs, at most 8",
     },
     {
       name: "fail-on",
@@ -198,7 +198,8 @@ export const lintCommand = defineCommand({
   ],
   positionals: () => {}, // paths; a missing one is reported when the walk reaches it
   options: (flags): LintOptions => {
-    const cpus = Math.max(1, navigator.hardwareConcurrency ?? 1);
+    // Each Worker loads the engine once; past 8 that start-up outweighs what is left to share.
+    const cpus = Math.min(8, Math.max(1, navigator.hardwareConcurrency ?? 1));
     const n = parseInteger("concurrency", flags.string("concurrency"), 0, [0, 256]);
     return {
       concurrency: n === 0 ? cpus : n,
