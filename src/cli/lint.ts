@@ -183,7 +183,7 @@ export const lintCommand = defineCommand({
       name: "concurrency",
       kind: "string",
       value: "N",
-      help: "parallel Workers; 1 runs inline, 0 means the number of CPUs",
+      help: "parallel Workers; 1 runs inline, 0 means the default",
       default: "the number of CPUs, at most 8",
     },
     {
