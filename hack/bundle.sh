@@ -15,5 +15,6 @@ deno bundle --quiet --platform deno -o "$out/webhook_server.js" src/main/webhook
 deno bundle --quiet --platform deno -o "$out/compile_worker.js" src/webhook/compile_worker.ts
 deno bundle --quiet --platform deno -o "$out/convert_worker.js" src/webhook/convert/convert_worker.ts
 deno bundle --quiet --platform deno -o "$out/convctl.js" src/main/convctl.ts
+deno bundle --quiet --platform deno -o "$out/lint_worker.js" src/cli/lint_worker.ts
 deno bundle --quiet --platform deno -o "$out/manager.js" src/main/manager.ts
 ls -l "$out" >&2

@@ -61,6 +61,11 @@ export interface CommandDefinition<T extends TargetNeed, O, R> {
   target: T;
   /** The command's flags in help order; config, xrd and crd come first by `target`. */
   flags: readonly FlagSpec[];
+  /**
+   * Checks the positional arguments (a subcommand, a shell name, paths) before any flag check;
+   * without it, any positional argument is an error.
+   */
+  positionals?: (args: readonly string[]) => void;
   /** Flags that must be given (`--config` is implied by `target`). */
   required?: readonly string[];
   /** Checked after the schema flags' group. */
@@ -98,7 +103,8 @@ function checkFlags(
   def: CommandDefinition<TargetNeed, unknown, unknown>,
   specs: readonly FlagSpec[],
 ): void {
-  if (flags.positionals.length > 0) {
+  if (def.positionals !== undefined) def.positionals(flags.positionals);
+  else if (flags.positionals.length > 0) {
     throw new CliError(
       `unexpected argument ${JSON.stringify(flags.positionals[0])} for "convctl ${def.name}"`,
     );
@@ -153,7 +159,12 @@ const INPUT_FLAGS = ["config", "xrd", "crd", "sample"];
 export function defineCommand<T extends TargetNeed, O = undefined, R = string>(
   def: CommandDefinition<T, O, R>,
 ): Command {
-  const flags = [...targetFlags(def.target), ...def.flags];
+  // `-o` offers the command's formats to shell completion.
+  const flags = [...targetFlags(def.target), ...def.flags].map((f) =>
+    f.name === "output" && f.choices === undefined
+      ? { ...f, choices: Object.keys(def.output.formats) }
+      : f
+  );
   const spec: CommandSpec = { name: def.name, usage: def.usage, summary: def.summary, flags };
   const hasOutputFlag = flags.some((f) => f.name === "output");
   return {

@@ -5,34 +5,16 @@
  * valid input — each with a shrunk, minimal failing object. Deterministic for a given seed.
  */
 import { analyze } from "../engine/mod.ts";
-import { CliError, FLAGS, outputFlag } from "./args.ts";
+import { FLAGS, outputFlag } from "./args.ts";
 import { defineCommand, type SchemaInvocation } from "./command.ts";
 import { type FuzzReport, renderFuzzTable } from "./fuzz_report.ts";
 import { runFuzz } from "./fuzz_run.ts";
 import { requireCleanAnalysis, requireGroup, requireStructurallyValid } from "./gates.ts";
+import { parseInteger } from "./int_flag.ts";
 import { progressLine, toJson } from "./output.ts";
 
 /** Most objects per version: a run stays within seconds to minutes. */
 export const MAX_FUZZ_OBJECTS = 10_000;
-
-/** A non-negative integer flag within [min, max]. */
-function parseInteger(
-  flag: string,
-  raw: string | undefined,
-  dflt: number,
-  range: [number, number],
-) {
-  if (raw === undefined) return dflt;
-  const [min, max] = range;
-  const n = /^\d+$/.test(raw.trim()) ? Number(raw.trim()) : NaN;
-  if (!Number.isSafeInteger(n) || n < min || n > max) {
-    const shown = JSON.stringify(raw);
-    throw new CliError(
-      `invalid value ${shown} for --${flag}: expected an integer from ${min} to ${max}`,
-    );
-  }
-  return n;
-}
 
 function shellQuote(arg: string): string {
   return /^[\w@%+=:,./-]+$/.test(arg) ? arg : `'${arg.replace(/'/g, `'\\''`)}'`;

@@ -6,8 +6,12 @@
  */
 import { analyzeCommand } from "./analyze.ts";
 import type { Command } from "./command.ts";
+import { completionCommand } from "./completion.ts";
 import { convertCommand } from "./convert.ts";
 import { fuzzCommand } from "./fuzz.ts";
+import { generateCommand } from "./generate.ts";
+import { lintCommand } from "./lint.ts";
+import { patchPreviewCommand } from "./patch_preview.ts";
 import { suggestCommand } from "./suggest.ts";
 import { testCommand } from "./test.ts";
 import { validateCommand } from "./validate.ts";
@@ -25,6 +29,10 @@ const ALL: readonly Command[] = [
   convertCommand,
   suggestCommand,
   fuzzCommand,
+  generateCommand,
+  patchPreviewCommand,
+  lintCommand,
+  completionCommand(() => ALL),
   versionCommand,
 ];
 
@@ -34,16 +42,12 @@ export const COMMANDS: ReadonlyMap<string, Command> = new Map(ALL.map((c) => [c.
 export const PLANNED_COMMANDS: ReadonlySet<string> = new Set([
   "diff",
   "rehub",
-  "generate",
-  "patch-preview",
   "migrate-storage",
-  "completion",
   "retarget",
   "crossplane",
   "plan",
   "versions",
   "compat",
-  "lint",
 ]);
 
 export function topLevelHelp(): string {

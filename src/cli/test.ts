@@ -336,6 +336,7 @@ export const testCommand = defineCommand({
       value: "LEVEL",
       help: "none, warn or loss",
       default: "loss",
+      choices: FAIL_ON,
     },
     {
       name: "version-pair",

@@ -29,6 +29,8 @@ export interface FlagSpec {
   help?: string;
   /** Default shown in help (the caller applies it). */
   default?: string;
+  /** The values the flag accepts, when it takes one of a fixed list (shell completion offers them). */
+  choices?: readonly string[];
 }
 
 type FlagValue = string | boolean | string[];

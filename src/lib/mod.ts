@@ -4,3 +4,4 @@ export * from "./time.ts";
 export * from "./base64.ts";
 export * from "./sha256.ts";
 export * from "./flags.ts";
+export * from "./build_info.ts";

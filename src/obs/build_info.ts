@@ -3,20 +3,15 @@
  * convention: join it onto other series to see which build produced them).
  */
 import { Gauge, type Registry } from "prom-client";
-import { BUILD_COMMIT, BUILD_VERSION } from "../lib/build.ts";
+import { buildInfo } from "../lib/build_info.ts";
 
 /** The labels of this build and runtime. */
 export function buildInfoLabels(): Record<
   "version" | "commit" | "deno" | "v8" | "typescript",
   string
 > {
-  return {
-    version: BUILD_VERSION,
-    commit: BUILD_COMMIT,
-    deno: Deno.version.deno,
-    v8: Deno.version.v8,
-    typescript: Deno.version.typescript,
-  };
+  const { version, commit, deno, v8, typescript } = buildInfo();
+  return { version, commit, deno, v8, typescript };
 }
 
 /** Registers `dco_build_info` (value 1) into `registry`. */

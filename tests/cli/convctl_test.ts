@@ -8,11 +8,41 @@ Deno.test("version prints dev", async () => {
   assert.equal(r.stderr, "");
 });
 
+Deno.test("version -o table|json: the build information", async () => {
+  const json = await convctl("version", "-o", "json");
+  assert.equal(json.code, 0, json.stderr);
+  const info = JSON.parse(json.stdout);
+  assert.deepEqual(Object.keys(info), ["version", "commit", "deno", "v8", "typescript", "target"]);
+  assert.equal(info.version, "dev");
+  assert.equal(info.commit, "unknown");
+  assert.equal(info.deno, Deno.version.deno);
+  assert.equal(info.target, Deno.build.target);
+  const table = await convctl("version", "-o", "table");
+  assert.equal(table.code, 0);
+  assert.match(table.stdout, /^version: +dev\ncommit: +unknown\ndeno: +\S+\nv8: +\S+\n/);
+  assertToolError(
+    await convctl("version", "-o", "yaml"),
+    'invalid value "yaml" for --output: must be one of short, table, json',
+  );
+});
+
 Deno.test("no subcommand prints help and exits 0", async () => {
   const r = await convctl();
   assert.equal(r.code, 0);
   assert.match(r.stdout, /^Usage:\n {2}convctl <command> \[flags\]$/m);
-  for (const command of ["validate", "analyze", "test", "convert", "suggest", "version"]) {
+  const commands = [
+    "validate",
+    "analyze",
+    "test",
+    "convert",
+    "suggest",
+    "generate",
+    "patch-preview",
+    "lint",
+    "completion",
+    "version",
+  ];
+  for (const command of commands) {
     assert.match(r.stdout, new RegExp(`^ {2}${command} +\\S`, "m"));
   }
 });

@@ -46,6 +46,23 @@ Deno.test({
         assert.match(r.stdout, /schema validated: true/);
       });
 
+      await t.step("convctl.js lints the examples with its bundled Workers", async () => {
+        const r = await run(Deno.execPath(), [
+          "run",
+          "--allow-read",
+          "--allow-env",
+          `${dist}/convctl.js`,
+          "lint",
+          example,
+          "--concurrency",
+          "2",
+          "-o",
+          "json",
+        ], cwd);
+        assert.equal(r.code, 0, r.stderr);
+        assert.equal(JSON.parse(r.stdout).summary.configs, 1);
+      });
+
       await t.step(
         "webhook_server.js starts and validates its flags with net/env only",
         async () => {
@@ -79,6 +96,7 @@ Deno.test({
           "compile_worker.js",
           "convctl.js",
           "convert_worker.js",
+          "lint_worker.js",
           "manager.js",
           "webhook_server.js",
         ]);
