@@ -22,7 +22,7 @@ Deno.test("version -o table|json: the build information", async () => {
   assert.match(table.stdout, /^version: +dev\ncommit: +unknown\ndeno: +\S+\nv8: +\S+\n/);
   assertToolError(
     await convctl("version", "-o", "yaml"),
-    'invalid value "yaml" for --output: must be one of short, table, json',
+    'unknown output format "yaml" (use short|table|json)',
   );
 });
 
