@@ -7,6 +7,7 @@
 import { analyzeCommand } from "./analyze.ts";
 import type { Command } from "./command.ts";
 import { convertCommand } from "./convert.ts";
+import { diffCommand } from "./diff.ts";
 import { fuzzCommand } from "./fuzz.ts";
 import { suggestCommand } from "./suggest.ts";
 import { testCommand } from "./test.ts";
@@ -22,6 +23,7 @@ const ALL: readonly Command[] = [
   validateCommand,
   analyzeCommand,
   testCommand,
+  diffCommand,
   convertCommand,
   suggestCommand,
   fuzzCommand,
@@ -32,7 +34,6 @@ export const COMMANDS: ReadonlyMap<string, Command> = new Map(ALL.map((c) => [c.
 
 /** Commands the reference CLI has and this build does not yet; they answer "not implemented". */
 export const PLANNED_COMMANDS: ReadonlySet<string> = new Set([
-  "diff",
   "rehub",
   "generate",
   "patch-preview",
