@@ -3,7 +3,13 @@
  * per spoke present on both, coverage, rule claims, lossless verdicts and diagnostics. `diff`
  * prints it; `compat` classifies it.
  */
-import type { AnalysisResult, Diagnostic, Direction, RuleResult, SpokeReport } from "../engine/mod.ts";
+import type {
+  AnalysisResult,
+  Diagnostic,
+  Direction,
+  RuleResult,
+  SpokeReport,
+} from "../engine/mod.ts";
 import { formatDiagnostic } from "./output.ts";
 
 /** A rule as a claim: its strategy and the paths it accounts for on each side (sorted). */

@@ -118,9 +118,9 @@ export async function readTextFile(file: string, what: string): Promise<string> 
   }
 }
 
-/** Exactly one document, which must be a map. */
-async function readSingleMap(file: string, what: string): Promise<JsonObject> {
-  const docs = parseYamlDocuments(await readTextFile(file, what), file);
+/** Exactly one document, which must be a map (`text`: the file's content, already read). */
+async function readSingleMap(file: string, what: string, text?: string): Promise<JsonObject> {
+  const docs = parseYamlDocuments(text ?? await readTextFile(file, what), file);
   if (docs.length !== 1) {
     throw new CliError(
       `${what} ${file} must contain exactly one YAML document (found ${docs.length})`,
@@ -175,8 +175,12 @@ function configKind(doc: JsonObject, file: string): ConfigKind {
  * Kind dispatch, then the strict decode (an unknown field anywhere is an error). When command-line `flags` are given, the schema
  * flag of the other kind is an error naming the right flag.
  */
-export async function loadConfig(file: string, flags?: ParsedFlags): Promise<LoadedConfig> {
-  const doc = await readSingleMap(file, "config");
+export async function loadConfig(
+  file: string,
+  flags?: ParsedFlags,
+  text?: string,
+): Promise<LoadedConfig> {
+  const doc = await readSingleMap(file, "config", text);
   const kind = configKind(doc, file);
   const right = SCHEMA_FLAG[kind];
   const wrong = right.flag === "xrd" ? SCHEMA_FLAG[CRD_CONFIG_KIND] : SCHEMA_FLAG[XRD_CONFIG_KIND];
@@ -200,9 +204,13 @@ export interface LoadedSchema {
 }
 
 /** An XRD (kept generic) or a CRD file, matching the config kind. */
-export async function loadSchema(kind: ConfigKind, file: string): Promise<LoadedSchema> {
+export async function loadSchema(
+  kind: ConfigKind,
+  file: string,
+  text?: string,
+): Promise<LoadedSchema> {
   const what = SCHEMA_FLAG[kind].what;
-  const raw = await readSingleMap(file, `${what} file`);
+  const raw = await readSingleMap(file, `${what} file`, text);
   const expectedKind = kind === XRD_CONFIG_KIND
     ? "CompositeResourceDefinition"
     : "CustomResourceDefinition";

@@ -6,6 +6,7 @@
  */
 import { analyzeCommand } from "./analyze.ts";
 import type { Command } from "./command.ts";
+import { compatCommand } from "./compat.ts";
 import { convertCommand } from "./convert.ts";
 import { diffCommand } from "./diff.ts";
 import { fuzzCommand } from "./fuzz.ts";
@@ -27,6 +28,7 @@ const ALL: readonly Command[] = [
   convertCommand,
   suggestCommand,
   fuzzCommand,
+  compatCommand,
   versionCommand,
 ];
 
@@ -43,7 +45,6 @@ export const PLANNED_COMMANDS: ReadonlySet<string> = new Set([
   "crossplane",
   "plan",
   "versions",
-  "compat",
   "lint",
 ]);
 

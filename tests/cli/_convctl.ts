@@ -20,6 +20,7 @@ export async function convctl(...args: string[]): Promise<RunResult> {
       "--allow-read",
       "--allow-env",
       "--allow-write",
+      "--allow-run=git",
       "src/main/convctl.ts",
       ...args,
     ],
