@@ -10,6 +10,7 @@ import { compatCommand } from "./compat.ts";
 import { convertCommand } from "./convert.ts";
 import { diffCommand } from "./diff.ts";
 import { fuzzCommand } from "./fuzz.ts";
+import { planCommand } from "./plan.ts";
 import { suggestCommand } from "./suggest.ts";
 import { testCommand } from "./test.ts";
 import { validateCommand } from "./validate.ts";
@@ -28,6 +29,7 @@ const ALL: readonly Command[] = [
   convertCommand,
   suggestCommand,
   fuzzCommand,
+  planCommand,
   compatCommand,
   versionCommand,
 ];
@@ -43,7 +45,6 @@ export const PLANNED_COMMANDS: ReadonlySet<string> = new Set([
   "completion",
   "retarget",
   "crossplane",
-  "plan",
   "versions",
   "lint",
 ]);
