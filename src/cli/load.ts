@@ -265,7 +265,7 @@ export interface Sample {
   version: string;
 }
 
-async function walkYamlFiles(dir: string, rel: string, out: string[]): Promise<void> {
+export async function walkYamlFiles(dir: string, rel: string, out: string[]): Promise<void> {
   const entries: Deno.DirEntry[] = [];
   try {
     for await (const e of Deno.readDir(dir)) entries.push(e);

@@ -15,6 +15,7 @@ import { suggestCommand } from "./suggest.ts";
 import { testCommand } from "./test.ts";
 import { validateCommand } from "./validate.ts";
 import { versionCommand } from "./version.ts";
+import { versionsCommand } from "./versions.ts";
 
 export { CliError, commandHelp, parseFlags } from "./args.ts";
 export type { Command } from "./command.ts";
@@ -30,6 +31,7 @@ const ALL: readonly Command[] = [
   suggestCommand,
   fuzzCommand,
   planCommand,
+  versionsCommand,
   compatCommand,
   versionCommand,
 ];
@@ -45,7 +47,6 @@ export const PLANNED_COMMANDS: ReadonlySet<string> = new Set([
   "completion",
   "retarget",
   "crossplane",
-  "versions",
   "lint",
 ]);
 

@@ -4,13 +4,13 @@
  * can answer are UNKNOWN. Read-only: it prints commands, it runs none.
  */
 import { CRD_CONFIG_KIND, engineSpecOf, XRD_CONFIG_KIND } from "../api/mod.ts";
-import { type AnalysisResult, analyze, generatedCRDNames, type JsonObject } from "../engine/mod.ts";
+import { type AnalysisResult, analyze, type JsonObject } from "../engine/mod.ts";
 import { isJsonObject } from "../lib/json.ts";
 import { CliError, FLAGS, outputFlag } from "./args.ts";
 import { defineCommand } from "./command.ts";
 import { loadConfig, type LoadedConfig, type LoadedSchema, loadSchema } from "./load.ts";
 import { toJson } from "./output.ts";
-import { type DeclaredVersion, declaredVersions } from "./schema_versions.ts";
+import { type DeclaredVersion, declaredVersions, targetCRDs } from "./schema_versions.ts";
 
 export type StepStatus = "DONE" | "READY" | "BLOCKED" | "UNKNOWN";
 
@@ -86,7 +86,7 @@ function draftSteps(
   const target = versions.find((v) => v.name === to)!;
   const currentHub = spec?.hubVersion ?? versions.find((v) => v.storage)?.name ?? "";
   const hubField = isXRD ? "referenceable" : "storage";
-  const storedCRD = isXRD ? generatedCRDNames(schema.raw)[0].name : source.name;
+  const storedCRD = targetCRDs(schema)[0].name;
 
   const serve: Draft = {
     id: "serve",
@@ -289,9 +289,6 @@ export const planCommand = defineCommand({
       throw new CliError(`config ${config.file} is a ${config.kind}, not a ${kind}`);
     }
     const schema = await loadSchema(kind, flags.string(kind === XRD_CONFIG_KIND ? "xrd" : "crd")!);
-    if (schema.source.kind === "XRD" && schema.source.group === "") {
-      throw new CliError(`XRD file ${schema.file} has no spec.group`);
-    }
     const versions = declaredVersions(schema);
     const packageManaged = flags.bool("package-managed") ||
       (schema.source.kind === "XRD" && ownedByPackage(schema.raw));

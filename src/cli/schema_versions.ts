@@ -2,7 +2,10 @@
  * The versions a CRD or XRD file declares, with the lifecycle fields `plan` and `versions` read:
  * served, hub (XRD `referenceable` / CRD `storage`), deprecated and its warning.
  */
+import { generatedCRDNames } from "../engine/mod.ts";
+import type { GeneratedCRD } from "../engine/source.ts";
 import { isJsonObject } from "../lib/json.ts";
+import { CliError } from "./args.ts";
 import type { LoadedSchema } from "./load.ts";
 
 export interface DeclaredVersion {
@@ -30,4 +33,16 @@ export function declaredVersions(schema: LoadedSchema): DeclaredVersion[] {
     }
     return out;
   });
+}
+
+/** The CRDs a target's objects live in: the CRD itself, or the XRD's composite (and claim) CRD. */
+export function targetCRDs(schema: LoadedSchema): GeneratedCRD[] {
+  if (schema.source.kind === "CRD") {
+    return [{ name: schema.source.name, role: "composite", namespaced: true }];
+  }
+  try {
+    return generatedCRDNames(schema.raw);
+  } catch (e) {
+    throw new CliError(`XRD file ${schema.file}: ${(e as Error).message}`);
+  }
 }
