@@ -11,6 +11,7 @@ import { convertCommand } from "./convert.ts";
 import { diffCommand } from "./diff.ts";
 import { fuzzCommand } from "./fuzz.ts";
 import { planCommand } from "./plan.ts";
+import { rehubCommand } from "./rehub.ts";
 import { suggestCommand } from "./suggest.ts";
 import { testCommand } from "./test.ts";
 import { validateCommand } from "./validate.ts";
@@ -29,6 +30,7 @@ const ALL: readonly Command[] = [
   diffCommand,
   convertCommand,
   suggestCommand,
+  rehubCommand,
   fuzzCommand,
   planCommand,
   versionsCommand,
@@ -40,7 +42,6 @@ export const COMMANDS: ReadonlyMap<string, Command> = new Map(ALL.map((c) => [c.
 
 /** Commands the reference CLI has and this build does not yet; they answer "not implemented". */
 export const PLANNED_COMMANDS: ReadonlySet<string> = new Set([
-  "rehub",
   "generate",
   "patch-preview",
   "migrate-storage",
