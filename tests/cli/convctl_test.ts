@@ -12,7 +12,9 @@ Deno.test("no subcommand prints help and exits 0", async () => {
   const r = await convctl();
   assert.equal(r.code, 0);
   assert.match(r.stdout, /^Usage:\n {2}convctl <command> \[flags\]$/m);
-  for (const command of ["validate", "analyze", "test", "convert", "suggest", "version"]) {
+  const commands = ["validate", "analyze", "test", "convert", "suggest", "version"];
+  commands.push("diff", "rehub", "plan", "versions", "compat");
+  for (const command of commands) {
     assert.match(r.stdout, new RegExp(`^ {2}${command} +\\S`, "m"));
   }
 });
@@ -31,8 +33,8 @@ Deno.test("unknown commands, planned commands and unknown flags exit 2", async (
   assertToolError(unknown, 'unknown command "frobnicate" for "convctl" (run "convctl help")');
   assert.equal(unknown.stdout, "");
 
-  const planned = await convctl("rehub");
-  assertToolError(planned, 'command "rehub" is not implemented yet in this build');
+  const planned = await convctl("migrate-storage");
+  assertToolError(planned, 'command "migrate-storage" is not implemented yet in this build');
 
   const flag = await convctl("version", "--verbose");
   assertToolError(flag, "unknown flag: --verbose");
