@@ -12,6 +12,7 @@ import { diffCommand } from "./diff.ts";
 import { fuzzCommand } from "./fuzz.ts";
 import { planCommand } from "./plan.ts";
 import { rehubCommand } from "./rehub.ts";
+import { retargetCommand } from "./retarget.ts";
 import { suggestCommand } from "./suggest.ts";
 import { testCommand } from "./test.ts";
 import { validateCommand } from "./validate.ts";
@@ -34,6 +35,7 @@ const ALL: readonly Command[] = [
   fuzzCommand,
   planCommand,
   versionsCommand,
+  retargetCommand,
   compatCommand,
   versionCommand,
 ];
@@ -46,7 +48,6 @@ export const PLANNED_COMMANDS: ReadonlySet<string> = new Set([
   "patch-preview",
   "migrate-storage",
   "completion",
-  "retarget",
   "crossplane",
   "lint",
 ]);
