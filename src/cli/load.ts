@@ -21,6 +21,7 @@ import {
   versionOf,
 } from "../engine/mod.ts";
 import { CliError, type ParsedFlags } from "./args.ts";
+import { loadPackageSchema } from "./package_source.ts";
 import { isJsonObject } from "../lib/json.ts";
 import { normalizeInteger } from "../lib/json_exact.ts";
 
@@ -241,8 +242,20 @@ export async function loadTarget(
   schema: "required" | "optional",
 ): Promise<Target> {
   const configFile = flags.string("config")!;
+  if (flags.has("target") && !flags.has("package")) {
+    throw new CliError("--target requires --package");
+  }
   const config = await loadConfig(configFile, flags);
   const { flag, shown } = SCHEMA_FLAG[config.kind];
+  const pkg = flags.string("package");
+  if (pkg !== undefined) {
+    if (config.kind !== XRD_CONFIG_KIND) {
+      throw new CliError(
+        `config ${configFile} is a ${config.kind}: its schema comes from ${shown}, not --package`,
+      );
+    }
+    return { config, schema: await loadPackageSchema(pkg, flags.string("target")) };
+  }
   const schemaFile = flags.string(flag);
   if (schemaFile === undefined) {
     if (schema === "required") {
