@@ -28,7 +28,8 @@ export const PACKAGE_FLAGS = {
   },
 } as const satisfies Record<string, FlagSpec>;
 
-const PULL_HINT = "pull it to a file first (e.g. `crossplane xpkg pull` or `docker save IMAGE`) " +
+const PULL_HINT =
+  "pull it to a file first (`docker pull IMAGE` then `docker save IMAGE -o FILE.xpkg`) " +
   "and pass that file";
 
 /** A cluster or registry reference the user meant as a package: refused with the hint. */
