@@ -159,12 +159,13 @@ export function compatFindings(base: Revision, head: Revision) {
     }
   }
   const newVersions = new Set([...headServed].filter((v) => !baseServed.has(v)));
-  for (const v of delta.spokesAdded ?? []) newVersions.add(v);
+  // After a hub change the old hub is a spoke and the new hub no longer is: neither is news.
+  for (const v of delta.spokesAdded ?? []) if (v !== base.analysis.hubVersion) newVersions.add(v);
   for (const v of newVersions) {
     found.push({ class: "NewVersion", version: v, detail: `${v} added` });
   }
   for (const v of delta.spokesRemoved ?? []) {
-    if (headServed.has(v)) {
+    if (headServed.has(v) && v !== head.analysis.hubVersion) {
       found.push({
         class: "CoverageLost",
         version: v,

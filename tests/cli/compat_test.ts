@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { stringify } from "yaml";
-import { assertToolError, convctl } from "./_convctl.ts";
+import { assertToolError, convctl, ROOT } from "./_convctl.ts";
 import { conversionConfig, schemaDocument, specSchema, tempFiles } from "./_fixtures.ts";
 
 async function git(dir: string, ...args: string[]): Promise<void> {
@@ -153,6 +153,64 @@ Deno.test("compat: swapped renames, strategy changes, new and removed versions",
     detail: "FieldRename → Quantity on spec.a,spec.p",
     acknowledged: false,
   }]);
+});
+
+Deno.test("compat: a hub promotion is HubChanged, not a removed or new spoke", async () => {
+  const promoted = schemaDocument("CRD", "Thing", "things", [
+    { name: "v1", served: true, storage: true, schema: specSchema({ p: str, q: str }) },
+    { name: "v2", served: true, storage: false, schema: specSchema({ a: str, b: str }) },
+  ]);
+  const rehubbed = conversionConfig("CRD", "things-conversion", "things.demo.example.com", {
+    hubVersion: "v1",
+    spokes: [{ version: "v2", rules: [rename("spec.p", "spec.a"), rename("spec.q", "spec.b")] }],
+  });
+  const dir = await repo(
+    { "config.yaml": GOOD, "crd.yaml": crd() },
+    { "config.yaml": rehubbed, "crd.yaml": promoted },
+  );
+  const r = await compat(dir, "-o", "json");
+  assert.equal(r.code, 1, r.stderr);
+  const report = JSON.parse(r.stdout);
+  assert.deepEqual(report.notes, []);
+  assert.deepEqual(report.findings, [{
+    class: "HubChanged",
+    severity: "breaking",
+    version: "",
+    detail: "hub v2 → v1",
+    acknowledged: false,
+  }]);
+  assert.equal((await compat(dir, "--allow", "HubChanged")).code, 0);
+});
+
+Deno.test("compat: without --allow-run=git the error names the permission", async () => {
+  const dir = await repo({ "config.yaml": GOOD, "crd.yaml": crd() }, { "README": "x" });
+  const r = await new Deno.Command(Deno.execPath(), {
+    args: [
+      "run",
+      "--quiet",
+      "--allow-read",
+      "--allow-env",
+      "--no-prompt",
+      "src/main/convctl.ts",
+      "compat",
+      "--base",
+      "HEAD~1",
+      "--head",
+      "HEAD",
+      "-c",
+      `${dir}/config.yaml`,
+      "--crd",
+      `${dir}/crd.yaml`,
+    ],
+    cwd: ROOT,
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  assert.equal(r.code, 2);
+  assert.equal(
+    new TextDecoder().decode(r.stderr),
+    "error: reading git revisions needs the permission --allow-run=git\n",
+  );
 });
 
 Deno.test("compat: no changes is exit 0", async () => {
