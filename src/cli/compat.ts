@@ -137,7 +137,7 @@ function ruleFindings(version: string, removed: RuleClaim[], added: RuleClaim[])
 }
 
 /** Every classified change from base to head (unacknowledged, in class order). */
-export function compatFindings(base: Revision, head: Revision) {
+function compatFindings(base: Revision, head: Revision) {
   const found: { class: CompatClass; version: string; detail: string }[] = [];
   const comparable = base.analysis.hardErrors.length === 0 && head.analysis.hardErrors.length === 0;
   // A revision with hard errors has no spoke reports: only the schema and the hub are compared.

@@ -59,7 +59,8 @@ export function topLevelHelp(): string {
   );
   return [
     "convctl drives the dco conversion engine against local files: validate and analyze",
-    "conversion configs, round-trip sample objects, convert objects and draft rules.",
+    "conversion configs, round-trip sample objects, convert objects and draft rules; compare",
+    "configs, plan hub promotions and version retirements, and gate changes between revisions.",
     "",
     "Usage:",
     "  convctl <command> [flags]",
@@ -68,7 +69,8 @@ export function topLevelHelp(): string {
     ...lines,
     "",
     'Run "convctl <command> --help" for the flags of a command.',
-    "Exit codes: 0 success, 1 a result failure (invalid config, failed tests), 2 a usage or tool error.",
+    "Exit codes: 0 success, 1 a result failure (invalid config, failed tests, deltas, breaking",
+    "changes), 2 a usage or tool error.",
     "",
   ].join("\n");
 }

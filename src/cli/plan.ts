@@ -194,7 +194,7 @@ function draftSteps(
  * all DONE (or UNKNOWN, which blocks only irreversible steps unless asserted) is READY; the rest
  * are BLOCKED by their first unfinished predecessor.
  */
-export function assignStatuses(drafts: Draft[], assumeVerified: boolean): PlanStep[] {
+function assignStatuses(drafts: Draft[], assumeVerified: boolean): PlanStep[] {
   const steps: PlanStep[] = [];
   for (const [i, d] of drafts.entries()) {
     const step: PlanStep = {
