@@ -3,7 +3,8 @@
 # role's exact permission flags (the same as its deno.json task and the bundle; tests/repo/
 # dockerfile_test.ts fails if they drift). The webhook server carries its compile and conversion
 # Workers (`--include src/webhook/compile_worker.ts --include src/webhook/convert/convert_worker.ts`),
-# which it starts at run time.
+# which it starts at run time; convctl carries the Worker of `test --concurrency`
+# (`--include src/cli/test_worker.ts`).
 #
 #   hack/compile.sh                         all roles → dist/bin/{manager,webhook-server,convctl}
 #   hack/compile.sh webhook-server          one role
@@ -41,6 +42,7 @@ compile_role() {
     convctl)
       flags=(--allow-read --allow-env --allow-write --allow-run=git)
       entry=src/main/convctl.ts
+      include=(--include src/cli/test_worker.ts)
       ;;
     *)
       echo "hack/compile.sh: unknown role ${role@Q} (manager, webhook-server or convctl)" >&2

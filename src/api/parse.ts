@@ -3,6 +3,7 @@
  * terms (`spec.spokes[0].rules[2].fieldRename: unrecognized key`), one line per problem.
  */
 import { z } from "zod";
+import { didYouMean } from "../lib/edit_distance.ts";
 import { isRecord } from "../lib/json.ts";
 import {
   CONFIG_KINDS,
@@ -13,9 +14,17 @@ import {
   XRDConversionConfigSchema,
 } from "./config.ts";
 
+/** One decode problem: where (path segments; `key` when it is the key itself that is wrong). */
+export interface ConfigIssue {
+  at: (string | number)[];
+  key: boolean;
+  /** `<path>: <message>`, the line the problem is printed as. */
+  text: string;
+}
+
 export type ParseResult =
   | { ok: true; config: ConversionConfig }
-  | { ok: false; errors: string[] };
+  | { ok: false; errors: string[]; issues: ConfigIssue[] };
 
 /** `spec.spokes[0].rules[2].fieldRename` from zod's path segments. */
 export function formatPath(path: readonly PropertyKey[]): string {
@@ -55,20 +64,81 @@ const errorMap: z.core.$ZodErrorMap = (issue) => {
   return undefined;
 };
 
-/** One line per problem, `<path>: <message>`; unknown keys get one line each. */
-export function formatIssues(issues: readonly z.core.$ZodIssue[]): string[] {
-  const lines: string[] = [];
+/** The parts of a zod schema's definition the key lookup reads. */
+interface SchemaDef {
+  type: string;
+  innerType?: z.ZodType;
+  in?: z.ZodType;
+  getter?: () => z.ZodType;
+  shape?: Record<string, z.ZodType>;
+  element?: z.ZodType;
+  options?: z.ZodType[];
+}
+
+const defOf = (schema: z.ZodType) => (schema as unknown as { _zod: { def: SchemaDef } })._zod.def;
+
+/** The schema under its wrappers (optional, nullable, default, pipe, lazy). */
+function unwrap(schema: z.ZodType): z.ZodType {
+  for (let i = 0; i < 20; i++) {
+    const def = defOf(schema);
+    const inner = def.innerType ?? def.in ?? def.getter?.();
+    if (inner === undefined) return schema;
+    schema = inner;
+  }
+  return schema;
+}
+
+/** The object keys a schema accepts at `path` (empty when the path leads to no object). */
+function keysAt(schema: z.ZodType, path: readonly PropertyKey[]): string[] {
+  let node: z.ZodType | undefined = schema;
+  for (const segment of path) {
+    if (node === undefined) return [];
+    const def = defOf(unwrap(node));
+    if (def.type === "array") node = def.element;
+    else if (def.type === "object") node = def.shape?.[String(segment)];
+    else return [];
+  }
+  if (node === undefined) return [];
+  const def = defOf(unwrap(node));
+  return def.type === "object" ? Object.keys(def.shape ?? {}) : [];
+}
+
+/**
+ * One issue per problem, `<path>: <message>`; unknown keys get one each, with the closest known
+ * key of that object when one is close enough to be a typo.
+ */
+export function configIssues(
+  issues: readonly z.core.$ZodIssue[],
+  schema?: z.ZodType,
+): ConfigIssue[] {
+  const out: ConfigIssue[] = [];
   for (const issue of issues) {
+    const at = issue.path.map((s) => typeof s === "number" ? s : String(s));
     const where = formatPath(issue.path);
     if (issue.code === "unrecognized_keys") {
+      const known = schema === undefined ? [] : keysAt(schema, issue.path);
       for (const key of issue.keys) {
-        lines.push(`${where === "" ? key : `${where}.${key}`}: unrecognized key`);
+        const hint = didYouMean(key, known.filter((k) => !issue.keys.includes(k)));
+        const text = `${where === "" ? key : `${where}.${key}`}: unrecognized key${hint}`;
+        out.push({ at: [...at, key], key: true, text });
       }
     } else {
-      lines.push(`${where === "" ? "(root)" : where}: ${issue.message}`);
+      out.push({ at, key: false, text: `${where === "" ? "(root)" : where}: ${issue.message}` });
     }
   }
-  return lines;
+  return out;
+}
+
+/** One line per problem, `<path>: <message>`; unknown keys get one line each. */
+export function formatIssues(
+  issues: readonly z.core.$ZodIssue[],
+  schema?: z.ZodType,
+): string[] {
+  return configIssues(issues, schema).map((i) => i.text);
+}
+
+function failure(issues: ConfigIssue[]): ParseResult {
+  return { ok: false, errors: issues.map((i) => i.text), issues };
 }
 
 /**
@@ -78,11 +148,15 @@ export function formatIssues(issues: readonly z.core.$ZodIssue[]): string[] {
  */
 export function parseConfig(obj: unknown): ParseResult {
   if (!isRecord(obj)) {
-    return { ok: false, errors: [`(root): expected a map, got ${describeType(obj)}`] };
+    return failure([{
+      at: [],
+      key: false,
+      text: `(root): expected a map, got ${describeType(obj)}`,
+    }]);
   }
   const kind = obj.kind;
   if (kind === undefined || kind === null || kind === "") {
-    return { ok: false, errors: ["kind: missing kind"] };
+    return failure([{ at: ["kind"], key: false, text: "kind: missing kind" }]);
   }
   const schema = kind === XRD_CONFIG_KIND
     ? XRDConversionConfigSchema
@@ -90,14 +164,12 @@ export function parseConfig(obj: unknown): ParseResult {
     ? CRDConversionConfigSchema
     : undefined;
   if (schema === undefined) {
-    return {
-      ok: false,
-      errors: [
-        `kind: unrecognized kind ${JSON.stringify(kind)} (expected ${CONFIG_KINDS.join(" or ")})`,
-      ],
-    };
+    const text = `kind: unrecognized kind ${JSON.stringify(kind)} (expected ${
+      CONFIG_KINDS.join(" or ")
+    })`;
+    return failure([{ at: ["kind"], key: false, text }]);
   }
   const result = schema.safeParse(obj, { error: errorMap });
-  if (!result.success) return { ok: false, errors: formatIssues(result.error.issues) };
+  if (!result.success) return failure(configIssues(result.error.issues, schema));
   return { ok: true, config: result.data };
 }

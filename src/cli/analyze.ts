@@ -4,7 +4,10 @@
  */
 import { type AnalysisResult, analyze, type ConversionConfigSpec } from "../engine/mod.ts";
 import { outputFlag } from "./args.ts";
-import { defineCommand } from "./command.ts";
+import { defineCommand, type SchemaInvocation } from "./command.ts";
+import { fileLocator } from "./findings/positions.ts";
+import { ciFormats } from "./findings/render.ts";
+import { analysisFindings } from "./findings/sources.ts";
 import { failOnHardErrors } from "./gates.ts";
 import type { LoadedConfig } from "./load.ts";
 import { formatDiagnostic, renderTable, toJson } from "./output.ts";
@@ -74,14 +77,25 @@ export function analyzeTable(report: AnalyzeJson): string {
 
 export const analyzeCommand = defineCommand({
   name: "analyze",
-  usage: "convctl analyze -c CONFIG (-x XRD | --crd CRD) [-o table|json]",
+  usage: "convctl analyze -c CONFIG (-x XRD | --crd CRD) [-o table|json|github|sarif|markdown]",
   summary: "Report per-spoke lossiness and field coverage of a config against its schema.",
   target: "config+schema",
-  flags: [outputFlag("json, or table for anything else", "table")],
+  flags: [outputFlag("table, json, github, sarif or markdown", "table")],
   run: ({ config, source, spec }) => {
     const analysis = analyze(source, spec);
     failOnHardErrors(analysis);
     return analyzeJson(analysis, config, spec);
   },
-  output: { formats: { table: analyzeTable, json: toJson }, default: "table", lenient: true },
+  output: {
+    formats: {
+      table: analyzeTable,
+      json: toJson,
+      ...ciFormats(
+        (_report: AnalyzeJson, { config, source, spec }: SchemaInvocation<undefined>) =>
+          analysisFindings(analyze(source, spec), config.file, fileLocator(config.file)),
+        (report) => `convctl analyze: ${report.resourceKind} ${report.resource}`,
+      ),
+    },
+    default: "table",
+  },
 });

@@ -59,7 +59,7 @@ export const FLAGS = {
     short: "c",
     kind: "string",
     value: "FILE",
-    help: "XRDConversionConfig or CRDConversionConfig file",
+    help: "XRDConversionConfig or CRDConversionConfig file (- reads stdin)",
   },
   xrd: {
     name: "xrd",
@@ -76,6 +76,27 @@ export const FLAGS = {
   },
   quiet: { name: "quiet", kind: "bool", help: "no progress line on stderr" },
 } as const satisfies Record<string, FlagSpec>;
+
+/**
+ * `--validate-input` (on by default) and `--no-validate-input`: whether objects read as input are
+ * checked against their version's schema first. Give them to a command together, with an
+ * `atMostOne` group over both.
+ */
+export const VALIDATE_INPUT_FLAGS: readonly FlagSpec[] = [
+  {
+    name: "validate-input",
+    kind: "bool",
+    help: "check input objects against their version's schema (types, required, enums)",
+    default: "true",
+  },
+  { name: "no-validate-input", kind: "bool", help: "skip that check" },
+];
+
+/** What {@link VALIDATE_INPUT_FLAGS} say: validate unless turned off either way. */
+export function validateInputOf(flags: ParsedFlags): boolean {
+  if (flags.bool("no-validate-input")) return false;
+  return !flags.has("validate-input") || flags.bool("validate-input");
+}
 
 /** `-o/--output FORMAT`. */
 export function outputFlag(help: string, dflt: string): FlagSpec {

@@ -1,20 +1,13 @@
 /**
  * The one shape of a convctl command. A command declares its flags, what it loads, its output
  * formats and its own logic; `defineCommand` does the rest in a fixed order (docs/design/cli.md):
- * flag checks before any file is read, then the config and schema, then `run`, the `-o` renderer
- * and the exit code.
+ * flag checks before any file is read (`-o` among them: an unknown format is a usage error in
+ * every command), then the config and schema, then `run`, the `-o` renderer and the exit code.
  */
 import { engineSpecOf } from "../api/mod.ts";
 import type { ConversionConfigSpec, SchemaSource } from "../engine/mod.ts";
-import {
-  choice,
-  CliError,
-  type CommandSpec,
-  FLAGS,
-  type FlagSpec,
-  type ParsedFlags,
-} from "./args.ts";
-import { type LoadedConfig, type LoadedSchema, loadTarget } from "./load.ts";
+import { CliError, type CommandSpec, FLAGS, type FlagSpec, type ParsedFlags } from "./args.ts";
+import { type LoadedConfig, type LoadedSchema, loadTarget, STDIN } from "./load.ts";
 import { PACKAGE_FLAGS } from "./package_source.ts";
 import type { Io } from "./output.ts";
 
@@ -60,8 +53,6 @@ export type InvocationOf<T extends TargetNeed, O> = T extends "config+schema" ? 
 export interface OutputFormats<R, C> {
   formats: Readonly<Record<string, (result: R, invocation: C) => string>>;
   default: string;
-  /** Any other `-o` value means the default, instead of a usage error. */
-  lenient?: boolean;
 }
 
 export interface CommandDefinition<T extends TargetNeed, O, R> {
@@ -135,6 +126,10 @@ function checkFlags(
       throw new CliError(`one of the flags ${shown(names, ", ")} is required`);
     }
   }
+  const fromStdin = INPUT_FLAGS.filter((n) => flags.string(n) === STDIN);
+  if (fromStdin.length > 1) {
+    throw new CliError(`only one file can be read from stdin: ${shown(fromStdin, " and ")} are -`);
+  }
   for (const [flag, other] of Object.entries(def.requires ?? {})) {
     const otherIsBool = specs.find((s) => s.name === other)?.kind === "bool";
     const otherSet = otherIsBool ? flags.bool(other) : flags.has(other);
@@ -142,13 +137,21 @@ function checkFlags(
   }
 }
 
-/** The `-o` format: a listed one, else the default (lenient) or a usage error. */
+/** The `-o` format: a listed one (the default when absent); anything else is a usage error. */
 function outputFormat(flags: ParsedFlags, output: OutputFormats<never, never>): string {
   const value = flags.string("output");
   const allowed = Object.keys(output.formats);
-  if (output.lenient && value !== undefined && !allowed.includes(value)) return output.default;
-  return choice("output", value, allowed, output.default);
+  if (value === undefined) return output.default;
+  if (!allowed.includes(value)) {
+    throw new CliError(
+      `unknown output format ${JSON.stringify(value)} (use ${allowed.join("|")})`,
+    );
+  }
+  return value;
 }
+
+/** The flags that name a file to read, any of which may be `-` (stdin), but only one at a time. */
+const INPUT_FLAGS = ["config", "xrd", "crd", "sample"];
 
 /** Turns a definition into a registered command. */
 export function defineCommand<T extends TargetNeed, O = undefined, R = string>(

@@ -10,7 +10,7 @@ import { defineCommand, type SchemaInvocation } from "./command.ts";
 import { type FuzzReport, renderFuzzTable } from "./fuzz_report.ts";
 import { runFuzz } from "./fuzz_run.ts";
 import { requireCleanAnalysis, requireGroup, requireStructurallyValid } from "./gates.ts";
-import { toJson } from "./output.ts";
+import { progressLine, toJson } from "./output.ts";
 
 /** Most objects per version: a run stays within seconds to minutes. */
 export const MAX_FUZZ_OBJECTS = 10_000;
@@ -104,8 +104,7 @@ export const fuzzCommand = defineCommand({
     const analysis = analyze(source, spec);
     requireCleanAnalysis(analysis, "cannot fuzz conversions");
 
-    const quiet = flags.bool("quiet");
-    let progressShown = false;
+    const progress = progressLine(io, !flags.bool("quiet"));
     let report: FuzzReport;
     try {
       report = runFuzz(analysis, source, {
@@ -113,13 +112,10 @@ export const fuzzCommand = defineCommand({
         seed: options.seed,
         perVersion: options.perVersion,
         versions: flags.list("version"),
-        onProgress: quiet ? undefined : (done, total) => {
-          progressShown = true;
-          io.err(`\rfuzzed ${done}/${total} objects`);
-        },
+        onProgress: (done, total) => progress.update(`fuzzed ${done}/${total} objects`),
       });
     } finally {
-      if (progressShown) io.err("\n");
+      progress.done();
     }
     if (report.skipped > 0) {
       const total = report.perVersion * report.versions.length;

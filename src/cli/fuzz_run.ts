@@ -14,14 +14,14 @@ import {
   type SchemaNode,
   type SchemaSource,
 } from "../engine/mod.ts";
-import { generateResource } from "../engine/generate.ts";
+import { type GenerateOptions, generateResource } from "../engine/generate.ts";
 import { isJsonObject } from "../lib/json.ts";
 import { stringifyJson } from "../lib/json_exact.ts";
 import { CliError } from "./args.ts";
 import type { FuzzDirection, FuzzFinding, FuzzGeneratorGap, FuzzReport } from "./fuzz_report.ts";
 import { sortKeysDeep } from "./output.ts";
 import { type Repair, repairByDeletion, shrink, withoutEmptyObjects } from "./shrink.ts";
-import { exercisedVersions } from "./test.ts";
+import { exercisedVersions } from "./test_run.ts";
 import { leafDiff, valueAtDiffPath, withoutIndices } from "./test_report.ts";
 
 /** Most predicate calls spent shrinking one finding. */
@@ -39,6 +39,7 @@ export function generateFuzzObject(
   version: string,
   seed: number,
   index: number,
+  custom?: GenerateOptions["custom"],
 ): Repair {
   const schema = source.versions.find((v) => v.name === version)?.schema;
   const generated = generateResource(schema, {
@@ -46,8 +47,48 @@ export function generateFuzzObject(
     kind: source.targetKind,
     name: `fuzz-${version}-${index}`,
     seed: `${seed}/${version}/${index}`,
+    custom,
   });
   return repairByDeletion(generated, schema);
+}
+
+const QUANTITIES = ["0", "1", "100m", "1500m", "2", "64Mi", "1Gi", "2k", "3M", "0.5"];
+const DURATIONS = ["0s", "1s", "45s", "1m", "1m30s", "2h", "1h30m", "24h"];
+
+/**
+ * Values in the lexical form a Quantity or Duration rule reads at `version`: a random string
+ * would only exercise the rule's parse error. Integer sides get small non-negative values (whole
+ * seconds, milli-units) so the string side can represent them. Other paths are left to the schema.
+ */
+export function unitShaper(
+  analysis: AnalysisResult,
+  version: string,
+): GenerateOptions["custom"] | undefined {
+  const shaped = new Map<string, readonly string[]>();
+  for (const spoke of analysis.spokes) {
+    for (const r of spoke.ruleResults) {
+      const forms = r.strategy === "Quantity"
+        ? QUANTITIES
+        : r.strategy === "Duration"
+        ? DURATIONS
+        : undefined;
+      if (forms === undefined) continue;
+      const paths = version === analysis.hubVersion
+        ? r.hubPaths
+        : spoke.version === version
+        ? r.spokePaths
+        : [];
+      for (const p of paths) shaped.set(withoutIndices(p), forms);
+    }
+  }
+  if (shaped.size === 0) return undefined;
+  return (node, path, rng) => {
+    const forms = shaped.get(path.filter((s) => s !== "[]" && s !== "{}").join("."));
+    if (forms === undefined) return undefined;
+    if (node.type === "string") return rng.pick(forms);
+    if (node.type === "integer") return rng.int(0, 86_400);
+    return undefined;
+  };
 }
 
 interface RoundTrip {
@@ -175,6 +216,7 @@ export function runFuzz(
     return [...new Set(fields.map((f) => `loss ${withoutIndices(f)}`))];
   };
 
+  const shapers = new Map(origins.map((v) => [v, unitShaper(analysis, v)]));
   const recorded = new Map<string, Recorded>();
   const gaps = new Map<string, FuzzGeneratorGap>();
   const total = origins.length * options.perVersion;
@@ -188,7 +230,13 @@ export function runFuzz(
     );
     let skippedHere = 0;
     for (let index = 0; index < options.perVersion; index++) {
-      const { object, gaps: broken, valid } = generateFuzzObject(source, from, options.seed, index);
+      const { object, gaps: broken, valid } = generateFuzzObject(
+        source,
+        from,
+        options.seed,
+        index,
+        shapers.get(from),
+      );
       broken.forEach((g, i) => {
         const key = `${from}\u0000${g.field}\u0000${g.keyword}`;
         const gap = gaps.get(key) ??

@@ -1,8 +1,18 @@
 /**
- * File loading for convctl: YAML with YAML 1.1 scalar rules, strict config
- * decoding with kind dispatch, CRD/XRD schema files, and sample directories.
+ * File loading for convctl: YAML with YAML 1.1 scalar rules and positions (`file:line:col` in
+ * every decode error), `-` for standard input, strict config decoding with kind dispatch, CRD/XRD
+ * schema files checked against the config's target, sample directories and `convert`'s input
+ * (objects of the target, Lists of them, multi-document streams), and sample validation.
  */
-import { LineCounter, parseAllDocuments, type Tags } from "yaml";
+import {
+  type Document,
+  isMap,
+  isScalar,
+  isSeq,
+  LineCounter,
+  parseAllDocuments,
+  type Tags,
+} from "yaml";
 import {
   CONFIG_KINDS,
   type ConfigKind,
@@ -10,6 +20,7 @@ import {
   CRD_CONFIG_KIND,
   isJsonValue,
   parseConfig,
+  targetNameOf,
   XRD_CONFIG_KIND,
 } from "../api/mod.ts";
 import {
@@ -20,6 +31,7 @@ import {
   schemaSourceFromXRD,
   versionOf,
 } from "../engine/mod.ts";
+import { type PathSegment, validateAgainstSchema } from "../engine/schema_validate.ts";
 import { CliError, type ParsedFlags } from "./args.ts";
 import { loadPackageSchema } from "./package_source.ts";
 import { isJsonObject } from "../lib/json.ts";
@@ -67,17 +79,53 @@ function normalizeIntegers(v: unknown): unknown {
   return v;
 }
 
+/** One non-empty document of a YAML (or JSON) stream, with where its values sit in the text. */
+export interface YamlDocument {
+  value: JsonValue;
+  /**
+   * `file:line:col` of the value at `at` (of its key when `key` is set), or of the nearest
+   * enclosing value that exists: an absent required field points at its parent.
+   */
+  locate(at: readonly PathSegment[], key?: boolean): string;
+}
+
+function nodeStart(node: unknown): number | undefined {
+  const range = (node as { range?: [number, number, number] } | null)?.range;
+  return range?.[0];
+}
+
+/** The offset of the value (or key) at `at` in a parsed document, or of its deepest ancestor. */
+function offsetOf(doc: Document, at: readonly PathSegment[], key: boolean): number {
+  let node: unknown = doc.contents;
+  let offset = nodeStart(node) ?? 0;
+  for (let i = 0; i < at.length; i++) {
+    const segment = at[i];
+    if (isMap(node)) {
+      const pair = node.items.find((p) => isScalar(p.key) && String(p.key.value) === segment);
+      if (pair === undefined) break;
+      if (key && i === at.length - 1) return nodeStart(pair.key) ?? offset;
+      node = pair.value;
+    } else if (isSeq(node) && typeof segment === "number") {
+      node = node.items[segment];
+    } else break;
+    const start = nodeStart(node);
+    if (start === undefined) break;
+    offset = start;
+  }
+  return offset;
+}
+
 /**
- * Every non-empty document of a YAML (or JSON) stream, as JSON data. Duplicate keys are errors.
- * With `exactIntegers` (objects), an int64 beyond 2^53 keeps its digits, as the apiserver keeps
- * them; without (configs and schemas), every number is a double, as the cluster's roles read
- * those from the apiserver.
+ * Every non-empty document of a YAML (or JSON) stream, as JSON data with its positions.
+ * Duplicate keys are errors, reported as `file:line:col: message`. With `exactIntegers`
+ * (objects), an int64 beyond 2^53 keeps its digits, as the apiserver keeps them; without (configs
+ * and schemas), every number is a double, as the cluster's roles read those from the apiserver.
  */
-export function parseYamlDocuments(
+export function parseYamlSources(
   text: string,
   file: string,
   exactIntegers = false,
-): JsonValue[] {
+): YamlDocument[] {
   const lines = new LineCounter();
   const docs = parseAllDocuments(text, {
     version: "1.1",
@@ -88,48 +136,72 @@ export function parseYamlDocuments(
     intAsBigInt: exactIntegers,
   });
   if (!Array.isArray(docs)) return []; // an empty stream
-  const out: JsonValue[] = [];
+  const where = (offset: number) => {
+    const at = lines.linePos(offset);
+    return `${file}:${at.line}:${at.col}`;
+  };
+  const out: YamlDocument[] = [];
   for (const doc of docs) {
     const problem = doc.errors[0];
-    if (problem !== undefined) {
-      const at = lines.linePos(problem.pos[0]);
-      const where = `${file}:${at.line}:${at.col}`;
-      throw new CliError(`cannot parse ${where}: ${problem.message}`);
-    }
+    if (problem !== undefined) throw new CliError(`${where(problem.pos[0])}: ${problem.message}`);
     if (doc.contents === null) continue;
     let value: unknown = doc.toJS({ maxAliasCount: 1000 });
     if (exactIntegers) value = normalizeIntegers(value);
     if (value === null || value === undefined) continue;
     if (!isJsonValue(value)) {
       throw new CliError(
-        `cannot parse ${file}: document ${out.length + 1} holds a value JSON cannot represent ` +
+        `${where(nodeStart(doc.contents) ?? 0)}: a value JSON cannot represent ` +
           `(such as .inf or .nan)`,
       );
     }
-    out.push(value);
+    out.push({ value, locate: (at, key = false) => where(offsetOf(doc, at, key)) });
   }
   return out;
 }
 
+/** {@link parseYamlSources} without the positions. */
+export function parseYamlDocuments(
+  text: string,
+  file: string,
+  exactIntegers = false,
+): JsonValue[] {
+  return parseYamlSources(text, file, exactIntegers).map((d) => d.value);
+}
+
+/** The file name `-` means standard input. */
+export const STDIN = "-";
+
+/** How a file is named in messages: `<stdin>` for `-`. */
+export function shownName(file: string): string {
+  return file === STDIN ? "<stdin>" : file;
+}
+
+/** A file's text; `-` reads standard input to its end. */
 export async function readTextFile(file: string, what: string): Promise<string> {
   try {
+    if (file === STDIN) return await new Response(Deno.stdin.readable).text();
     return await Deno.readTextFile(file);
   } catch (e) {
-    throw new CliError(`cannot read ${what} ${file}: ${(e as Error).message}`);
+    throw new CliError(`cannot read ${what} ${shownName(file)}: ${(e as Error).message}`);
   }
 }
 
 /** Exactly one document, which must be a map (`text`: the file's content, already read). */
-async function readSingleMap(file: string, what: string, text?: string): Promise<JsonObject> {
-  const docs = parseYamlDocuments(text ?? await readTextFile(file, what), file);
+async function readSingleSource(file: string, what: string, text?: string): Promise<YamlDocument> {
+  const name = shownName(file);
+  const docs = parseYamlSources(text ?? await readTextFile(file, what), name);
   if (docs.length !== 1) {
     throw new CliError(
-      `${what} ${file} must contain exactly one YAML document (found ${docs.length})`,
+      `${what} ${name} must contain exactly one YAML document (found ${docs.length})`,
     );
   }
-  const doc = docs[0];
-  if (!isJsonObject(doc)) throw new CliError(`${what} ${file} is not a YAML map`);
-  return doc;
+  if (!isJsonObject(docs[0].value)) throw new CliError(`${what} ${name} is not a YAML map`);
+  return docs[0];
+}
+
+/** {@link readSingleSource} without the positions. */
+async function readSingleMap(file: string, what: string, text?: string): Promise<JsonObject> {
+  return (await readSingleSource(file, what, text)).value as JsonObject;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -181,7 +253,9 @@ export async function loadConfig(
   flags?: ParsedFlags,
   text?: string,
 ): Promise<LoadedConfig> {
-  const doc = await readSingleMap(file, "config", text);
+  const source = await readSingleSource(file, "config", text);
+  const doc = source.value as JsonObject;
+  file = shownName(file);
   const kind = configKind(doc, file);
   const right = SCHEMA_FLAG[kind];
   const wrong = right.flag === "xrd" ? SCHEMA_FLAG[CRD_CONFIG_KIND] : SCHEMA_FLAG[XRD_CONFIG_KIND];
@@ -193,7 +267,8 @@ export async function loadConfig(
   }
   const parsed = parseConfig(doc);
   if (!parsed.ok) {
-    throw new CliError(`invalid config ${file}:\n  ${parsed.errors.join("\n  ")}`);
+    const lines = parsed.issues.map((i) => `${source.locate(i.at, i.key)}: ${i.text}`);
+    throw new CliError(`invalid config ${file}:\n  ${lines.join("\n  ")}`);
   }
   return { file, kind, config: parsed.config, name: parsed.config.metadata?.name ?? "" };
 }
@@ -212,6 +287,7 @@ export async function loadSchema(
 ): Promise<LoadedSchema> {
   const what = SCHEMA_FLAG[kind].what;
   const raw = await readSingleMap(file, `${what} file`, text);
+  file = shownName(file);
   const expectedKind = kind === XRD_CONFIG_KIND
     ? "CompositeResourceDefinition"
     : "CustomResourceDefinition";
@@ -265,7 +341,26 @@ export async function loadTarget(
     }
     return { config };
   }
-  return { config, schema: await loadSchema(config.kind, schemaFile) };
+  const loaded = await loadSchema(config.kind, schemaFile);
+  requireSameTarget(config, loaded);
+  return { config, schema: loaded };
+}
+
+/**
+ * A config names its target (`spec.targetCRD.name` / `spec.targetXRD.name`); checking it against
+ * a schema file of another resource would report on the wrong one. An unnamed schema file is
+ * taken as the target.
+ */
+function requireSameTarget(config: LoadedConfig, schema: LoadedSchema): void {
+  const wanted = targetNameOf(config.config);
+  const given = schema.source.name;
+  if (given === "" || given === wanted) return;
+  const field = config.kind === XRD_CONFIG_KIND ? "spec.targetXRD.name" : "spec.targetCRD.name";
+  const { shown, what } = SCHEMA_FLAG[config.kind];
+  throw new CliError(
+    `config ${config.file} targets ${JSON.stringify(wanted)} (${field}), but the ${what} file ` +
+      `${schema.file} (${shown}) is ${JSON.stringify(given)}`,
+  );
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -276,6 +371,8 @@ export interface Sample {
   name: string;
   object: JsonObject;
   version: string;
+  /** `file:line:col` of a path inside the object (the object itself for `[]`). */
+  locate?: (at: readonly PathSegment[]) => string;
 }
 
 export async function walkYamlFiles(dir: string, rel: string, out: string[]): Promise<void> {
@@ -307,11 +404,50 @@ export function groupOf(apiVersion: string): string {
   return i < 0 ? "" : apiVersion.slice(0, i);
 }
 
+/** `Widget.demo.example.com`, how the target's objects are named in messages. */
+export function targetKindName(source: SchemaSource): string {
+  return `${source.targetKind}.${source.group}`;
+}
+
+/**
+ * The problems of a sample against the schema of its version (types, required fields, enums:
+ * src/engine/schema_validate.ts), one line each: `file:line:col: [v1] spec.size: expected
+ * integer, got string "x"`. A version the schema file does not have gives no line (the caller
+ * reports unknown versions its own way).
+ */
+export function validateSample(sample: Sample, source: SchemaSource): string[] {
+  const version = source.versions.find((v) => v.name === sample.version);
+  if (version === undefined) return [];
+  return validateAgainstSchema(version.schema, sample.object).map((v) =>
+    `${sample.locate?.(v.at) ?? sample.name}: [${sample.version}] ${v.path}: ${v.message}`
+  );
+}
+
+/** Every sample valid against its version's schema, else one error listing every problem. */
+export function requireValidSamples(samples: readonly Sample[], source: SchemaSource): void {
+  const lines = samples.flatMap((s) => validateSample(s, source));
+  if (lines.length > 0) {
+    throw new CliError(
+      `input does not match the schema of its version (--no-validate-input skips this check):` +
+        lines.map((l) => `\n  ${l}`).join(""),
+    );
+  }
+}
+
+export interface SampleOptions {
+  /** Check every sample against its version's schema ({@link requireValidSamples}). */
+  validate?: boolean;
+}
+
 /**
  * The samples of `convctl test`: every YAML document under `dir` (recursive, lexical order) whose kind and group
  * match the target; other documents are ignored.
  */
-export async function loadSamples(dir: string, source: SchemaSource): Promise<Sample[]> {
+export async function loadSamples(
+  dir: string,
+  source: SchemaSource,
+  options: SampleOptions = {},
+): Promise<Sample[]> {
   const st = await Deno.stat(dir).catch((e: Error) => {
     throw new CliError(`cannot read samples directory ${dir}: ${e.message}`);
   });
@@ -321,38 +457,113 @@ export async function loadSamples(dir: string, source: SchemaSource): Promise<Sa
   const samples: Sample[] = [];
   for (const rel of files) {
     const path = `${dir.replace(/\/+$/, "")}/${rel}`;
-    const docs = parseYamlDocuments(await readTextFile(path, "sample file"), path, true);
-    const matching: JsonObject[] = [];
+    const docs = parseYamlSources(await readTextFile(path, "sample file"), path, true);
+    const matching: YamlDocument[] = [];
     for (const doc of docs) {
-      if (!isJsonObject(doc) || doc.kind !== source.targetKind) continue;
-      const apiVersion = doc.apiVersion;
+      const v = doc.value;
+      if (!isJsonObject(v) || v.kind !== source.targetKind) continue;
+      const apiVersion = v.apiVersion;
       if (typeof apiVersion !== "string" || apiVersion === "") {
         throw new CliError(`sample ${path}: a ${source.targetKind} object has no apiVersion`);
       }
       if (groupOf(apiVersion) !== source.group) continue;
       matching.push(doc);
     }
-    matching.forEach((object, i) => {
+    matching.forEach((doc, i) => {
+      const object = doc.value as JsonObject;
       samples.push({
         name: matching.length === 1 ? rel : `${rel}#${i + 1}`,
         object,
         version: versionOf(object.apiVersion as string),
+        locate: (at) => doc.locate(at),
       });
     });
   }
   if (samples.length === 0) {
-    throw new CliError(`no ${source.targetKind}.${source.group} objects under ${dir}`);
+    throw new CliError(`no ${targetKindName(source)} objects under ${dir}`);
   }
+  if (options.validate === true) requireValidSamples(samples, source);
   return samples;
 }
 
-/** `--sample FILE` of `convert`: exactly one document. */
-export async function loadSingleObject(file: string): Promise<JsonObject> {
-  const docs = parseYamlDocuments(await readTextFile(file, "sample file"), file, true);
-  if (docs.length !== 1) {
-    throw new CliError(`sample ${file} must contain exactly one document (found ${docs.length})`);
-  }
-  const doc = docs[0];
-  if (!isJsonObject(doc)) throw new CliError(`sample ${file} is not a YAML map`);
-  return doc;
+/** One document of `convert`'s input: an object of the target, or a List of them. */
+export interface InputDocument {
+  /** The document as read (for a List, its wrapper: `apiVersion`, `kind`, `metadata`). */
+  value: JsonObject;
+  /** Whether the document is a List whose `items` are the objects. */
+  list: boolean;
+  items: Sample[];
+}
+
+/**
+ * `kind: List`, or any `<Kind>List` with an `items` list (what `kubectl get -o yaml` prints);
+ * never the target's own kind, however it is spelled.
+ */
+function isListDocument(doc: JsonObject, targetKind: string): boolean {
+  const kind = doc.kind;
+  if (typeof kind !== "string" || kind === targetKind) return false;
+  return kind === "List" || (kind.endsWith("List") && Array.isArray(doc.items));
+}
+
+function describeObject(v: JsonObject): string {
+  const kind = typeof v.kind === "string" && v.kind !== "" ? v.kind : undefined;
+  const apiVersion = typeof v.apiVersion === "string" && v.apiVersion !== ""
+    ? v.apiVersion
+    : undefined;
+  if (kind === undefined) return "an object without kind";
+  return apiVersion === undefined ? `a ${kind}` : `a ${kind} (apiVersion ${apiVersion})`;
+}
+
+/**
+ * The input of `convert` (`--sample FILE`, `-` for stdin): every non-empty document of a YAML or
+ * JSON stream, each an object of the target or a List of them. Anything else is refused with its
+ * position: converting another kind would drop every field the target's schema does not know. An
+ * object's version is `from` when given, else its apiVersion's.
+ */
+export async function loadConvertInput(
+  file: string,
+  source: SchemaSource,
+  from: string | undefined,
+): Promise<InputDocument[]> {
+  const name = shownName(file);
+  const docs = parseYamlSources(await readTextFile(file, "sample file"), name, true);
+  if (docs.length === 0) throw new CliError(`sample ${name} holds no document`);
+  const wanted = targetKindName(source);
+  return docs.map((doc, d) => {
+    const docName = docs.length === 1 ? name : `${name}#${d + 1}`;
+    const value = doc.value;
+    if (!isJsonObject(value)) {
+      throw new CliError(`${doc.locate([])}: sample ${docName} is not a YAML map`);
+    }
+    const list = isListDocument(value, source.targetKind);
+    if (list && !Array.isArray(value.items)) {
+      throw new CliError(`${doc.locate([])}: ${describeObject(value)} has no items list`);
+    }
+    const entries = list ? value.items as JsonValue[] : [value];
+    const items = entries.map((item, i): Sample => {
+      const prefix: PathSegment[] = list ? ["items", i] : [];
+      const locate = (at: readonly PathSegment[]) => doc.locate([...prefix, ...at]);
+      const itemName = list ? `${docName} items[${i}]` : docName;
+      if (!isJsonObject(item)) throw new CliError(`${locate([])}: ${itemName} is not a map`);
+      const apiVersion = typeof item.apiVersion === "string" ? item.apiVersion : "";
+      if (
+        item.kind !== source.targetKind ||
+        (apiVersion !== "" && groupOf(apiVersion) !== source.group)
+      ) {
+        throw new CliError(
+          `${locate([])}: ${describeObject(item)} is not a ${wanted} object; convert converts ` +
+            `only objects of the config's target`,
+        );
+      }
+      let version = from;
+      if (version === undefined) {
+        if (apiVersion === "") {
+          throw new CliError(`sample ${itemName} has no apiVersion; pass --from`);
+        }
+        version = versionOf(apiVersion);
+      }
+      return { name: itemName, object: item, version, locate };
+    });
+    return { value, list, items };
+  });
 }

@@ -21,7 +21,7 @@ import { versionsCommand } from "./versions.ts";
 
 export { CliError, commandHelp, parseFlags } from "./args.ts";
 export type { Command } from "./command.ts";
-export { type Io, processIo } from "./output.ts";
+export { errorLine, type Io, processIo } from "./output.ts";
 
 /** Every command, in the order the help lists them. */
 const ALL: readonly Command[] = [

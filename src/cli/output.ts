@@ -1,6 +1,7 @@
 /**
- * Output helpers: where text goes (results → stdout, errors and progress → stderr), aligned text
- * tables, JSON and YAML renderings with sorted keys, and the one-line form of a diagnostic.
+ * Output helpers: where text goes (results → stdout, errors and progress → stderr; progress and
+ * colour only on a terminal), aligned text tables, JSON and YAML renderings with sorted keys, and
+ * the one-line form of a diagnostic.
  */
 import { stringify as stringifyYaml } from "yaml";
 import type { Diagnostic, JsonObject, JsonValue } from "../engine/mod.ts";
@@ -10,6 +11,13 @@ import { stringifyJson } from "../lib/json_exact.ts";
 export interface Io {
   out(text: string): void;
   err(text: string): void;
+  /**
+   * Whether stderr is a terminal: progress lines, which rewrite themselves with `\r`, are written
+   * only then (in a log or a pipe they would be noise). Absent = not a terminal.
+   */
+  readonly errIsTerminal?: boolean;
+  /** Whether stderr may be coloured ({@link useColor}). Absent = no colour. */
+  readonly color?: boolean;
 }
 
 /** An Io writing synchronously (so stdout and stderr never interleave out of order). */
@@ -22,7 +30,40 @@ export function processIo(): Io {
   return {
     out: (text) => write(Deno.stdout, text),
     err: (text) => write(Deno.stderr, text),
+    errIsTerminal: Deno.stderr.isTerminal(),
+    color: useColor(Deno.stderr),
   };
+}
+
+/** A progress line on stderr: `update` rewrites it in place, `done` ends it. */
+export interface Progress {
+  update(text: string): void;
+  done(): void;
+}
+
+/**
+ * The one way commands show progress: `\r<text>` on a terminal (nothing otherwise, or when
+ * `enabled` is false, e.g. `--quiet`), ended with a newline by `done` if anything was shown.
+ */
+export function progressLine(io: Io, enabled = true): Progress {
+  const on = enabled && io.errIsTerminal === true;
+  let shown = false;
+  return {
+    update(text) {
+      if (!on) return;
+      shown = true;
+      io.err(`\r${text}`);
+    },
+    done() {
+      if (shown) io.err("\n");
+      shown = false;
+    },
+  };
+}
+
+/** `error:` as the entry point prints it: red on a colour terminal. */
+export function errorLine(io: Io, message: string): string {
+  return io.color === true ? `\x1b[31merror:\x1b[0m ${message}\n` : `error: ${message}\n`;
 }
 
 /** Display width in code points (the tables use `→` and `µ`, which are one column each). */

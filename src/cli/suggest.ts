@@ -10,6 +10,7 @@ import {
   type SchemaSource,
   type SpokeReport,
 } from "../engine/mod.ts";
+import { levenshtein } from "../lib/edit_distance.ts";
 import { outputFlag } from "./args.ts";
 import { defineCommand } from "./command.ts";
 import { failOnHardErrors } from "./gates.ts";
@@ -27,18 +28,6 @@ const MIN_SIMILARITY = 0.6;
 function normalizedBytes(segment: string): Uint8Array {
   const kept = [...segment].filter((c) => /[\p{L}\p{Nd}]/u.test(c)).join("").toLowerCase();
   return new TextEncoder().encode(kept);
-}
-
-function levenshtein(a: Uint8Array, b: Uint8Array): number {
-  let prev = Array.from({ length: b.length + 1 }, (_, j) => j);
-  for (let i = 1; i <= a.length; i++) {
-    const cur = [i];
-    for (let j = 1; j <= b.length; j++) {
-      cur[j] = Math.min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (a[i - 1] === b[j - 1] ? 0 : 1));
-    }
-    prev = cur;
-  }
-  return prev[b.length];
 }
 
 const lastSegment = (path: string) => path.slice(path.lastIndexOf(".") + 1);

@@ -1,39 +1,57 @@
 /**
  * `convctl test`: round-trip every sample through every configured version and grade each path as
- * pass, acknowledged loss, unacknowledged loss or error. Offline (`--samples`) only for now;
- * `--live` and fleet mode are rejected as not implemented.
+ * pass, acknowledged loss, unacknowledged loss or error; optionally validate converted objects
+ * against their destination schema, fuzz with generated objects, and record or replay a golden
+ * corpus. Offline (`--samples`, `--fuzz`) only for now; `--live` and fleet mode are rejected as
+ * not implemented.
  */
 import {
   type AnalysisResult,
   analyze,
-  ConversionError,
-  convertObject,
-  createRouter,
-  type JsonObject,
-  type Router,
+  type ConversionConfigSpec,
+  type SchemaSource,
 } from "../engine/mod.ts";
-import { choice, CliError, FLAGS, outputFlag } from "./args.ts";
-import { defineCommand } from "./command.ts";
-import { requireCleanAnalysis, requireStructurallyValid } from "./gates.ts";
+import {
+  choice,
+  CliError,
+  FLAGS,
+  outputFlag,
+  type ParsedFlags,
+  VALIDATE_INPUT_FLAGS,
+  validateInputOf,
+} from "./args.ts";
+import { defineCommand, type SchemaInvocation } from "./command.ts";
+import { ciFormats } from "./findings/render.ts";
+import { fileLocator } from "./findings/positions.ts";
+import { testFindings } from "./findings/sources.ts";
+import { generateFuzzObject, unitShaper } from "./fuzz_run.ts";
+import { MAX_FUZZ_OBJECTS } from "./fuzz.ts";
+import { requireCleanAnalysis, requireGroup, requireStructurallyValid } from "./gates.ts";
+import { compareGolden, goldenManifest, recordGolden } from "./golden.ts";
 import { loadSamples, type Sample } from "./load.ts";
-import { toJson } from "./output.ts";
-import { rfc3339 } from "../lib/time.ts";
-import { stringifyJson } from "../lib/json_exact.ts";
+import { withoutEmptyObjects } from "./shrink.ts";
+import { validateStructural } from "../engine/structural_validate.ts";
+import { progressLine, toJson, toYaml } from "./output.ts";
+import { effectiveConcurrency, gradeSamples } from "./test_parallel.ts";
 import {
   exitCodeFor,
   type FailOn,
-  isAcknowledged,
-  leafCount,
-  leafDiff,
   renderJunit,
   renderTestTable,
+  type SampleStrategy,
   summaryLine,
-  type TestIssue,
-  type TestPath,
   type TestReport,
-  type TestSample,
-  valueAtDiffPath,
 } from "./test_report.ts";
+import {
+  buildTestReport,
+  createSampleTester,
+  exercisedVersions,
+  selectSamples,
+  type TestRunOptions,
+} from "./test_run.ts";
+import { buildVersion } from "./version.ts";
+
+export { exercisedVersions };
 
 export interface TestOptions {
   /** Only these target versions (from `--version-pair`); empty = all configured. */
@@ -44,35 +62,7 @@ export interface TestOptions {
   onSample?: (done: number, total: number) => void;
 }
 
-/**
- * The versions a run exercises: `configured` are the served versions the config can convert (the
- * hub and every spoke with a plan; all served ones when none is), `targets` those of them
- * `--version-pair` names (all configured when it names none of them).
- */
-export function exercisedVersions(
-  analysis: AnalysisResult,
-  served: readonly string[],
-  versionPairs: readonly string[],
-): { configured: string[]; targets: string[] } {
-  const planned = new Set(
-    analysis.spokes.filter((s) => s.plan !== undefined).map((s) => s.version),
-  );
-  let configured = served.filter((v) => v === analysis.hubVersion || planned.has(v));
-  if (configured.length === 0) configured = [...served];
-  const wanted = new Set(versionPairs.flatMap((p) => p.split(":")).filter((v) => v !== ""));
-  const restricted = configured.filter((v) => wanted.has(v));
-  return { configured, targets: restricted.length > 0 ? restricted : configured };
-}
-
-function micros(start: number): number {
-  return Math.round((performance.now() - start) * 1000);
-}
-
-function describe(v: unknown): string {
-  return v === undefined ? "absent" : stringifyJson(v);
-}
-
-/** Runs every sample through every target and builds the report (docs/design/cli.md#grading-a-round-trip). */
+/** Grades every sample in this thread and builds the report (no output validation). */
 export function runConversionTests(
   analysis: AnalysisResult,
   served: readonly string[],
@@ -80,181 +70,233 @@ export function runConversionTests(
   options: TestOptions,
 ): TestReport {
   const started = performance.now();
-  const router: Router = createRouter(analysis);
-  const hub = analysis.hubVersion;
-  const { configured, targets } = exercisedVersions(analysis, served, options.versionPairs);
-  const spokeByVersion = new Map(analysis.spokes.map((s) => [s.version, s]));
-
-  // Per spoke: its top-level rule ids and the paths its lossy rules declare.
-  const ruleIds = new Map<string, string[]>();
-  const lossyPaths = new Map<string, Set<string>>();
-  const usage = new Map<string, number>();
-  for (const s of analysis.spokes) {
-    const ids = s.ruleResults.map((r) => `${s.version}:rule[${r.index}]:${r.strategy}`);
-    ruleIds.set(s.version, ids);
-    for (const id of ids) usage.set(id, 0);
-    const lossy = new Set<string>();
-    for (const r of s.ruleResults) {
-      if (!r.lossless.hubToSpoke || !r.lossless.spokeToHub) {
-        for (const p of [...r.hubPaths, ...r.spokePaths]) lossy.add(p);
-      }
-    }
-    lossyPaths.set(s.version, lossy);
-  }
-  const apiVersion = (v: string) => `${analysis.group}/${v}`;
-
-  const testPath = (sample: Sample, to: string): TestPath => {
-    const from = sample.version;
-    const start = performance.now();
-    if (to === from) {
-      return {
-        from,
-        to,
-        result: "pass",
-        timingMicros: micros(start),
-        fieldsConverted: leafCount(sample.object),
-        rulesMatched: ["(identity)"],
-      };
-    }
-    const issue = (field: string, type: TestIssue["type"], detail: string): TestIssue => ({
-      field,
-      from,
-      to,
-      type,
-      detail,
-      sample: sample.name,
-    });
-    const errorPath = (field: string, e: unknown): TestPath => {
-      if (!(e instanceof ConversionError)) throw e;
-      return {
-        from,
-        to,
-        result: "error",
-        timingMicros: micros(start),
-        fieldsConverted: 0,
-        issues: [issue(field, "error", e.message)],
-      };
-    };
-    let forward: JsonObject;
-    try {
-      forward = convertObject(router, sample.object, apiVersion(to));
-    } catch (e) {
-      return errorPath("(conversion)", e);
-    }
-    let back: JsonObject;
-    try {
-      back = convertObject(router, forward, apiVersion(from));
-    } catch (e) {
-      return errorPath("(round-trip conversion)", e);
-    }
-    const touched = [from, to].filter((v, i, all) => v !== hub && all.indexOf(v) === i);
-    const acknowledged = new Set(touched.flatMap((v) => [...(lossyPaths.get(v) ?? [])]));
-    const issues = leafDiff(sample.object, back).map((field) => {
-      const type = isAcknowledged(field, acknowledged)
-        ? "acknowledged-loss"
-        : "unacknowledged-loss";
-      const detail = `${describe(valueAtDiffPath(sample.object, field))} came back as ${
-        describe(valueAtDiffPath(back, field))
-      }`;
-      return issue(field, type, detail);
-    });
-    const result = issues.some((i) => i.type === "unacknowledged-loss")
-      ? "fail"
-      : issues.length > 0
-      ? "loss"
-      : "pass";
-    const rulesMatched = touched.flatMap((v) => ruleIds.get(v) ?? []);
-    for (const id of rulesMatched) usage.set(id, (usage.get(id) ?? 0) + 1);
-    const path: TestPath = {
-      from,
-      to,
-      result,
-      timingMicros: micros(start),
-      fieldsConverted: leafCount(forward),
-    };
-    if (rulesMatched.length > 0) path.rulesMatched = rulesMatched;
-    if (issues.length > 0) path.issues = issues;
-    return path;
+  const source: SchemaSource = {
+    kind: analysis.kind,
+    name: analysis.target,
+    group: analysis.group,
+    targetKind: "",
+    versions: [],
   };
-
-  const results: TestSample[] = [];
-  for (const sample of samples) {
-    const v = sample.version;
-    let paths: TestPath[];
-    if (!configured.includes(v)) {
-      const reason = spokeByVersion.has(v)
-        ? `spoke ${v} has no compiled plan`
-        : `version ${v} is neither the hub nor a spoke of the config`;
-      paths = [{
-        from: v,
-        to: v,
-        result: "error",
-        timingMicros: 0,
-        fieldsConverted: 0,
-        issues: [{
-          field: "(sample)",
-          from: v,
-          to: v,
-          type: "error",
-          detail: `no conversion plan for version ${v}: ${reason}`,
-          sample: sample.name,
-        }],
-      }];
-    } else {
-      paths = targets.filter((t) => !(options.skipIdentity && t === v)).map((t) =>
-        testPath(sample, t)
-      );
-    }
-    results.push({ file: sample.name, assertedVersion: v, paths });
-    options.onSample?.(results.length, samples.length);
-  }
-
-  const all = results.flatMap((s) => s.paths);
-  const count = (r: TestPath["result"]) => all.filter((p) => p.result === r).length;
-  const report: TestReport = {
-    meta: {
-      resourceKind: analysis.kind,
-      resource: analysis.target === "" ? "(unnamed)" : analysis.target,
-      config: options.configName,
-      hubVersion: hub,
-      servedVersions: [...served],
-      generatedAt: rfc3339(Date.now()),
-      durationMs: Math.round((performance.now() - started) * 1000) / 1000,
-    },
-    summary: {
-      samples: results.length,
-      pathsTested: all.length,
-      pass: count("pass"),
-      acknowledgedLoss: count("loss"),
-      unacknowledgedLoss: count("fail"),
-      errors: count("error"),
-    },
-    samples: results,
-  };
-  const coverage = [...usage].map(([ruleId, matchedSamples]) => ({ ruleId, matchedSamples }));
-  if (coverage.length > 0) report.ruleCoverage = coverage;
-  return report;
+  const grade = createSampleTester(analysis, source, served, {
+    versionPairs: options.versionPairs,
+    skipIdentity: options.skipIdentity,
+    validateOutput: false,
+  });
+  const results = samples.map((s, i) => {
+    const outcome = grade(s);
+    options.onSample?.(i + 1, samples.length);
+    return outcome.sample;
+  });
+  return buildTestReport(analysis, results, { configName: options.configName, served, started });
 }
 
-function parseConcurrency(raw: string | undefined): number {
-  if (raw === undefined) return 0;
-  if (!/^-?\d+$/.test(raw.trim())) {
+/** An integer flag within [min, max]. */
+function integerFlag(
+  flags: ParsedFlags,
+  flag: string,
+  range: [number, number],
+): number | undefined {
+  const raw = flags.string(flag);
+  if (raw === undefined) return undefined;
+  const n = /^-?\d+$/.test(raw.trim()) ? Number(raw.trim()) : NaN;
+  const [min, max] = range;
+  if (!Number.isSafeInteger(n) || n < min || n > max) {
     throw new CliError(
-      `invalid value ${JSON.stringify(raw)} for --concurrency: expected an integer`,
+      `invalid value ${
+        JSON.stringify(raw)
+      } for --${flag}: expected an integer from ${min} to ${max}`,
     );
   }
-  return Number(raw);
+  return n;
 }
 
 const FAIL_ON: readonly FailOn[] = ["none", "warn", "loss"];
+const SAMPLE_STRATEGIES: readonly SampleStrategy[] = ["first", "random", "newest"];
 
 interface TestFlags {
   failOn: FailOn;
+  concurrency: number;
+  fuzz?: number;
+  seed: number;
+  maxSamples?: number;
+  sampleStrategy: SampleStrategy;
 }
+
+/** The result of a run: the report and the analysis the findings are placed with. */
+export interface TestRun {
+  report: TestReport;
+  analysis: AnalysisResult;
+}
+
+function shellQuote(arg: string): string {
+  return /^[\w@%+=:,./-]+$/.test(arg) ? arg : `'${arg.replace(/'/g, `'\\''`)}'`;
+}
+
+/** The command line that regenerates the same fuzz objects. */
+function reproduceCommand(
+  { flags, config }: SchemaInvocation<TestFlags>,
+  count: number,
+  seed: number,
+): string {
+  const schemaFlag = flags.has("xrd")
+    ? ["-x", flags.string("xrd")!]
+    : ["--crd", flags.string("crd")!];
+  const samples = flags.has("samples") ? ["-s", flags.string("samples")!] : [];
+  return ["convctl", "test", "-c", config.file, ...schemaFlag, ...samples, "--fuzz", String(count)]
+    .concat(["--seed", String(seed)]).map(shellQuote).join(" ");
+}
+
+/** `--fuzz N`: N objects generated from the hub schema, Quantity/Duration paths shaped. */
+function fuzzSamples(
+  analysis: AnalysisResult,
+  source: SchemaSource,
+  count: number,
+  seed: number,
+): Sample[] {
+  const hub = analysis.hubVersion;
+  const shape = unitShaper(analysis, hub);
+  const hubSchema = source.versions.find((v) => v.name === hub)?.schema;
+  const out: Sample[] = [];
+  for (let i = 0; i < count; i++) {
+    const { object, gaps, valid } = generateFuzzObject(source, hub, seed, i, shape);
+    if (!valid) {
+      const gap = gaps[gaps.length - 1];
+      throw new CliError(
+        `--fuzz: cannot construct the required field ${gap.field} of ${hub} ` +
+          `(${gap.keyword} cannot be satisfied by the generator; seed ${seed})`,
+      );
+    }
+    // Empty declared maps hold no data and the engine never writes an empty parent.
+    const body = withoutEmptyObjects(object, hubSchema);
+    // CEL rules are not the generator's to honour; anything else it must get right.
+    const broken = validateStructural(hubSchema, body).violations.find((v) =>
+      v.constraint !== "x-kubernetes-validations"
+    );
+    if (broken !== undefined) {
+      throw new CliError(
+        `--fuzz: generator bug: object ${i} (seed ${seed}) violates the ${hub} schema at ` +
+          `${broken.path || "(root)"} (${broken.constraint}: ${broken.message})`,
+      );
+    }
+    out.push({ name: `fuzz-${seed}-${i}`, object: body, version: hub });
+  }
+  return out;
+}
+
+/** `--record-failures DIR`: each sample with a failing or erroring path, as a sample file. */
+async function recordFailures(dir: string, report: TestReport, samples: readonly Sample[]) {
+  const failing = new Set(
+    report.samples.filter((s) => s.paths.some((p) => p.result === "fail" || p.result === "error"))
+      .map((s) => s.file),
+  );
+  const root = dir.replace(/\/+$/, "");
+  try {
+    await Deno.mkdir(root, { recursive: true });
+    for (const s of samples) {
+      if (!failing.has(s.name)) continue;
+      const base = s.name.replace(/\.ya?ml(#\d+)?$/i, "$1").replace(/[/#]/g, "_");
+      await Deno.writeTextFile(`${root}/${base}.yaml`, toYaml(s.object));
+    }
+  } catch (e) {
+    throw new CliError(`cannot write failures to ${dir}: ${(e as Error).message}`);
+  }
+  return failing.size;
+}
+
+function randomSeed(): number {
+  return crypto.getRandomValues(new Uint32Array(1))[0];
+}
+
+async function runTest(invocation: SchemaInvocation<TestFlags>): Promise<TestRun> {
+  const { flags, io, config, source, spec, options } = invocation;
+  const started = performance.now();
+  requireStructurallyValid(spec);
+  const samplesDir = flags.string("samples");
+  let samples = samplesDir === undefined ? [] : await loadSamples(samplesDir, source, {
+    validate: validateInputOf(flags),
+  });
+  const analysis = analyze(source, spec);
+  requireCleanAnalysis(analysis, "cannot test conversions");
+
+  let sampling: TestReport["sampling"];
+  if (options.maxSamples !== undefined && samples.length > options.maxSamples) {
+    const population = samples.length;
+    samples = selectSamples(samples, options.maxSamples, options.sampleStrategy, options.seed);
+    sampling = { strategy: options.sampleStrategy, population, tested: samples.length };
+    if (options.sampleStrategy === "random") sampling.seed = options.seed;
+  }
+  let fuzz: TestReport["fuzz"];
+  if (options.fuzz !== undefined) {
+    requireGroup(source);
+    samples = [...samples, ...fuzzSamples(analysis, source, options.fuzz, options.seed)];
+    fuzz = {
+      generated: options.fuzz,
+      seed: options.seed,
+      reproduce: reproduceCommand(invocation, options.fuzz, options.seed),
+    };
+    io.err(`FUZZ: ${options.fuzz} generated object(s), seed ${options.seed}\n`);
+  }
+
+  const served = source.versions.filter((v) => v.served).map((v) => v.name);
+  const runOptions: TestRunOptions = {
+    versionPairs: flags.list("version-pair"),
+    skipIdentity: flags.bool("skip-identity"),
+    validateOutput: flags.bool("validate-output"),
+  };
+  const progress = progressLine(io, samples.length > 1 && !flags.bool("quiet"));
+  const concurrency = effectiveConcurrency(
+    options.concurrency,
+    samples.length,
+    navigator.hardwareConcurrency,
+  );
+  const outcomes = await gradeSamples(
+    { source, spec: spec as ConversionConfigSpec, served, options: runOptions },
+    samples,
+    concurrency,
+    createSampleTester(analysis, source, served, runOptions),
+    (done, total) => progress.update(`tested ${done}/${total} samples`),
+  );
+  progress.done();
+  const report = buildTestReport(analysis, outcomes.map((o) => o.sample), {
+    configName: config.name,
+    served,
+    started,
+  });
+  if (sampling !== undefined) report.sampling = sampling;
+  if (fuzz !== undefined) report.fuzz = fuzz;
+
+  const recorded = outcomes.map((o) => ({ sample: o.sample.file, outputs: o.outputs }));
+  const recordDir = flags.string("record");
+  const goldenDir = flags.string("golden");
+  if (recordDir !== undefined || goldenDir !== undefined) {
+    const manifest = await goldenManifest(spec, source, buildVersion());
+    if (recordDir !== undefined) {
+      const n = await recordGolden(recordDir, recorded, manifest);
+      io.err(`recorded ${n} converted object(s) under ${recordDir}\n`);
+    } else {
+      report.golden = await compareGolden(goldenDir!, recorded, manifest);
+      if (report.golden.manifestWarning !== undefined) {
+        io.err(`WARNING: golden corpus ${goldenDir}: ${report.golden.manifestWarning}\n`);
+      }
+    }
+  }
+  const failuresDir = flags.string("record-failures");
+  if (failuresDir !== undefined) {
+    const n = await recordFailures(failuresDir, report, samples);
+    if (n > 0) io.err(`wrote ${n} failing sample(s) to ${failuresDir}\n`);
+  }
+  return { report, analysis };
+}
+
+const findingsOf = ({ report, analysis }: TestRun, { config }: SchemaInvocation<TestFlags>) =>
+  testFindings(report, analysis, config.file, fileLocator(config.file));
+
+const title = ({ report }: TestRun) =>
+  `convctl test: ${report.meta.resourceKind} ${report.meta.resource}`;
 
 export const testCommand = defineCommand({
   name: "test",
-  usage: "convctl test -c CONFIG (-x XRD | --crd CRD) -s DIR [flags]",
+  usage: "convctl test -c CONFIG (-x XRD | --crd CRD) (-s DIR | --fuzz N) [flags]",
   summary: "Round-trip sample objects through every configured version and grade the result.",
   target: "config+schema",
   flags: [
@@ -280,7 +322,7 @@ export const testCommand = defineCommand({
       value: "DIR",
       help: "one kubeconfig per file (with --live)",
     },
-    outputFlag("table, json or junit", "table"),
+    outputFlag("table, json, junit, github, sarif or markdown", "table"),
     {
       name: "output-file",
       kind: "string",
@@ -306,53 +348,112 @@ export const testCommand = defineCommand({
       name: "concurrency",
       kind: "string",
       value: "N",
-      help: "samples in flight (≤0 means #CPUs)",
+      help: "samples graded in parallel Workers (≤0 means #CPUs)",
       default: "#CPUs",
     },
+    {
+      name: "validate-output",
+      kind: "bool",
+      help: "check every converted object against its destination version's schema",
+    },
+    {
+      name: "fuzz",
+      kind: "string",
+      value: "N",
+      help: `also test N objects generated from the hub schema (1–${MAX_FUZZ_OBJECTS})`,
+    },
+    {
+      name: "seed",
+      kind: "string",
+      value: "S",
+      help: "seed of --fuzz and --sample-strategy random",
+      default: "random, printed",
+    },
+    {
+      name: "record-failures",
+      kind: "string",
+      value: "DIR",
+      help: "write every failing object to DIR as a sample file",
+    },
+    {
+      name: "record",
+      kind: "string",
+      value: "DIR",
+      help: "record every converted object as a golden corpus under DIR",
+    },
+    {
+      name: "golden",
+      kind: "string",
+      value: "DIR",
+      help: "compare every converted object with the golden corpus under DIR",
+    },
+    {
+      name: "max-samples",
+      kind: "string",
+      value: "N",
+      help: "test at most N of the samples",
+    },
+    {
+      name: "sample-strategy",
+      kind: "string",
+      value: "S",
+      help: "which samples --max-samples keeps: first, random or newest",
+      default: "first",
+    },
     FLAGS.quiet,
+    ...VALIDATE_INPUT_FLAGS,
   ],
   groups: [
-    { exactlyOne: ["samples", "live"] },
+    { atMostOne: ["samples", "live"] },
+    { atMostOne: ["record", "golden"] },
+    { atMostOne: ["validate-input", "no-validate-input"] },
     { atMostOne: ["kubeconfig", "kubeconfig-dir"] },
     { atMostOne: ["context", "contexts"] },
   ],
   requires: { contexts: "live", "kubeconfig-dir": "live" },
   options: (flags): TestFlags => {
     const failOn = choice("fail-on", flags.string("fail-on"), FAIL_ON, "loss");
-    // Conversions are synchronous CPU work on one thread, so the value is validated and accepted
-    // for compatibility but samples run one after another (results are identical either way).
-    parseConcurrency(flags.string("concurrency"));
+    const sampleStrategy = choice(
+      "sample-strategy",
+      flags.string("sample-strategy"),
+      SAMPLE_STRATEGIES,
+      "first",
+    );
+    const concurrency = integerFlag(flags, "concurrency", [
+      Number.MIN_SAFE_INTEGER,
+      Number.MAX_SAFE_INTEGER,
+    ]) ?? 0;
+    const fuzz = integerFlag(flags, "fuzz", [1, MAX_FUZZ_OBJECTS]);
+    const given = integerFlag(flags, "seed", [0, 2 ** 32 - 1]);
+    const maxSamples = integerFlag(flags, "max-samples", [1, Number.MAX_SAFE_INTEGER]);
     if (flags.bool("live")) {
       throw new CliError(
         "--live is not implemented yet; test against sample files with -s/--samples DIR",
       );
     }
-    return { failOn };
+    if (!flags.has("samples") && fuzz === undefined) {
+      throw new CliError("one of the flags --samples, --live, --fuzz is required");
+    }
+    return {
+      failOn,
+      concurrency,
+      fuzz,
+      seed: given ?? randomSeed(),
+      maxSamples,
+      sampleStrategy,
+    };
   },
-  run: async ({ flags, io, config, source, spec }): Promise<TestReport> => {
-    requireStructurallyValid(spec);
-    const samples = await loadSamples(flags.string("samples")!, source);
-    const analysis = analyze(source, spec);
-    requireCleanAnalysis(analysis, "cannot test conversions");
-
-    const served = source.versions.filter((v) => v.served).map((v) => v.name);
-    const showProgress = samples.length > 1 && !flags.bool("quiet");
-    const report = runConversionTests(analysis, served, samples, {
-      versionPairs: flags.list("version-pair"),
-      skipIdentity: flags.bool("skip-identity"),
-      configName: config.name,
-      onSample: showProgress
-        ? (done, total) => io.err(`\rtested ${done}/${total} samples`)
-        : undefined,
-    });
-    if (showProgress) io.err("\n");
-    return report;
-  },
+  run: runTest,
   output: {
-    formats: { table: renderTestTable, json: toJson, junit: renderJunit },
+    formats: {
+      table: ({ report }) => renderTestTable(report),
+      json: ({ report }) => toJson(report),
+      junit: ({ report }) => renderJunit(report),
+      ...ciFormats(findingsOf, title),
+    },
     default: "table",
   },
-  write: async (text, report, { flags, io }) => {
+  write: async (text, { report }, { flags, io }) => {
     const outputFile = flags.string("output-file");
     if (outputFile === undefined) return io.out(text);
     try {
@@ -362,6 +463,6 @@ export const testCommand = defineCommand({
     }
     io.out(`output written to file ${outputFile}\n${summaryLine(report)}\n`);
   },
-  exitCode: (report, { flags, options }) =>
+  exitCode: ({ report }, { flags, options }) =>
     exitCodeFor(report, options.failOn, flags.bool("strict")),
 });

@@ -3,11 +3,16 @@
  * shape (the JSON contract), its table and JUnit renderings, and the exit-code rule.
  */
 import type { JsonValue } from "../engine/mod.ts";
+import { driftLine, type GoldenResult } from "./golden.ts";
 import { renderTable } from "./output.ts";
 import { isJsonObject } from "../lib/json.ts";
 
 export type PathResult = "pass" | "loss" | "fail" | "error";
-export type IssueType = "acknowledged-loss" | "unacknowledged-loss" | "error";
+export type IssueType =
+  | "acknowledged-loss"
+  | "unacknowledged-loss"
+  | "error"
+  | "schema-violation";
 
 export interface TestIssue {
   field: string;
@@ -54,6 +59,21 @@ export interface TestReport {
   };
   samples: TestSample[];
   ruleCoverage?: { ruleId: string; matchedSamples: number }[];
+  /** Set when `--max-samples` tested fewer samples than there were. */
+  sampling?: SamplingInfo;
+  /** Set with `--fuzz`. */
+  fuzz?: { generated: number; seed: number; reproduce: string };
+  /** Set with `--golden`. */
+  golden?: GoldenResult;
+}
+
+export type SampleStrategy = "first" | "random" | "newest";
+
+export interface SamplingInfo {
+  strategy: SampleStrategy;
+  population: number;
+  tested: number;
+  seed?: number;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -154,7 +174,9 @@ export function unexercisedRules(report: TestReport): string[] {
   return (report.ruleCoverage ?? []).filter((r) => r.matchedSamples === 0).map((r) => r.ruleId);
 }
 
+/** Golden drift fails the run whatever `--fail-on` says. */
 export function exitCodeFor(report: TestReport, failOn: FailOn, strict: boolean): number {
+  if ((report.golden?.drift.length ?? 0) > 0) return 1;
   if (failOn === "none") return 0;
   const threshold = strict ? "warn" : failOn;
   const failed = report.summary.unacknowledgedLoss > 0 || report.summary.errors > 0;
@@ -178,7 +200,10 @@ export function renderTestTable(report: TestReport): string {
   let text = `${m.resourceKind} Conversion Test Report\n`;
   text += `target: ${m.resource}  config: ${m.config}  hub: ${m.hubVersion}\n`;
   text += `samples: ${report.summary.samples}  paths: ${report.summary.pathsTested}  ` +
-    `time: ${m.durationMs.toFixed(1)}ms\n\n`;
+    `time: ${m.durationMs.toFixed(1)}ms\n`;
+  if (report.sampling !== undefined) text += `${samplingLine(report.sampling)}\n`;
+  if (report.fuzz !== undefined) text += `${fuzzLine(report.fuzz)}\n`;
+  text += "\n";
   const rows: string[][] = [];
   for (const sample of report.samples) {
     sample.paths.forEach((p, i) => {
@@ -220,7 +245,27 @@ export function renderTestTable(report: TestReport): string {
       "  ",
     ).split("\n").slice(1).join("\n");
   }
+  const golden = report.golden;
+  if (golden !== undefined) {
+    text += `\nGOLDEN ${golden.dir}: ${golden.compared} output(s) compared, ` +
+      `${golden.drift.length} drift(s)\n`;
+    if (golden.manifestWarning !== undefined) {
+      text += `  WARNING: ${golden.manifestWarning}\n`;
+    }
+    for (const d of golden.drift) text += `  ${driftLine(d)}\n`;
+  }
   return `${text}\n${summaryLine(report)}\n`;
+}
+
+/** `SAMPLED: 5 of 12 object(s), strategy random, seed 3 — this run did NOT cover every object`. */
+export function samplingLine(s: SamplingInfo): string {
+  const seed = s.seed !== undefined ? `, seed ${s.seed}` : "";
+  return `SAMPLED: ${s.tested} of ${s.population} object(s), strategy ${s.strategy}${seed} — ` +
+    "this run did NOT cover every object";
+}
+
+export function fuzzLine(f: NonNullable<TestReport["fuzz"]>): string {
+  return `FUZZ: ${f.generated} generated object(s), seed ${f.seed} — reproduce with ${f.reproduce}`;
 }
 
 function xmlEscape(text: string): string {
@@ -237,10 +282,12 @@ function issueLines(issues: readonly TestIssue[]): string {
 export function renderJunit(report: TestReport): string {
   const m = report.meta;
   const paths = report.samples.flatMap((s) => s.paths.map((p) => ({ sample: s.file, p })));
-  const failures = paths.filter(({ p }) => p.result === "fail").length;
+  const drift = report.golden?.drift ?? [];
+  const failures = paths.filter(({ p }) => p.result === "fail").length + drift.length;
   const errors = paths.filter(({ p }) => p.result === "error").length;
   const time = seconds(m.durationMs * 1000);
-  const counts = `tests="${paths.length}" failures="${failures}" errors="${errors}" time="${time}"`;
+  const tests = paths.length + drift.length;
+  const counts = `tests="${tests}" failures="${failures}" errors="${errors}" time="${time}"`;
   const lines = [
     `<?xml version="1.0" encoding="UTF-8"?>`,
     `<testsuites name="${
@@ -248,6 +295,16 @@ export function renderJunit(report: TestReport): string {
     }" ${counts}>`,
     `  <testsuite name="${xmlEscape(`${m.resourceKind}/${m.resource}`)}" ${counts}>`,
   ];
+  const sampling = report.sampling;
+  if (sampling !== undefined) {
+    lines.push(
+      "    <properties>",
+      `      <property name="sampled" value="true"/>`,
+      `      <property name="samplePopulation" value="${sampling.population}"/>`,
+      `      <property name="sampleTested" value="${sampling.tested}"/>`,
+      "    </properties>",
+    );
+  }
   for (const { sample, p } of paths) {
     const attrs = `name="${xmlEscape(`${sample}: ${p.from}→${p.to}`)}" classname="${
       xmlEscape(`${m.config}.${m.hubVersion}`)
@@ -268,6 +325,15 @@ export function renderJunit(report: TestReport): string {
     } else {
       lines.push(`    <testcase ${attrs}></testcase>`);
     }
+  }
+  for (const d of drift) {
+    lines.push(
+      `    <testcase name="${xmlEscape(`golden: ${d.file}`)}" classname="${
+        xmlEscape(`${m.config}.golden`)
+      }" time="0.000000">`,
+      `      <failure message="golden drift">${xmlEscape(driftLine(d))}</failure>`,
+      `    </testcase>`,
+    );
   }
   lines.push(`  </testsuite>`, `</testsuites>`);
   return lines.join("\n") + "\n";

@@ -5,7 +5,12 @@
 import { analyze, structuralError } from "../engine/mod.ts";
 import { outputFlag } from "./args.ts";
 import { defineCommand } from "./command.ts";
+import { suggestCommandLine, suggestHint } from "./gates.ts";
 import { formatDiagnostic, formatSpokeDiagnostic, toJson } from "./output.ts";
+import type { Finding } from "./findings/finding.ts";
+import { fileLocator } from "./findings/positions.ts";
+import { ciFormats } from "./findings/render.ts";
+import { analysisFindings, structuralFinding } from "./findings/sources.ts";
 
 export interface ValidateResult {
   config: string;
@@ -20,25 +25,32 @@ interface Validation {
   warnings: string[];
   /** Whether a schema file was given (the text form then reports `schema validated`). */
   withSchema: boolean;
+  /** A pointer to `convctl suggest` when it can draft the fix (table form only). */
+  hint?: string;
+  /** The errors and warnings placed in the config, for the CI formats. */
+  findings: Finding[];
 }
 
-function validationText({ result, errors, warnings, withSchema }: Validation): string {
+function validationText({ result, errors, warnings, withSchema, hint }: Validation): string {
   let text = `config: ${result.config}\nstructurally valid: ${result.structurallyValid}\n`;
   if (withSchema) text += `schema validated: ${result.schemaValidated}\n`;
   for (const e of errors) text += `ERROR: ${e}\n`;
   for (const w of warnings) text += `WARNING: ${w}\n`;
+  if (hint !== undefined) text += `${hint}\n`;
   return text;
 }
 
 export const validateCommand = defineCommand({
   name: "validate",
-  usage: "convctl validate -c CONFIG [-x XRD | --crd CRD] [-o table|json]",
+  usage: "convctl validate -c CONFIG [-x XRD | --crd CRD] [-o table|json|github|sarif|markdown]",
   summary: "Validate a conversion config (structure; with a schema file also rules and coverage).",
   target: "config",
-  flags: [outputFlag("json, or table for anything else", "table")],
+  flags: [outputFlag("table, json, github, sarif or markdown", "table")],
   run: ({ config, schema, spec }): Validation => {
     const errors: string[] = [];
     const warnings: string[] = [];
+    let hint: string | undefined;
+    const findings: Finding[] = [];
     const result: ValidateResult = {
       config: config.name,
       structurallyValid: true,
@@ -48,8 +60,10 @@ export const validateCommand = defineCommand({
     if (structural !== undefined) {
       result.structurallyValid = false;
       errors.push(`[structural] ${structural}`);
+      findings.push(structuralFinding(`[structural] ${structural}`, config.file));
     } else if (schema !== undefined) {
       const analysis = analyze(schema.source, spec);
+      findings.push(...analysisFindings(analysis, config.file, fileLocator(config.file)));
       for (const d of analysis.hardErrors) errors.push(formatDiagnostic(d));
       const spokeLines: string[] = [];
       for (const report of analysis.spokes) {
@@ -63,14 +77,18 @@ export const validateCommand = defineCommand({
         );
       }
       result.schemaValidated = errors.length === 0;
+      hint = suggestHint(analysis, suggestCommandLine(config, schema));
     }
     if (errors.length > 0) result.errors = errors;
-    return { result, errors, warnings, withSchema: schema !== undefined };
+    return { result, errors, warnings, withSchema: schema !== undefined, hint, findings };
   },
   output: {
-    formats: { table: validationText, json: (v) => toJson(v.result) },
+    formats: {
+      table: validationText,
+      json: (v) => toJson(v.result),
+      ...ciFormats((v: Validation) => v.findings, (v) => `convctl validate: ${v.result.config}`),
+    },
     default: "table",
-    lenient: true,
   },
   // Exit 1 on errors in both formats (the reference exits 0 in json mode; docs/cli.md).
   exitCode: (v) => v.errors.length > 0 ? 1 : 0,

@@ -1,8 +1,9 @@
 /** `convctl version`: the build version string and a newline. */
+import { BUILD_VERSION } from "../lib/build.ts";
 import { defineCommand, PLAIN_TEXT } from "./command.ts";
 
-/** Replaced by release builds; `CONVCTL_VERSION` overrides it (e.g. for packaging tests). */
-export const BUILD_VERSION = "dev";
+/** src/lib/build.ts's, which `CONVCTL_VERSION` overrides (e.g. for packaging tests). */
+export { BUILD_VERSION };
 
 export function buildVersion(): string {
   try {

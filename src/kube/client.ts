@@ -95,11 +95,22 @@ export interface DeleteOptions extends CallOptions {
   dryRun?: boolean;
 }
 
+/**
+ * Where the client reports every request it sends (e.g. src/obs/rest_client_metrics.ts): the HTTP
+ * method, the server's `host:port`, the answer's status code (`<error>` when none came) and the
+ * seconds until the answer's headers (a watch counts until its stream opened).
+ */
+export interface RequestMetricsSink {
+  observe(method: string, host: string, code: string, seconds: number): void;
+}
+
 /** Options of the client itself. */
 export interface KubeClientOptions {
   userAgent?: string;
   /** Default deadline of non-watch requests; default 60 s. */
   timeoutMs?: number;
+  /** Per-request accounting; views ({@link KubeClient.withSignal}) report to it too. */
+  metrics?: RequestMetricsSink;
 }
 
 /** A REST client bound to one connection. Close it (or `using`) to release its connections. */
@@ -108,6 +119,8 @@ export class KubeClient implements Disposable {
   #http: Deno.HttpClient;
   #userAgent: string;
   #timeoutMs: number;
+  #metrics: RequestMetricsSink | undefined;
+  #host: string;
   /** Aborts every request of this client and refuses new ones ({@link withSignal}). */
   #fence: AbortSignal | undefined;
   /** Whether `#http` belongs to another client (a {@link withSignal} view). */
@@ -117,6 +130,8 @@ export class KubeClient implements Disposable {
     this.connection = connection;
     this.#userAgent = opts.userAgent ?? "dco";
     this.#timeoutMs = opts.timeoutMs ?? 60_000;
+    this.#metrics = opts.metrics;
+    this.#host = hostOf(connection.server);
     this.#http = Deno.createHttpClient({
       caCerts: connection.caCerts?.length ? connection.caCerts : undefined,
       ...(connection.clientCert ?? {}),
@@ -150,6 +165,7 @@ export class KubeClient implements Disposable {
     const view = new KubeClient(this.connection, {
       userAgent: this.#userAgent,
       timeoutMs: this.#timeoutMs,
+      metrics: this.#metrics,
     });
     view.#http.close();
     view.#http = this.#http;
@@ -197,12 +213,15 @@ export class KubeClient implements Disposable {
       if (authz) headers.set("authorization", authz);
       if (opts.signal?.aborted) throw opts.signal.reason;
       let res: Response;
+      const sent = performance.now();
       try {
         res = await fetch(url, { method, headers, body, signal: opts.signal, client: this.#http });
       } catch (e) {
+        this.#observe(method, "<error>", sent);
         if (opts.signal?.aborted) throw opts.signal.reason;
         throw new KubeNetworkError(`${what}: ${(e as Error).message}`, { cause: e });
       }
+      this.#observe(method, String(res.status), sent);
       if (res.ok) return res;
       if (res.status === 401 && auth && attempt === 0) {
         await res.body?.cancel();
@@ -210,6 +229,10 @@ export class KubeClient implements Disposable {
       }
       throw await errorOfResponse(res, what, opts.signal);
     }
+  }
+
+  #observe(method: string, code: string, sent: number): void {
+    this.#metrics?.observe(method, this.#host, code, (performance.now() - sent) / 1000);
   }
 
   /** A request with a deadline whose JSON answer is parsed (an empty body gives undefined). */
@@ -404,6 +427,15 @@ export class KubeClient implements Disposable {
         }
         : undefined,
     });
+  }
+}
+
+/** `host:port` of a server URL (the `host` label of the request metrics). */
+function hostOf(server: string): string {
+  try {
+    return new URL(server).host;
+  } catch {
+    return server;
   }
 }
 

@@ -1,7 +1,8 @@
 /**
  * The reconciler runner: a {@link WorkQueue}, N workers pulling keys from it, and a reconcile
- * function `(key, signal) => Promise<{requeueAfter?} | void>` — controller-runtime's
- * `Controller` without its manager. What feeds its queue (informer events → keys, paced fan-out)
+ * function `(key, signal, log) => Promise<{requeueAfter?} | void>` — controller-runtime's
+ * `Controller` without its manager. `log` is a per-reconcile logger carrying controller-runtime's
+ * fields (`reconcileID`, `name`, `namespace`, the object reference under its kind). What feeds its queue (informer events → keys, paced fan-out)
  * is in ./enqueue.ts; its metric families are in ./controller_metrics.ts.
  *
  * Result handling (controller-runtime's, metric labels included):
@@ -57,8 +58,52 @@ export interface ReconcileResult {
   requeue?: boolean;
 }
 
-/** A reconcile function; `signal` aborts when the controller stops. */
-export type Reconciler = (key: string, signal: AbortSignal) => Promise<ReconcileResult | void>;
+/**
+ * A reconcile function; `signal` aborts when the controller stops; `log` is this reconcile's
+ * logger (see {@link reconcileLogFields}), for the reconciler's own lines.
+ */
+export type Reconciler = (
+  key: string,
+  signal: AbortSignal,
+  log: Logger,
+) => Promise<ReconcileResult | void>;
+
+/** The kind a controller reconciles (controller-runtime's `controllerGroup`/`controllerKind`). */
+export interface ControllerKind {
+  group: string;
+  kind: string;
+}
+
+/** A key as an object reference: `namespace/name`, or `name` for a cluster-scoped object. */
+export function objectRefOfKey(key: string): { name: string; namespace?: string } {
+  const slash = key.indexOf("/");
+  return slash < 0 ? { name: key } : { namespace: key.slice(0, slash), name: key.slice(slash + 1) };
+}
+
+/**
+ * The fields of every line of one reconcile, controller-runtime's: `reconcileID` (a UUID per
+ * reconcile), `name`, `namespace` ("" when cluster-scoped), and with a kind `controllerGroup`,
+ * `controllerKind` and the object reference under the kind's name, e.g.
+ * `"CRDConversionConfig": {"name": "x"}`.
+ */
+export function reconcileLogFields(
+  ref: { name: string; namespace?: string },
+  reconcileID: string,
+  kind?: ControllerKind,
+): Record<string, unknown> {
+  return {
+    ...(kind === undefined ? {} : {
+      controllerGroup: kind.group,
+      controllerKind: kind.kind,
+      [kind.kind]: ref.namespace
+        ? { name: ref.name, namespace: ref.namespace }
+        : { name: ref.name },
+    }),
+    namespace: ref.namespace ?? "",
+    name: ref.name,
+    reconcileID,
+  };
+}
 
 /** An error that must not be retried (counted in the terminal-errors family). */
 export class TerminalError extends Error {
@@ -95,6 +140,10 @@ export interface ControllerOptions {
   rateLimiter?: RateLimiter;
   /** Wake-classifier tolerance; default 15 s (docs/design/kube.md#wake-causes). */
   wakeToleranceMs?: number;
+  /** The kind reconciled, for the log fields. */
+  kind?: ControllerKind;
+  /** How a key names its object (default {@link objectRefOfKey}). */
+  objectRef?: (key: string) => { name: string; namespace?: string };
 }
 
 /** A reconciler runner (see the module doc). */
@@ -106,6 +155,8 @@ export class Controller {
   #reconcile: Reconciler;
   #clock: Clock;
   #log: Logger;
+  #kind: ControllerKind | undefined;
+  #objectRef: (key: string) => { name: string; namespace?: string };
   #m: ControllerMetrics;
   #abort = new AbortController();
   #running: Promise<void>[] | undefined;
@@ -118,6 +169,8 @@ export class Controller {
     this.#reconcile = opts.reconcile;
     this.#clock = opts.clock ?? realClock;
     this.#log = (opts.logger ?? createLogger("kube.controller")).with({ controller: opts.name });
+    this.#kind = opts.kind;
+    this.#objectRef = opts.objectRef ?? objectRefOfKey;
     this.queue = new WorkQueue({
       name: opts.name,
       registry: opts.registry,
@@ -208,30 +261,33 @@ export class Controller {
     this.#ownTimers.delete(key);
     this.#m.active.inc(c);
     const start = this.#clock.now();
+    const log = this.#log.with(
+      reconcileLogFields(this.#objectRef(key), crypto.randomUUID(), this.#kind),
+    );
     let result: ReconcileLabel | undefined;
     try {
       let res: ReconcileResult | void;
       try {
-        res = await this.#reconcile(key, signal);
+        res = await this.#reconcile(key, signal, log);
       } catch (e) {
         if (signal.aborted) {
-          this.#log.debug("reconcile ended by shutdown", { key, error: e });
+          log.debug("reconcile ended by shutdown", { key, error: e });
           return;
         }
         result = "error";
         this.#m.errors.inc(c);
         if (isPanic(e)) {
           this.#m.panics.inc(c);
-          this.#log.error("Observed a panic in reconciler", { key, error: e });
+          log.error("Observed a panic in reconciler", { key, error: e });
         }
         if (e instanceof TerminalError) {
           this.#m.terminal.inc(c);
           this.queue.forget(key);
           if (ownDue !== undefined) this.queue.cancelAfter(key, ownDue);
-          this.#log.error("Reconciler error (terminal, not retried)", { key, error: e });
+          log.error("Reconciler error (terminal, not retried)", { key, error: e });
         } else {
           const delay = this.#retry(key);
-          this.#log.error("Reconciler error", { key, error: e, retry_in_ms: delay });
+          log.error("Reconciler error", { key, error: e, retry_in_ms: delay });
         }
         return;
       }

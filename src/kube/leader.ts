@@ -25,6 +25,8 @@ import type { KubeClient } from "./client.ts";
 import { getOrUndefined, isAlreadyExists, isConflict, isNotFound } from "./errors.ts";
 import type { KubeObject, ResourceRef } from "./objects.ts";
 import { LEASES } from "./resources.ts";
+import { leaderStatusGauge } from "./leader_metrics.ts";
+import type { Registry } from "prom-client";
 
 /** `spec` of a `coordination.k8s.io/v1` Lease (times are `metav1.MicroTime`). */
 export interface LeaseSpec {
@@ -79,6 +81,8 @@ export interface LeaderElectorOptions {
   /** Called when the observed holder changes (including to ourselves); "" = released. */
   onNewLeader?: (identity: string) => void;
   logger?: Logger;
+  /** Where `leader_election_master_status{name}` goes (./leader_metrics.ts); 0 from the start. */
+  registry?: Registry;
 }
 
 /** Why {@link LeaderElector.run} returned. */
@@ -112,6 +116,8 @@ export class LeaderElector {
   #renewedAt = -Infinity;
   #stop: AbortController | undefined;
   #done: Promise<LeaderElectionOutcome> | undefined;
+  /** Sets `leader_election_master_status` for this Lease (no-op without a registry). */
+  #status: (leading: boolean) => void;
 
   constructor(opts: LeaderElectorOptions) {
     this.#opts = opts;
@@ -125,6 +131,9 @@ export class LeaderElector {
     this.stopTimeoutMs = opts.stopTimeoutMs ?? this.leaseDurationMs;
     this.#clock = opts.clock ?? realClock;
     this.#ref = LEASES(opts.namespace);
+    const gauge = opts.registry === undefined ? undefined : leaderStatusGauge(opts.registry);
+    this.#status = (leading) => gauge?.set({ name: opts.name }, leading ? 1 : 0);
+    this.#status(false);
     this.#log = (opts.logger ?? createLogger("kube.leader")).with({
       lease: `${opts.namespace}/${opts.name}`,
       identity: opts.identity,
@@ -201,6 +210,7 @@ export class LeaderElector {
     }
     this.#leading = true;
     this.#holding = true;
+    this.#status(true);
     this.#log.info("successfully acquired lease");
     const lead = new AbortController();
     let work: Promise<void> = Promise.resolve();
@@ -215,6 +225,7 @@ export class LeaderElector {
     // Renew until a renewal fails for good or we are stopped.
     const outcome = await this.#keep(stop);
     this.#leading = false;
+    this.#status(false);
     lead.abort(new Error(`leadership ${outcome}`));
     if (outcome === "stopped") {
       // Still the holder: keep the Lease (renewing) until the work has ended, then release so

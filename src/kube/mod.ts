@@ -25,3 +25,4 @@ export * from "./enqueue.ts";
 export * from "./watch_map_metrics.ts";
 export * from "./status.ts";
 export * from "./leader.ts";
+export * from "./delegated_auth.ts";

@@ -3,8 +3,11 @@
  * Spellings are pflag's, which Go tools share: `--name value`, `--name=value`, `-n value`, `-n=value`,
  * `-nvalue`; a boolean is set by `--name` or `--name=true|false` (also `1/0`, `t/f`, any case) and
  * never takes the next argument; a list flag accumulates over repeats and splits values at commas;
- * `--` ends the flags. A flag given twice keeps its last value. Every mistake is a {@link FlagError}.
+ * `--` ends the flags. A flag given twice keeps its last value. Every mistake is a {@link FlagError};
+ * an unknown flag names the closest known one.
  */
+
+import { didYouMean } from "./edit_distance.ts";
 
 /** A command-line mistake the user can fix: unknown flag, missing or malformed value. */
 export class FlagError extends Error {
@@ -96,7 +99,10 @@ export function parseFlags(args: readonly string[], flags: readonly FlagSpec[]):
       const eq = arg.indexOf("=");
       const name = eq < 0 ? arg.slice(2) : arg.slice(2, eq);
       const spec = byLong.get(name);
-      if (spec === undefined) throw new FlagError(`unknown flag: --${name}`);
+      if (spec === undefined) {
+        const known = [...byLong.keys()].map((n) => `--${n}`);
+        throw new FlagError(`unknown flag: --${name}${didYouMean(`--${name}`, known, false)}`);
+      }
       let raw: string | undefined = eq < 0 ? undefined : arg.slice(eq + 1);
       if (raw === undefined && spec.kind !== "bool") {
         if (i + 1 >= args.length) throw new FlagError(`flag needs an argument: --${name}`);

@@ -1,5 +1,6 @@
 /**
- * The runtime both role mains (manager, webhook-server) run on: flags or exit 1, SIGTERM/SIGINT
+ * The runtime both role mains (manager, webhook-server) run on: flags or exit 1 (one `error:`
+ * line, as for every configuration mistake), SIGTERM/SIGINT
  * handling, start steps that exit 1 with a logged cause, the cache sync that fails fast, and the
  * stop: readiness false first, then every started component in reverse order of registration
  * under one deadline. Why in this order: docs/design/manager.md#shutdown.
@@ -7,7 +8,9 @@
 import { HelpRequested } from "../lib/flags.ts";
 import { KubeClient } from "../kube/client.ts";
 import { configureLogging, createLogger, type LogFields, type Logger } from "../obs/log.ts";
+import { restClientMetrics } from "../obs/rest_client_metrics.ts";
 import { Readiness, type ServerHandle, shutdownAll } from "../net/mod.ts";
+import type { Registry } from "prom-client";
 
 /** The logging flags, then the role's own flags; invalid ⇒ logged, exit 1. */
 export function parseRoleFlags<F>(
@@ -22,14 +25,24 @@ export function parseRoleFlags<F>(
     if (e instanceof HelpRequested) {
       console.log(
         `usage: ${logger} [flags]\n\nflags:\n${e.usage}\n` +
-          "  --zap-log-level, --zap-devel, --zap-encoder (logging; default info, JSON lines)",
+          "  --zap-log-level, --zap-devel, --zap-encoder, --zap-time-encoding, --zap-stacktrace-level\n" +
+          "      (logging; default info, JSON lines, iso8601 time, no stack traces)",
       );
       Deno.exit(0);
     }
     if (!(e instanceof Error)) throw e;
-    createLogger(logger).error(`invalid flags: ${e.message}`);
+    writeConfigError(`invalid flags: ${e.message}`);
     Deno.exit(1);
   }
+}
+
+/**
+ * A configuration mistake (a bad flag value, a missing kubeconfig, unreadable certificate files):
+ * one line `error: <reason>` on stderr, no stack — what the operator must fix, as Go binaries
+ * print it. Errors at run time stay JSON log lines.
+ */
+export function writeConfigError(reason: string): void {
+  console.error(`error: ${reason.replace(/\s*\n\s*/g, "; ")}`);
 }
 
 export interface RoleOptions {
@@ -111,13 +124,27 @@ export class Role {
     }
   }
 
-  /** The Kubernetes client of `--kubeconfig` (empty: in-cluster, else the default loading). */
-  async client(kubeconfig: string): Promise<KubeClient> {
-    return await this.step(
-      "cannot load Kubernetes client configuration",
-      {},
-      () => KubeClient.fromEnvironment({ kubeconfig: kubeconfig || undefined }),
-    );
+  /**
+   * The Kubernetes client of `--kubeconfig` (empty: in-cluster, else the default loading), its
+   * requests counted in `registry` (`rest_client_*`).
+   */
+  async client(kubeconfig: string, registry: Registry): Promise<KubeClient> {
+    try {
+      return await KubeClient.fromEnvironment({
+        kubeconfig: kubeconfig || undefined,
+        metrics: restClientMetrics(registry),
+      });
+    } catch (e) {
+      return await this.configError(
+        `cannot load Kubernetes client configuration: ${e instanceof Error ? e.message : e}`,
+      );
+    }
+  }
+
+  /** A configuration mistake: one `error:` line ({@link writeConfigError}), then exits 1. */
+  configError(reason: string): Promise<never> {
+    writeConfigError(reason);
+    return this.exit(1);
   }
 
   /** Waits for the caches, racing their own terminal failures: a failure exits 1. */

@@ -6,12 +6,14 @@ import {
   CliError,
   commandHelp,
   COMMANDS,
+  errorLine,
   type Io,
   parseFlags,
   PLANNED_COMMANDS,
   processIo,
   topLevelHelp,
 } from "../cli/mod.ts";
+import { didYouMean } from "../lib/edit_distance.ts";
 
 export async function convctl(args: readonly string[], io: Io): Promise<number> {
   const [name, ...rest] = args;
@@ -26,7 +28,8 @@ export async function convctl(args: readonly string[], io: Io): Promise<number> 
       if (PLANNED_COMMANDS.has(name)) {
         throw new CliError(`command "${name}" is not implemented yet in this build`);
       }
-      throw new CliError(`unknown command "${name}" for "convctl" (run "convctl help")`);
+      const hint = didYouMean(name, COMMANDS.keys());
+      throw new CliError(`unknown command "${name}" for "convctl"${hint} (run "convctl help")`);
     }
     const flags = parseFlags(rest, command.spec.flags);
     if (flags.bool("help")) {
@@ -36,7 +39,7 @@ export async function convctl(args: readonly string[], io: Io): Promise<number> 
     return await command.run(flags, io);
   } catch (e) {
     if (!(e instanceof CliError)) throw e;
-    io.err(`error: ${e.message}\n`);
+    io.err(errorLine(io, e.message));
     return 2;
   }
 }

@@ -14,7 +14,7 @@ import { startAdmission } from "../manager/admission_setup.ts";
 import { setupCARotation } from "../manager/ca_rotation_setup.ts";
 import { createManagerCaches, type DepsOptions } from "../manager/caches.ts";
 import { setupConfigControllers } from "../manager/config_controller.ts";
-import { managerEventRecorder } from "../manager/events.ts";
+import { admissionDenialEvent, managerEventRecorder } from "../manager/events.ts";
 import {
   parseManagerFlags,
   resolveOperatorNamespace,
@@ -29,8 +29,9 @@ import {
 } from "../manager/server_controller.ts";
 import { runPrepareUninstall } from "../manager/uninstall.ts";
 import { createLogger } from "../obs/log.ts";
+import { registerBuildInfo } from "../obs/build_info.ts";
 import { createMetricsRegistry, metricsResponse } from "../obs/metrics.ts";
-import { createPlainListener, startPlainServer } from "../net/mod.ts";
+import { startMetricsListener } from "./_metrics.ts";
 import { parseRoleFlags, Role } from "./_role.ts";
 
 /**
@@ -65,7 +66,11 @@ async function main(argv: readonly string[]): Promise<never> {
     });
   }
 
-  const client = await role.client(flags.kubeconfig);
+  const metricsRegistry = createMetricsRegistry();
+  role.onStop("metrics", () => metricsRegistry.stop());
+  const registry = metricsRegistry.registry;
+  registerBuildInfo(registry);
+  const client = await role.client(flags.kubeconfig, registry);
   role.onStop("client", () => client.close());
   const certificateMode = await role.step(
     "cannot discover whether cert-manager.io/v1 is served (--certificate-mode=auto)",
@@ -78,9 +83,6 @@ async function main(argv: readonly string[]): Promise<never> {
   if (flags.enableXrdSupport) kinds.push(XRD_CONFIG_KIND);
 
   // Caches, metrics, controllers and their wiring (keys buffer in the queues until start).
-  const metricsRegistry = createMetricsRegistry();
-  role.onStop("metrics", () => metricsRegistry.stop());
-  const registry = metricsRegistry.registry;
   const caches = createManagerCaches({
     client,
     kinds,
@@ -108,17 +110,26 @@ async function main(argv: readonly string[]): Promise<never> {
   const children = serverChildSettings(flags, operatorNamespace, certificateMode);
   const serverController = setupServerController(caches, controllerDeps, children, settings);
 
-  // The plain listeners before any sync.
-  const plain = createPlainListener({
+  // The metrics and health listeners before any sync (metrics over TLS with --metrics-secure).
+  const routes = {
     readiness: role.readiness,
     registry: { snapshot: () => [] },
     metrics: () => metricsResponse(registry),
-  });
+  };
   for (const address of new Set([flags.metricsBindAddress, flags.healthProbeBindAddress])) {
+    const metrics = address === flags.metricsBindAddress;
     await role.listen(
-      "cannot start the metrics/health listener",
+      metrics ? "cannot start the metrics listener" : "cannot start the health listener",
       address,
-      () => startPlainServer({ address, listener: plain }),
+      () =>
+        startMetricsListener({
+          address,
+          secure: metrics && flags.metricsSecure,
+          certDir: flags.webhookCertDir,
+          client,
+          routes,
+          log,
+        }),
     );
   }
 
@@ -126,7 +137,13 @@ async function main(argv: readonly string[]): Promise<never> {
   log.info("informer caches scoped", { scope: caches.description });
   await role.waitForSync(caches);
 
-  const admissionKeeper = await startAdmission(role, deps, flags);
+  // Every replica answers admission: its denial Events go through the plain client.
+  const admissionEvents = managerEventRecorder(client);
+  role.onStop("admission events", () => admissionEvents.stop());
+  const admissionKeeper = await startAdmission(role, deps, flags, {
+    metrics: deps.metrics.admission,
+    onDenied: (denial) => admissionEvents.record(admissionDenialEvent(denial)),
+  });
   // The built-in CA's rotation, when the manager issues anything from it (leader only).
   const rotation = certificateMode === "builtin" || admissionKeeper !== undefined
     ? setupCARotation({
@@ -171,6 +188,7 @@ async function main(argv: readonly string[]): Promise<never> {
       name: MANAGER_LEASE_NAME,
       identity: `${Deno.env.get("POD_NAME") || "manager"}_${crypto.randomUUID()}`,
       stopTimeoutMs: LEADER_STOP_TIMEOUT_MS,
+      registry,
       onStartedLeading: (signal) => term.run(signal, termLog),
       onStoppedLeading: () => {
         if (!role.signal.aborted) {

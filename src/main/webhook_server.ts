@@ -23,8 +23,11 @@
  * Permissions: `--allow-net --allow-env --allow-read=<cert dir>,<service-account dir>,<workers>,
  * /sys/fs/cgroup` (the last only to size the pools from the CPU limit).
  */
+import { CRD_CONFIG_KIND, XRD_CONFIG_KIND } from "../api/mod.ts";
+import { DCO_GROUP } from "../api/resources.ts";
 import { normalizeSerial, SERVING_SERIAL_ANNOTATION } from "../api/served_lease.ts";
 import { createLogger } from "../obs/log.ts";
+import { registerBuildInfo } from "../obs/build_info.ts";
 import { createMetricsRegistry, metricsResponse } from "../obs/metrics.ts";
 import { Controller } from "../kube/controller.ts";
 import { CompilePool, defaultPoolSize } from "../webhook/compile_pool.ts";
@@ -51,12 +54,8 @@ import {
   servableTargets,
   ServedTargetPublisher,
 } from "../webhook/served_lease.ts";
-import {
-  createPlainListener,
-  loadKeyPair,
-  startPlainServer,
-  TlsServer as ConversionServer,
-} from "../net/mod.ts";
+import { loadKeyPair, TlsServer as ConversionServer } from "../net/mod.ts";
+import { startMetricsListener } from "./_metrics.ts";
 import { parseRoleFlags, Role } from "./_role.ts";
 
 const RETRY_INITIAL_SYNC_MS = 2_000;
@@ -76,7 +75,8 @@ async function main(argv: readonly string[]): Promise<never> {
     onReadyChange: (ready) => metrics.setReady(ready),
   });
   const log = role.log;
-  const client = await role.client(flags.kubeconfig);
+  registerBuildInfo(metricsRegistry.registry);
+  const client = await role.client(flags.kubeconfig, metricsRegistry.registry);
   role.onStop("metrics", () => metricsRegistry.stop());
   const registry = new PlanRegistry();
   // What conversions read: the registry as of the last version every conversion Worker holds.
@@ -140,6 +140,9 @@ async function main(argv: readonly string[]): Promise<never> {
     new Controller({
       name: `webhookserver-registry-${kind}`,
       registry: metricsRegistry.registry,
+      kind: { group: DCO_GROUP, kind: kind === "crd" ? CRD_CONFIG_KIND : XRD_CONFIG_KIND },
+      // Keys are `<kind>/<name>`: the configs are cluster-scoped.
+      objectRef: (key) => ({ name: key.slice(key.indexOf("/") + 1) }),
       reconcile: (key) => registryController.reconcile(kind, key.slice(key.indexOf("/") + 1)),
     }),
   ]));
@@ -153,23 +156,32 @@ async function main(argv: readonly string[]): Promise<never> {
   try {
     await loadKeyPair(flags.tlsCertDir);
   } catch (e) {
-    await role.fail(`cannot load the TLS certificate: ${(e as Error).message}`, {
-      dir: flags.tlsCertDir,
-    });
+    await role.configError(
+      `cannot load the TLS certificate: ${
+        (e as Error).message
+      } (--tls-cert-dir=${flags.tlsCertDir})`,
+    );
   }
 
   // Informers, then the plain server before any sync.
   caches.start();
-  const plain = createPlainListener({
-    readiness: role.readiness,
-    registry,
-    metrics: () => metricsResponse(metricsRegistry.registry),
-  });
   const metricsAddress = flags.metricsBindAddress;
   await role.listen(
     "cannot start the metrics/health listener",
     metricsAddress,
-    () => startPlainServer({ address: metricsAddress, listener: plain }),
+    () =>
+      startMetricsListener({
+        address: metricsAddress,
+        secure: flags.metricsSecure,
+        certDir: flags.tlsCertDir,
+        client,
+        routes: {
+          readiness: role.readiness,
+          registry,
+          metrics: () => metricsResponse(metricsRegistry.registry),
+        },
+        log,
+      }),
   );
 
   // Cache sync, failing fast on a terminal cache error.

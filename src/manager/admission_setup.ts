@@ -26,7 +26,7 @@ import {
   AdmissionCertKeeper,
   type AdmissionCertState,
 } from "./admission_certs.ts";
-import { createNodeAdmissionListener } from "./admission/http.ts";
+import { type AdmissionHandlerOptions, createNodeAdmissionListener } from "./admission/http.ts";
 import { BuiltinIssuer } from "./builtin_certs.ts";
 import {
   type DepsOptions,
@@ -96,6 +96,9 @@ export interface AdmissionStartup {
   onStop(name: string, stop: () => unknown): void;
 }
 
+/** What the manager observes of its admission answers: request metrics, denials. */
+export type AdmissionHooks = Pick<AdmissionHandlerOptions, "metrics" | "onDenied">;
+
 /**
  * Starts the admission listener on TLS: the pair in the cert dir (cert-manager, user-provided)
  * when it is there, else the self-issued one (built-in CA), else not at all (logged). Returns the
@@ -105,9 +108,10 @@ export async function startAdmission(
   role: AdmissionStartup,
   deps: DepsOptions,
   flags: ManagerFlags,
+  hooks: AdmissionHooks = {},
 ): Promise<AdmissionCertKeeper | undefined> {
   const address = flags.webhookBindAddress;
-  const listener = () => admissionListener(deps, flags, role.log);
+  const listener = () => admissionListener(deps, flags, role.log, hooks);
   if (await hasKeyPair(flags.webhookCertDir)) {
     await role.listen(LISTEN_FAILED, address, () =>
       TlsServer.start({
@@ -200,12 +204,18 @@ async function ensureCertificate(
   return state;
 }
 
-function admissionListener(deps: DepsOptions, flags: ManagerFlags, log: Logger) {
+function admissionListener(
+  deps: DepsOptions,
+  flags: ManagerFlags,
+  log: Logger,
+  hooks: AdmissionHooks,
+) {
   const guardLog = createLogger("manager.admission.xrdguard");
   const xrdGuardEnabled = flags.enableXrdSupport && flags.enableXrdConversionGuard;
   return createNodeAdmissionListener({
     ctx: admissionContext(deps, { xrd: flags.enableXrdSupport, crd: flags.enableCrdSupport }),
     onError: (error, path) => log.error("admission decision failed", { path, error }),
+    ...hooks,
     // The mutating XRD conversion guard; it fails open.
     ...(xrdGuardEnabled
       ? {

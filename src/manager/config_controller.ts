@@ -4,6 +4,7 @@
  * the watches that wake it (docs/design/manager.md#controllers-and-what-wakes-them).
  */
 import { type ConfigKind, CRD_CONFIG_KIND, XRD_CONFIG_KIND } from "../api/mod.ts";
+import { DCO_GROUP } from "../api/resources.ts";
 import { resolveServer, type ServerInfo } from "../assign/resolve.ts";
 import { Controller, enqueueFor, type Informer, type KubeObject, Pacer } from "../kube/mod.ts";
 import { createLogger } from "../obs/log.ts";
@@ -106,6 +107,7 @@ export function setupConfigControllers(
       registry: settings.registry,
       workers: settings.workers,
       logger: createLogger(`manager.${CONTROLLER_OF[kind]}`),
+      kind: { group: DCO_GROUP, kind },
       reconcile: (key) => {
         const target = targetLabelOf(configCache.get(key));
         const hooks = deps.metrics.hooksFor(kindLabel, target);

@@ -31,6 +31,11 @@ export { FlagError };
 
 export interface ManagerFlags {
   metricsBindAddress: string;
+  /**
+   * `--metrics-secure`: serve `--metrics-bind-address` over TLS, `/metrics` only for an
+   * authenticated, authorised bearer token (src/main/_metrics.ts; docs/security.md#metrics).
+   */
+  metricsSecure: boolean;
   healthProbeBindAddress: string;
   leaderElect: boolean;
   /** "" ⇒ the operator namespace. */
@@ -180,6 +185,7 @@ function listFlag(pattern: RegExp, one: string) {
 
 const FLAGS: Record<string, FieldFlag<ManagerFlags>> = {
   "metrics-bind-address": { field: "metricsBindAddress", kind: "string" },
+  "metrics-secure": { field: "metricsSecure", kind: "bool" },
   "health-probe-bind-address": { field: "healthProbeBindAddress", kind: "string" },
   "leader-elect": { field: "leaderElect", kind: "bool" },
   "leader-election-namespace": { field: "leaderElectionNamespace", kind: "string" },
@@ -232,6 +238,7 @@ export const DEFAULT_WEBHOOK_CERT_DIR = "/tmp/k8s-webhook-server/serving-certs";
 
 export const DEFAULT_MANAGER_FLAGS: Readonly<ManagerFlags> = Object.freeze({
   metricsBindAddress: ":8080",
+  metricsSecure: false,
   healthProbeBindAddress: ":8081",
   leaderElect: false,
   leaderElectionNamespace: "",

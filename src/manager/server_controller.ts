@@ -10,6 +10,8 @@ import {
   type KubeClient,
   type KubeObject,
 } from "../kube/mod.ts";
+import { WEBHOOK_SERVER_KIND } from "../api/mod.ts";
+import { DCO_GROUP } from "../api/resources.ts";
 import { createLogger } from "../obs/log.ts";
 import type { DepsOptions, ManagerCaches } from "./caches.ts";
 import type { ControllerSettings } from "./config_controller.ts";
@@ -103,6 +105,7 @@ export function setupServerController(
     registry: settings.registry,
     workers: settings.workers,
     logger: createLogger("manager.conversionwebhookserver"),
+    kind: { group: DCO_GROUP, kind: WEBHOOK_SERVER_KIND },
     reconcile: (key) => reconcileServer(key, serverDeps),
   });
   const allServers = () => caches.servers.list().map((s) => s.metadata?.name ?? "");

@@ -10,8 +10,12 @@
  * The level and format come from controller-runtime's zap flags so the chart's values and
  * operators' habits carry over: `--zap-log-level=debug|info|warn|error|<n>` (a positive integer
  * n means "verbosity n", i.e. debug here), `--zap-devel` (human-readable lines, default level
- * debug) and `--zap-encoder=json|console`. {@link configureLogging} takes them out of an argument
- * list and leaves the rest for the role's own flag parser.
+ * debug), `--zap-encoder=json|console`, `--zap-time-encoding=epoch|millis|nano|iso8601|rfc3339|
+ * rfc3339nano` (how `ts` is written; default iso8601, UTC with milliseconds — controller-runtime's
+ * default is epoch) and `--zap-stacktrace-level=info|error|panic` (lines at or above it carry a
+ * `stacktrace` field; default panic, which no line reaches — controller-runtime's is error).
+ * {@link configureLogging} takes them out of an argument list and leaves the rest for the role's
+ * own flag parser.
  *
  * Logging is not the hot path's business: the conversion path logs nothing per object.
  */
@@ -40,16 +44,37 @@ export interface Logger {
   child(suffix: string): Logger;
 }
 
+/** How the `ts` field is written (zap's time encoders). */
+export type TimeEncoding = "epoch" | "millis" | "nano" | "iso8601" | "rfc3339" | "rfc3339nano";
+
+export const TIME_ENCODINGS: readonly TimeEncoding[] = [
+  "epoch",
+  "millis",
+  "nano",
+  "iso8601",
+  "rfc3339",
+  "rfc3339nano",
+];
+
+/** From which level lines carry a `stacktrace`; `panic` is above every level, i.e. never. */
+export type StacktraceLevel = "info" | "error" | "panic";
+
 /** The effective logging configuration. */
 export interface LoggingConfig {
   level: LogLevel;
   format: LogFormat;
+  timeEncoding: TimeEncoding;
+  stacktraceLevel: StacktraceLevel;
 }
 
 const RANK: Readonly<Record<LogLevel, number>> = { debug: 0, info: 1, warn: 2, error: 3 };
 
 let minRank = RANK.info;
 let format: LogFormat = "json";
+let timeEncoding: TimeEncoding = "iso8601";
+/** Lines at or above this rank carry a stack; 4 = none (`panic`). */
+let stackRank = 4;
+const STACK_RANK: Readonly<Record<StacktraceLevel, number>> = { info: 1, error: 3, panic: 4 };
 let sink: (line: string) => void = writeStderr;
 
 const encoder = new TextEncoder();
@@ -79,6 +104,39 @@ export function setLogFormat(f: LogFormat): void {
   format = f;
 }
 
+/** Sets how `ts` is written. */
+export function setTimeEncoding(e: TimeEncoding): void {
+  timeEncoding = e;
+}
+
+/** Sets from which level lines carry a `stacktrace`. */
+export function setStacktraceLevel(l: StacktraceLevel): void {
+  stackRank = STACK_RANK[l];
+}
+
+/**
+ * `ts` as JSON text: a number for the epoch encodings (`nano` as exact integer digits), else a
+ * quoted UTC time.
+ */
+export function encodeTime(ms: number, enc: TimeEncoding = timeEncoding): string {
+  switch (enc) {
+    case "epoch":
+      return String(ms / 1000);
+    case "millis":
+      return String(ms);
+    case "nano":
+      return (BigInt(Math.round(ms)) * 1_000_000n).toString();
+    case "iso8601":
+      return JSON.stringify(new Date(ms).toISOString());
+    case "rfc3339":
+      return JSON.stringify(new Date(ms).toISOString().replace(/\.\d+Z$/, "Z"));
+    case "rfc3339nano":
+      return JSON.stringify(
+        new Date(ms).toISOString().replace(/\.(\d*?)0*Z$/, (_m, d: string) => d ? `.${d}Z` : "Z"),
+      );
+  }
+}
+
 /**
  * Replaces where lines go (default: stderr). Tests capture lines with it; pass undefined to
  * restore stderr.
@@ -98,6 +156,21 @@ function parseLevel(v: string): LogLevel {
   );
 }
 
+function parseTimeEncoding(v: string): TimeEncoding {
+  const s = v.trim().toLowerCase();
+  if (s === "nanos") return "nano"; // zap's own spelling
+  if ((TIME_ENCODINGS as readonly string[]).includes(s)) return s as TimeEncoding;
+  throw new Error(
+    `invalid --zap-time-encoding ${JSON.stringify(v)}: want ${TIME_ENCODINGS.join(", ")}`,
+  );
+}
+
+function parseStacktraceLevel(v: string): StacktraceLevel {
+  const s = v.trim().toLowerCase();
+  if (s === "info" || s === "error" || s === "panic") return s;
+  throw new Error(`invalid --zap-stacktrace-level ${JSON.stringify(v)}: want info, error or panic`);
+}
+
 function parseBool(flag: string, v: string): boolean {
   if (/^(1|t|true)$/i.test(v)) return true;
   if (/^(0|f|false)$/i.test(v)) return false;
@@ -115,10 +188,14 @@ export function configureLogging(
   let level: LogLevel | undefined;
   let devel = false;
   let enc: LogFormat | undefined;
+  let time: TimeEncoding | undefined;
+  let stack: StacktraceLevel | undefined;
   const rest: string[] = [];
   for (let i = 0; i < args.length; i++) {
     const a = args[i];
-    const m = /^--?(zap-log-level|zap-devel|zap-encoder)(?:=(.*))?$/s.exec(a);
+    const m =
+      /^--?(zap-log-level|zap-devel|zap-encoder|zap-time-encoding|zap-stacktrace-level)(?:=(.*))?$/s
+        .exec(a);
     if (!m) {
       rest.push(a);
       continue;
@@ -134,15 +211,21 @@ export function configureLogging(
       v = args[++i];
     }
     if (flag === "zap-log-level") level = parseLevel(v);
+    else if (flag === "zap-time-encoding") time = parseTimeEncoding(v);
+    else if (flag === "zap-stacktrace-level") stack = parseStacktraceLevel(v);
     else if (v === "json" || v === "console") enc = v;
     else throw new Error(`invalid --zap-encoder ${JSON.stringify(v)}: want json or console`);
   }
   const config: LoggingConfig = {
     level: level ?? (devel ? "debug" : "info"),
     format: enc ?? (devel ? "console" : "json"),
+    timeEncoding: time ?? "iso8601",
+    stacktraceLevel: stack ?? "panic",
   };
   setLogLevel(config.level);
   setLogFormat(config.format);
+  setTimeEncoding(config.timeEncoding);
+  setStacktraceLevel(config.stacktraceLevel);
   return { config, rest };
 }
 
@@ -163,7 +246,7 @@ export function serializeError(e: unknown, depth = 0): Record<string, unknown> {
   return out;
 }
 
-const RESERVED = new Set(["ts", "level", "logger", "msg"]);
+const RESERVED = new Set(["ts", "level", "logger", "msg", "stacktrace"]);
 
 function stringify(value: unknown): string {
   const seen = new WeakSet<object>();
@@ -178,24 +261,40 @@ function stringify(value: unknown): string {
   });
 }
 
+/** The caller's stack, without this module's frames (`--zap-stacktrace-level`). */
+function callerStack(): string {
+  const frames = (new Error().stack ?? "").split("\n").slice(1);
+  const here = import.meta.url;
+  return frames.filter((f) => !f.includes(here)).map((f) => f.trim()).join("\n");
+}
+
 function emit(level: LogLevel, logger: string, msg: string, fields: LogFields | undefined): void {
-  const ts = new Date().toISOString();
+  const ts = encodeTime(Date.now());
+  const stacktrace = RANK[level] >= stackRank ? callerStack() : undefined;
   if (format === "console") {
+    const shown = timeEncoding === "iso8601" || timeEncoding.startsWith("rfc")
+      ? JSON.parse(ts) as string
+      : ts;
     const extra = fields && Object.keys(fields).length ? `\t${stringify(fields)}` : "";
-    sink(`${ts}\t${level.toUpperCase()}\t${logger}\t${msg}${extra}`);
+    sink(
+      `${shown}\t${level.toUpperCase()}\t${logger}\t${msg}${extra}` +
+        (stacktrace === undefined ? "" : `\n${stacktrace}`),
+    );
     return;
   }
-  const line: Record<string, unknown> = { ts, level, logger, msg };
+  // `ts` is spliced in as JSON text: the `nano` encoding's integer is beyond a double's precision.
+  const line: Record<string, unknown> = { level, logger, msg };
   if (fields) {
     for (const [k, v] of Object.entries(fields)) line[RESERVED.has(k) ? `field.${k}` : k] = v;
   }
+  if (stacktrace !== undefined) line.stacktrace = stacktrace;
   let text: string;
   try {
     text = stringify(line);
   } catch (e) {
-    text = stringify({ ts, level, logger, msg, logError: `unserializable fields: ${e}` });
+    text = stringify({ level, logger, msg, logError: `unserializable fields: ${e}` });
   }
-  sink(text);
+  sink(`{"ts":${ts},${text.slice(1)}`);
 }
 
 class JsonLogger implements Logger {

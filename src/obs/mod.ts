@@ -5,3 +5,5 @@
  */
 export * from "./log.ts";
 export * from "./metrics.ts";
+export * from "./build_info.ts";
+export * from "./rest_client_metrics.ts";

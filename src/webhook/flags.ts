@@ -15,6 +15,11 @@ export interface WebhookServerFlags {
   tlsCertDir: string;
   conversionBindAddress: string;
   metricsBindAddress: string;
+  /**
+   * `--metrics-secure`: serve `--metrics-bind-address` over TLS (the `--tls-cert-dir` pair),
+   * `/metrics` only for an authenticated, authorised bearer token; the probes stay open.
+   */
+  metricsSecure: boolean;
   certReloadIntervalMs: number;
   enableXrdSupport: boolean;
   enableCrdSupport: boolean;
@@ -53,6 +58,7 @@ const FLAGS: Record<string, FieldFlag<WebhookServerFlags>> = {
   "tls-cert-dir": { field: "tlsCertDir", kind: "string" },
   "conversion-bind-address": { field: "conversionBindAddress", kind: "string" },
   "metrics-bind-address": { field: "metricsBindAddress", kind: "string" },
+  "metrics-secure": { field: "metricsSecure", kind: "bool" },
   "cert-reload-interval": { field: "certReloadIntervalMs", parse: durationMs },
   "enable-xrd-support": { field: "enableXrdSupport", kind: "bool" },
   "enable-crd-support": { field: "enableCrdSupport", kind: "bool" },
@@ -78,6 +84,7 @@ export const DEFAULT_FLAGS: Readonly<WebhookServerFlags> = Object.freeze({
   tlsCertDir: "/tls",
   conversionBindAddress: ":9443",
   metricsBindAddress: ":8443",
+  metricsSecure: false,
   certReloadIntervalMs: 30_000,
   enableXrdSupport: true,
   enableCrdSupport: true,

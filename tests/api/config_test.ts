@@ -143,7 +143,8 @@ Deno.test("unknown keys are rejected at every level, inside nested forEach rules
     ),
     [
       "spec.spokes[0].rules[0].forEach.rules[0].forEach.rules[0].fieldRename.hubPath: required",
-      "spec.spokes[0].rules[0].forEach.rules[0].forEach.rules[0].fieldRename.hubPth: unrecognized key",
+      "spec.spokes[0].rules[0].forEach.rules[0].forEach.rules[0].fieldRename.hubPth: unrecognized key" +
+      ' (did you mean "hubPath"?)',
     ],
   );
   assert.deepEqual(
@@ -151,12 +152,12 @@ Deno.test("unknown keys are rejected at every level, inside nested forEach rules
       crdConfig([{ strategy: "Delete", delete: { path: "a", existsOn: "Hub" }, reson: "x" }]),
     ),
     [
-      "spec.spokes[0].rules[0].reson: unrecognized key",
+      'spec.spokes[0].rules[0].reson: unrecognized key (did you mean "reason"?)',
     ],
   );
   assert.deepEqual(errorsOf({ ...crdConfig([]), extra: true }), ["extra: unrecognized key"]);
   assert.deepEqual(errorsOf(crdConfig([], { targetXRD: { name: "x" } })), [
-    "spec.targetXRD: unrecognized key",
+    'spec.targetXRD: unrecognized key (did you mean "targetCRD"?)',
   ]);
   assert.deepEqual(
     errorsOf(
@@ -166,7 +167,7 @@ Deno.test("unknown keys are rejected at every level, inside nested forEach rules
         fieldRename: BLOCKS.fieldRename,
       }]),
     ),
-    ["spec.spokes[0].rules[0].when.equal: unrecognized key"],
+    ['spec.spokes[0].rules[0].when.equal: unrecognized key (did you mean "equals"?)'],
   );
 });
 
@@ -320,7 +321,7 @@ Deno.test("kind dispatch: missing and unknown kinds; XRD configs need targetXRD"
   assert.equal(xrd.config.kind, "XRDConversionConfig");
   assert.deepEqual(errorsOf({ ...crdConfig([]), kind: "XRDConversionConfig" }), [
     "spec.targetXRD: required",
-    "spec.targetCRD: unrecognized key",
+    'spec.targetCRD: unrecognized key (did you mean "targetXRD"?)',
   ]);
 });
 

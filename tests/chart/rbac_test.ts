@@ -37,6 +37,8 @@ interface Features {
   selfIssued: boolean;
   /** selfIssued and the XRD guard's MutatingWebhookConfiguration rendered. */
   guard: boolean;
+  /** metrics.secure: the manager reviews scrapers' tokens and access. */
+  metricsSecure: boolean;
 }
 
 /**
@@ -62,6 +64,25 @@ const T = "terasky.com";
 
 /** Every right the code needs, with the call that needs it. */
 const NEEDS: Need[] = [
+  // -- manager, --metrics-secure: every scrape's token and access reviewed
+  {
+    who: "manager",
+    scope: "cluster",
+    group: "authentication.k8s.io",
+    resource: "tokenreviews",
+    verbs: ["create"],
+    when: (f) => f.metricsSecure,
+    source: ["src/kube/delegated_auth.ts", "create<TokenReview>(TOKEN_REVIEWS"],
+  },
+  {
+    who: "manager",
+    scope: "cluster",
+    group: "authorization.k8s.io",
+    resource: "subjectaccessreviews",
+    verbs: ["create"],
+    when: (f) => f.metricsSecure,
+    source: ["src/kube/delegated_auth.ts", "create<SubjectAccessReview>(SUBJECT_ACCESS_REVIEWS"],
+  },
   // -- manager, cluster-scoped kinds
   ...CONFIGS.flatMap((resource): Need[] => [
     {
@@ -426,6 +447,7 @@ const VALUE_SETS: ValueSet[] = [
       certManager: true,
       selfIssued: false,
       guard: false,
+      metricsSecure: false,
     },
     serverNamespaces: [RELEASE_NS],
   },
@@ -440,6 +462,7 @@ const VALUE_SETS: ValueSet[] = [
       certManager: false,
       selfIssued: true,
       guard: true,
+      metricsSecure: false,
     },
     serverNamespaces: [RELEASE_NS],
   },
@@ -460,6 +483,7 @@ const VALUE_SETS: ValueSet[] = [
       certManager: true,
       selfIssued: false,
       guard: false,
+      metricsSecure: false,
     },
     serverNamespaces: ["webhooks", "team-a"],
   },
@@ -478,8 +502,24 @@ const VALUE_SETS: ValueSet[] = [
       certManager: false,
       selfIssued: false,
       guard: false,
+      metricsSecure: false,
     },
     serverNamespaces: ["webhooks"],
+  },
+  {
+    name: "secure metrics",
+    sets: { "metrics.secure": "true" },
+    features: {
+      xrd: true,
+      crd: true,
+      leader: true,
+      builtinCA: true,
+      certManager: true,
+      selfIssued: false,
+      guard: false,
+      metricsSecure: true,
+    },
+    serverNamespaces: [RELEASE_NS],
   },
 ];
 

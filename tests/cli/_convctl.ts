@@ -13,7 +13,15 @@ export interface RunResult {
 }
 
 export async function convctl(...args: string[]): Promise<RunResult> {
-  const command = new Deno.Command(Deno.execPath(), {
+  return await convctlWithStdin(undefined, ...args);
+}
+
+/** {@link convctl} with `stdin` written to the process' standard input (closed when undefined). */
+export async function convctlWithStdin(
+  stdin: string | undefined,
+  ...args: string[]
+): Promise<RunResult> {
+  const child = new Deno.Command(Deno.execPath(), {
     args: [
       "run",
       "--quiet",
@@ -26,10 +34,16 @@ export async function convctl(...args: string[]): Promise<RunResult> {
     ],
     cwd: ROOT,
     env: { NO_COLOR: "1", RUST_BACKTRACE: "0" },
+    stdin: stdin === undefined ? "null" : "piped",
     stdout: "piped",
     stderr: "piped",
-  });
-  const { code, stdout, stderr } = await command.output();
+  }).spawn();
+  if (stdin !== undefined) {
+    const writer = child.stdin.getWriter();
+    await writer.write(new TextEncoder().encode(stdin));
+    await writer.close();
+  }
+  const { code, stdout, stderr } = await child.output();
   const decoder = new TextDecoder();
   return { code, stdout: decoder.decode(stdout), stderr: decoder.decode(stderr) };
 }

@@ -32,12 +32,19 @@ Deno.test("unknown commands, planned commands and unknown flags exit 2", async (
   const unknown = await convctl("frobnicate");
   assertToolError(unknown, 'unknown command "frobnicate" for "convctl" (run "convctl help")');
   assert.equal(unknown.stdout, "");
+  const typo = await convctl("valdate");
+  assertToolError(
+    typo,
+    'unknown command "valdate" for "convctl" (did you mean "validate"?) (run "convctl help")',
+  );
 
   const planned = await convctl("migrate-storage");
   assertToolError(planned, 'command "migrate-storage" is not implemented yet in this build');
 
   const flag = await convctl("version", "--verbose");
   assertToolError(flag, "unknown flag: --verbose");
+  const flagTypo = await convctl("convert", "--sampel", "x");
+  assertToolError(flagTypo, "unknown flag: --sampel (did you mean --sample?)");
 
   const shorthand = await convctl("validate", "-z");
   assertToolError(shorthand, 'unknown shorthand flag: "z" in -z');

@@ -65,21 +65,28 @@ Deno.test("convert: same version only restamps; --from overrides the sample's ve
   });
 });
 
-Deno.test("convert: an unknown target version fails with no compiled plan (exit 2)", async () => {
+Deno.test("convert: an unknown version is refused listing the convertible ones (exit 2)", async () => {
   const r = await convertSample("widget-v1.yaml", "--to", "v9");
-  assertToolError(r, /^error: conversion failed: no compiled plan for version "v9"\n$/);
+  assertToolError(r, 'unknown --to version "v9": the config converts v1, v2');
+  const close = await convertSample("widget-v1.yaml", "--to", "v22");
+  assertToolError(
+    close,
+    'unknown --to version "v22" (did you mean "v2"?): the config converts v1, v2',
+  );
+  const from = await convertSample("widget-v1.yaml", "--to", "v2", "--from", "v0beta1");
+  assertToolError(from, 'unknown --from version "v0beta1": the config converts v1, v2');
 });
 
 Deno.test("convert: output format, document count and a clean analysis are checked", async () => {
   const badOutput = await convertSample("widget-v1.yaml", "--to", "v2", "-o", "table");
-  assertToolError(badOutput, 'invalid value "table" for --output: must be one of yaml, json');
+  assertToolError(badOutput, 'unknown output format "table" (use yaml|json)');
 
   const dir = await tempFiles({
-    "two.yaml": "kind: Widget\n---\nkind: Widget\n",
+    "empty.yaml": "# nothing\n---\n",
     "config.yaml": widgetConfig([]),
   });
-  const two = await convctl(...base, "--sample", `${dir}/two.yaml`, "--to", "v2");
-  assertToolError(two, /must contain exactly one document \(found 2\)/);
+  const empty = await convctl(...base, "--sample", `${dir}/empty.yaml`, "--to", "v2");
+  assertToolError(empty, /^error: sample \S*empty\.yaml holds no document\n$/);
 
   const invalid = await convctl(
     "convert",
@@ -113,9 +120,20 @@ Deno.test("convert: YAML 1.1 scalars — unquoted `on` is a boolean", async () =
   const quoted = await convctl(...enumBase, "--sample", `${dir}/quoted.yaml`);
   assert.equal(quoted.code, 0, quoted.stderr);
   assert.deepEqual(JSON.parse(quoted.stdout).spec, { highAvailability: true });
-  // `on` reads as the boolean true, which is not a v1alpha1 value in the EnumRemap table.
+  // `on` reads as the boolean true, which the v1alpha1 schema refuses (a string)...
   const unquoted = await convctl(...enumBase, "--sample", `${dir}/unquoted.yaml`);
-  assertToolError(unquoted, /^error: conversion failed: .*spec\.highAvailability/);
+  assertToolError(
+    unquoted,
+    /^ {2}\S*unquoted\.yaml:4:21: \[v1alpha1\] spec\.highAvailability: expected string, got boolean true$/m,
+  );
+  // ...and, unchecked, is not a v1alpha1 value in the EnumRemap table.
+  const unchecked = await convctl(
+    ...enumBase,
+    "--sample",
+    `${dir}/unquoted.yaml`,
+    "--no-validate-input",
+  );
+  assertToolError(unchecked, /^error: conversion failed: .*spec\.highAvailability/);
 });
 
 Deno.test("convert: int64 values beyond 2^53 come out digit for digit (YAML and JSON, in and out)", async () => {

@@ -52,7 +52,7 @@ Deno.test("multi-document streams skip empty documents", () => {
 Deno.test("duplicate keys and non-JSON values are errors naming file and position", () => {
   assert.throws(
     () => parseYamlDocuments("a: 1\nb:\n  c: 1\n  c: 2\n", "dup.yaml"),
-    new CliError("cannot parse dup.yaml:4:3: Map keys must be unique"),
+    new CliError("dup.yaml:4:3: Map keys must be unique"),
   );
   assert.throws(() => parseYamlDocuments("a: .inf\n", "inf.yaml"), /JSON cannot represent/);
 });

@@ -96,5 +96,5 @@ Deno.test("suggest: -o is validated", async () => {
     "-o",
     "table",
   );
-  assertToolError(r, 'invalid value "table" for --output: must be one of yaml, json');
+  assertToolError(r, 'unknown output format "table" (use yaml|json)');
 });

@@ -107,7 +107,7 @@ Deno.test("validate: the other kind's schema flag exits 2 naming the right flag"
   );
 });
 
-Deno.test("validate: an unknown field in the config exits 2 naming its path", async () => {
+Deno.test("validate: an unknown field in the config exits 2 naming its line, column and path, and the closest known field", async () => {
   const dir = await tempFiles({
     "config.yaml": widgetConfig([
       { strategy: "FieldRename", fieldRename: { hubPth: "spec.storageGB", spokePath: "x" } },
@@ -117,9 +117,12 @@ Deno.test("validate: an unknown field in the config exits 2 naming its path", as
   assertToolError(r, /^error: invalid config .*config\.yaml:$/m);
   assert.match(
     r.stderr,
-    /^ {2}spec\.spokes\[0\]\.rules\[0\]\.fieldRename\.hubPth: unrecognized key$/m,
+    /^ {2}\S*config\.yaml:\d+:\d+: spec\.spokes\[0\]\.rules\[0\]\.fieldRename\.hubPth: unrecognized key \(did you mean "hubPath"\?\)$/m,
   );
-  assert.match(r.stderr, /^ {2}spec\.spokes\[0\]\.rules\[0\]\.fieldRename\.hubPath: required$/m);
+  assert.match(
+    r.stderr,
+    /^ {2}\S*config\.yaml:\d+:\d+: spec\.spokes\[0\]\.rules\[0\]\.fieldRename\.hubPath: required$/m,
+  );
 });
 
 Deno.test("validate: duplicate keys, missing and unknown kinds exit 2", async () => {

@@ -9,8 +9,10 @@ import { FakeClock } from "../../src/kube/clock.ts";
 import {
   Controller,
   isPanic,
+  objectRefOfKey,
   pacedEnqueue,
   Pacer,
+  reconcileLogFields,
   type ReconcileResult,
   TerminalError,
 } from "../../src/kube/mod.ts";
@@ -352,4 +354,72 @@ Deno.test("pacedEnqueue resolves once every key has been passed on", async () =>
   clock.advance(200);
   await done;
   assert.deepEqual(got, ["a", "b", "c"]);
+});
+
+Deno.test("each reconcile logs with controller-runtime's fields: a fresh reconcileID and the object reference", async () => {
+  const registry = new Registry();
+  const clock = new FakeClock();
+  let fail = true;
+  const ctrl = new Controller({
+    name: "crdconversionconfig",
+    registry,
+    clock,
+    kind: { group: "terasky.com", kind: "CRDConversionConfig" },
+    reconcile: (_key, _signal, log) => {
+      log.info("reconciling");
+      if (fail) {
+        fail = false;
+        return Promise.reject(new Error("boom"));
+      }
+      return Promise.resolve();
+    },
+  });
+  const lines = await quietly(async () => {
+    ctrl.start();
+    ctrl.enqueue("widgets");
+    await settle();
+    clock.advance(1000); // past the rate-limited retry's backoff
+    await settle();
+    await ctrl.stop();
+  });
+  const recs = lines.map((l) => JSON.parse(l)).filter((r) => r.name === "widgets");
+  const reconciling = recs.filter((r) => r.msg === "reconciling");
+  assert.equal(reconciling.length, 2, lines.join("\n"));
+  const failure = recs.find((r) => r.msg === "Reconciler error")!;
+  for (const r of [...reconciling, failure]) {
+    assert.equal(r.controller, "crdconversionconfig");
+    assert.equal(r.controllerGroup, "terasky.com");
+    assert.equal(r.controllerKind, "CRDConversionConfig");
+    assert.deepEqual(r.CRDConversionConfig, { name: "widgets" });
+    assert.equal(r.namespace, "");
+    assert.match(
+      r.reconcileID,
+      /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/,
+    );
+  }
+  assert.equal(failure.reconcileID, reconciling[0].reconcileID, "one ID for one reconcile");
+  assert.notEqual(reconciling[0].reconcileID, reconciling[1].reconcileID, "a new one per run");
+});
+
+Deno.test("a namespaced key is logged as namespace and name", () => {
+  assert.deepEqual(objectRefOfKey("team-a/dco"), { namespace: "team-a", name: "dco" });
+  assert.deepEqual(
+    reconcileLogFields({ namespace: "team-a", name: "dco" }, "id-1", {
+      group: "terasky.com",
+      kind: "ConversionWebhookServer",
+    }),
+    {
+      controllerGroup: "terasky.com",
+      controllerKind: "ConversionWebhookServer",
+      ConversionWebhookServer: { name: "dco", namespace: "team-a" },
+      namespace: "team-a",
+      name: "dco",
+      reconcileID: "id-1",
+    },
+  );
+  assert.deepEqual(reconcileLogFields({ name: "x" }, "id-2"), {
+    namespace: "",
+    name: "x",
+    reconcileID: "id-2",
+  });
 });

@@ -19,7 +19,8 @@ import {
   type Lease,
 } from "../../src/kube/mod.ts";
 import { createMetricsRegistry } from "../../src/obs/metrics.ts";
-import { deferred, settle } from "./_helpers.ts";
+import type { Registry } from "prom-client";
+import { deferred, sample, scrape, settle } from "./_helpers.ts";
 
 /** One Lease in memory with optimistic concurrency, and a log of every write's holder. */
 class FakeLeases {
@@ -74,7 +75,7 @@ function elector(
   leases: FakeLeases,
   clock: FakeClock,
   onStartedLeading: (signal: AbortSignal) => void | Promise<void>,
-  extra: { stopTimeoutMs?: number } = {},
+  extra: { stopTimeoutMs?: number; registry?: Registry } = {},
 ) {
   const rec = { stopped: 0, signal: undefined as AbortSignal | undefined };
   const e = new LeaderElector({
@@ -273,3 +274,20 @@ for (const other of ["b", ""]) {
     assert.equal(leases.writes.length, writes, "nothing written after it was taken");
   });
 }
+
+Deno.test("leader_election_master_status{name} is 0 before and after leading, 1 while leading", async () => {
+  const clock = new FakeClock();
+  const leases = new FakeLeases();
+  const { registry } = createMetricsRegistry({ runtime: false });
+  const status = async () =>
+    sample(await scrape(registry), "leader_election_master_status", { name: "lock" });
+  const { e } = elector(leases, clock, () => {}, { registry });
+  assert.equal(await status(), 0);
+  const run = e.run();
+  await settle();
+  assert.ok(e.isLeader());
+  assert.equal(await status(), 1);
+  await e.stop();
+  assert.equal(await run, "stopped");
+  assert.equal(await status(), 0);
+});

@@ -5,11 +5,15 @@
 import assert from "node:assert/strict";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
+import { Registry } from "prom-client";
+import { AdmissionWebhookMetrics } from "../../src/manager/metrics.ts";
+import { admissionDenialEvent } from "../../src/manager/events.ts";
 import {
   ADMISSION_PATHS,
   type AdmissionAnswer,
   type AdmissionContext,
   type AdmissionDecision,
+  type AdmissionDenial,
   answerAdmission,
   type ConfigSummary,
   createNodeAdmissionListener,
@@ -895,4 +899,87 @@ Deno.test("http: the node listener serves reviews over a real socket", async () 
   } finally {
     await new Promise<void>((resolve) => srv.close(() => resolve()));
   }
+});
+
+Deno.test("http: controller-runtime's webhook metrics count served paths by code, latency and in flight", async () => {
+  const registry = new Registry();
+  const listener = createNodeAdmissionListener({
+    ctx: fakeCtx(),
+    metrics: new AdmissionWebhookMetrics(registry),
+  });
+  const srv = http.createServer(listener);
+  await new Promise<void>((resolve) => srv.listen(0, "127.0.0.1", resolve));
+  const { port } = srv.address() as AddressInfo;
+  const base = `http://127.0.0.1:${port}`;
+  try {
+    for (const body of [reviewBody(request("CRDConversionConfig", "CREATE", crdConfig())), "{"]) {
+      const res = await fetch(`${base}${CRD_PATH}?timeout=10s`, { method: "POST", body });
+      await res.body?.cancel();
+    }
+    await (await fetch(`${base}/nope`, { method: "POST", body: "{}" })).body?.cancel();
+    const text = await registry.metrics();
+    const series = (name: string, labels: string) =>
+      text.split("\n").find((l) => l.startsWith(`${name}{${labels}}`))?.split(" ")[1];
+    const webhook = `webhook="${CRD_PATH}"`;
+    assert.equal(series("controller_runtime_webhook_requests_total", `${webhook},code="200"`), "1");
+    assert.equal(series("controller_runtime_webhook_requests_total", `${webhook},code="400"`), "1");
+    assert.equal(series("controller_runtime_webhook_latency_seconds_count", webhook), "2");
+    assert.equal(series("controller_runtime_webhook_requests_in_flight", webhook), "0");
+    assert.ok(!text.includes('webhook="/nope"'), "an unknown path is no webhook");
+  } finally {
+    await new Promise<void>((resolve) => srv.close(() => resolve()));
+  }
+});
+
+Deno.test("http: a denied DELETE of a stored object is reported for a Warning Event; CREATE is not", async () => {
+  const denials: AdmissionDenial[] = [];
+  const opts = {
+    ctx: fakeCtx({
+      servers: [{ name: "n", default: true }],
+      configs: [{ kind: "CRDConversionConfig", name: "c", target: "t" }],
+    }),
+    onDenied: (d: AdmissionDenial) => denials.push(d),
+  };
+  const stored = { ...server("n", { default: true }), metadata: { name: "n", uid: "u-1" } };
+  const del = review(
+    await answerAdmission(
+      opts,
+      CWS_PATH,
+      "POST",
+      reviewBody(request("ConversionWebhookServer", "DELETE", null, stored)),
+    ),
+  );
+  assert.equal(del.response.allowed, false);
+  // A denied CREATE: no stored object to put an Event on.
+  const create = review(
+    await answerAdmission(
+      opts,
+      CWS_PATH,
+      "POST",
+      reviewBody(
+        request(
+          "ConversionWebhookServer",
+          "CREATE",
+          server("x", { extraArgs: ["--tls-cert-dir=/x"] }),
+        ),
+      ),
+    ),
+  );
+  assert.equal(create.response.allowed, false);
+  assert.equal(denials.length, 1);
+  assert.equal(denials[0].operation, "DELETE");
+  assert.equal(denials[0].reason, "Forbidden");
+  assert.equal(denials[0].message, del.response.status?.message);
+  assert.deepEqual(admissionDenialEvent(denials[0]), {
+    regarding: {
+      apiVersion: "terasky.com/v1alpha1",
+      kind: "ConversionWebhookServer",
+      name: "n",
+      uid: "u-1",
+    },
+    type: "Warning",
+    reason: "Forbidden",
+    action: "Delete",
+    note: del.response.status?.message,
+  });
 });

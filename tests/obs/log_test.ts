@@ -3,6 +3,7 @@ import assert from "node:assert/strict";
 import {
   configureLogging,
   createLogger,
+  encodeTime,
   formatDuration,
   getLogLevel,
   type LogLevel,
@@ -105,7 +106,12 @@ Deno.test("zap flags: level names and verbosity numbers; the rest is left in ord
   const before = getLogLevel();
   try {
     let r = configureLogging(["--leader-elect", "--zap-log-level=debug", "--metrics=:8080"]);
-    assert.deepEqual(r.config, { level: "debug", format: "json" });
+    assert.deepEqual(r.config, {
+      level: "debug",
+      format: "json",
+      timeEncoding: "iso8601",
+      stacktraceLevel: "panic",
+    });
     assert.deepEqual(r.rest, ["--leader-elect", "--metrics=:8080"]);
     assert.equal(getLogLevel(), "debug");
     r = configureLogging(["--zap-log-level", "error"]);
@@ -125,18 +131,16 @@ Deno.test("zap flags: level names and verbosity numbers; the rest is left in ord
 
 Deno.test("--zap-devel: human-readable lines at debug unless a level is given", () => {
   try {
-    assert.deepEqual(configureLogging(["--zap-devel"]).config, {
-      level: "debug",
-      format: "console",
-    });
+    const levelAndFormat = (args: string[]) => {
+      const { level, format } = configureLogging(args).config;
+      return { level, format };
+    };
+    assert.deepEqual(levelAndFormat(["--zap-devel"]), { level: "debug", format: "console" });
     assert.deepEqual(
-      configureLogging(["--zap-devel=true", "--zap-log-level=error"]).config,
+      levelAndFormat(["--zap-devel=true", "--zap-log-level=error"]),
       { level: "error", format: "console" },
     );
-    assert.deepEqual(configureLogging(["--zap-devel=false"]).config, {
-      level: "info",
-      format: "json",
-    });
+    assert.deepEqual(levelAndFormat(["--zap-devel=false"]), { level: "info", format: "json" });
     assert.equal(configureLogging(["--zap-encoder=console"]).config.format, "console");
     configureLogging(["--zap-devel"]);
     const lines: string[] = [];
@@ -158,4 +162,54 @@ Deno.test("formatDuration prints Go durations", () => {
   assert.equal(formatDuration(5), "5ms");
   assert.equal(formatDuration(3_725_000), "1h2m5s");
   assert.equal(formatDuration(0), "0s");
+});
+
+Deno.test("--zap-time-encoding writes ts as zap's encoders do", () => {
+  const ms = Date.UTC(2026, 11, 2, 1, 2, 3, 450);
+  assert.equal(encodeTime(ms, "epoch"), "1796173323.45");
+  assert.equal(encodeTime(ms, "millis"), "1796173323450");
+  assert.equal(encodeTime(ms, "nano"), "1796173323450000000");
+  assert.equal(encodeTime(ms, "iso8601"), '"2026-12-02T01:02:03.450Z"');
+  assert.equal(encodeTime(ms, "rfc3339"), '"2026-12-02T01:02:03Z"');
+  assert.equal(encodeTime(ms, "rfc3339nano"), '"2026-12-02T01:02:03.45Z"');
+  assert.equal(encodeTime(ms - 450, "rfc3339nano"), '"2026-12-02T01:02:03Z"');
+  try {
+    assert.equal(configureLogging(["--zap-time-encoding=nanos"]).config.timeEncoding, "nano");
+    const lines = capture(() => {
+      configureLogging(["--zap-time-encoding", "millis"]);
+      createLogger("t").info("x");
+    });
+    const rec = JSON.parse(lines[0]);
+    assert.equal(typeof rec.ts, "number");
+    assert.ok(Math.abs(rec.ts - Date.now()) < 60_000);
+    assert.throws(
+      () => configureLogging(["--zap-time-encoding=unix"]),
+      /invalid --zap-time-encoding "unix"/,
+    );
+  } finally {
+    configureLogging([]);
+  }
+});
+
+Deno.test("--zap-stacktrace-level: lines at or above it carry the caller's stack", () => {
+  try {
+    const lines = capture(() => {
+      configureLogging(["--zap-stacktrace-level=error"]);
+      const log = createLogger("t");
+      log.info("plain");
+      log.error("failed");
+    });
+    const [info, error] = lines.map((l) => JSON.parse(l));
+    assert.equal(info.stacktrace, undefined);
+    assert.match(error.stacktrace, /log_test\.ts/);
+    assert.doesNotMatch(error.stacktrace, /src\/obs\/log\.ts/);
+    const none = capture(() => {
+      configureLogging([]);
+      createLogger("t").error("failed");
+    });
+    assert.equal(JSON.parse(none[0]).stacktrace, undefined, "default panic: no stack");
+    assert.throws(() => configureLogging(["--zap-stacktrace-level=warn"]), /info, error or panic/);
+  } finally {
+    configureLogging([]);
+  }
 });

@@ -69,7 +69,7 @@ Deno.test({
           "--certificate-mode=bogus",
         ], cwd);
         assert.equal(r.code, 1);
-        assert.match(r.stdout + r.stderr, /invalid flags: --certificate-mode: \\"bogus\\"/);
+        assert.match(r.stdout + r.stderr, /^error: invalid flags: --certificate-mode: "bogus"/m);
       });
 
       await t.step("every role and each Worker has an artifact", async () => {

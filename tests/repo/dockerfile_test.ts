@@ -167,6 +167,10 @@ Deno.test("hack/compile.sh: each role's flags and entry are its deno.json task's
       ]);
       await Deno.stat(`${REPO}src/webhook/compile_worker.ts`);
       await Deno.stat(`${REPO}src/webhook/convert/convert_worker.ts`);
+    } else if (role === "convctl") {
+      // `convctl test --concurrency` grades samples in this Worker.
+      assert.deepEqual(arm.include, ["--include", "src/cli/test_worker.ts"]);
+      await Deno.stat(`${REPO}src/cli/test_worker.ts`);
     } else assert.deepEqual(arm.include, []);
   }
   const tasks = JSON.parse(await Deno.readTextFile(`${REPO}deno.json`)).tasks;

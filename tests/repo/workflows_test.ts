@@ -42,7 +42,7 @@ Deno.test("workflows: every file parses into jobs of steps that use existing den
   const all = await workflows();
   assert.deepEqual(
     [...all.keys()].sort(),
-    ["chart.yml", "ci.yml", "image.yml", "release.yml"],
+    ["chart.yml", "ci.yml", "convctl-actions.yml", "image.yml", "release.yml"],
   );
   for (const [file, wf] of all) {
     assert.equal(typeof wf.name, "string", `${file}: name`);
@@ -59,7 +59,11 @@ Deno.test("workflows: every file parses into jobs of steps that use existing den
       for (const [i, step] of (job.steps as Obj[]).entries()) {
         assert.ok(!!step.uses !== !!step.run, `${where} step ${i}: exactly one of uses/run`);
         if (step.uses) {
-          assert.match(step.uses, /^[\w.-]+\/[\w./-]+@v\d+$/, `${where}: ${step.uses}`);
+          assert.match(
+            step.uses,
+            /^(?:[\w.-]+\/[\w./-]+@v\d+|\.\/\.github\/actions\/[\w-]+)$/,
+            `${where}: ${step.uses}`,
+          );
         }
         for (const t of taskRefs(step.run ?? "")) {
           assert.ok(tasks.has(t), `${where} step ${i}: deno task ${t} is not in deno.json`);

@@ -50,6 +50,8 @@ export async function installDcoCRDs(
 export interface ChartRBACOptions {
   /** Render with `features.crossplane.enabled=true` (the XRD grants). Default false. */
   crossplane?: boolean;
+  /** Render with `metrics.secure=true` (the review rights and the metrics-reader ClusterRole). */
+  metricsSecure?: boolean;
 }
 
 /** `helm template` arguments rendering only the chart's ServiceAccounts and RBAC. */
@@ -63,11 +65,13 @@ function chartRBACArgs(namespace: string, opts: ChartRBACOptions): string[] {
     "--kube-version",
     KUBE_VERSION,
     ...(opts.crossplane ? ["--set", "features.crossplane.enabled=true"] : []),
+    ...(opts.metricsSecure ? ["--set", "metrics.secure=true"] : []),
     ...[
       "templates/serviceaccount.yaml",
       "templates/rbac/clusterrole.yaml",
       "templates/rbac/clusterrolebinding.yaml",
       "templates/rbac/webhook-server-roles.yaml",
+      ...(opts.metricsSecure ? ["templates/rbac/metrics-auth.yaml"] : []),
     ].flatMap((t) => ["--show-only", t]),
   ];
 }
@@ -164,6 +168,8 @@ export interface ManagerOptions {
   logLevel?: "debug" | "info";
   /** `--kubeconfig` (also readable by the process); default the admin kubeconfig. */
   kubeconfig?: string;
+  /** `--metrics-secure` (then {@link ManagerProcess.metricsURL} is https). */
+  metricsSecure?: boolean;
 }
 
 /** The manager process and the URLs of its listeners. */
@@ -197,6 +203,7 @@ function managerArgs(
     ...optionalFlag("enable-crd-support", features.crd),
     ...(opts.leaderElect ? ["--leader-elect"] : []),
     ...optionalFlag("zap-log-level", opts.logLevel),
+    ...(opts.metricsSecure ? ["--metrics-secure"] : []),
   ];
 }
 
@@ -220,7 +227,7 @@ export function startManager(cp: ControlPlane, opts: ManagerOptions): ManagerPro
     managerArgs(cp, opts, ports),
   );
   return Object.assign(role, {
-    metricsURL: `http://127.0.0.1:${ports.metrics}`,
+    metricsURL: `${opts.metricsSecure ? "https" : "http"}://127.0.0.1:${ports.metrics}`,
     healthURL: `http://127.0.0.1:${ports.health}`,
   });
 }

@@ -92,6 +92,13 @@ export interface AdmissionHandlerOptions {
   maxRequestBytes?: number;
   /** Called with a decision that threw (the review is answered as a 500 denial). */
   onError?: (error: unknown, path: AdmissionPath) => void;
+  /** Per-request accounting of the served webhooks (controller-runtime's webhook metrics). */
+  metrics?: AdmissionRequestMetrics;
+  /**
+   * Called for every denied UPDATE or DELETE of a stored object (e.g. to record a Warning Event
+   * on it); never for a CREATE, whose object does not exist yet.
+   */
+  onDenied?: (denial: AdmissionDenial) => void;
   /**
    * Serve the XRD conversion guard at {@link XRD_GUARD_PATH}; absent ⇒ that
    * path is unknown (404).
@@ -102,6 +109,25 @@ export interface AdmissionHandlerOptions {
     /** Called with every decision (e.g. to log restores). */
     onDecision?: (decision: XrdGuardDecision, xrd: string, operation: string) => void;
   };
+}
+
+/** A refused change to an existing object. */
+export interface AdmissionDenial {
+  operation: "UPDATE" | "DELETE";
+  /** The stored object (the review's `oldObject`). */
+  object: { apiVersion?: string; kind?: string; metadata: Record<string, unknown> };
+  /** The denial's status reason (`Forbidden`). */
+  reason: string;
+  message: string;
+}
+
+/**
+ * Where the listener reports each request to a served path (the path, without query, is the
+ * `webhook`): `started` when it arrives; the function it returns is called once with the HTTP
+ * status of the answer.
+ */
+export interface AdmissionRequestMetrics {
+  started(webhook: string): (code: number) => void;
 }
 
 const OPERATIONS: readonly AdmissionOperation[] = ["CREATE", "UPDATE", "DELETE", "CONNECT"];
@@ -257,13 +283,37 @@ export async function answerAdmission(
     };
   }
   try {
-    return { status: 200, review: review(req.uid, await decide(kind, req, opts.ctx)) };
+    const decision = await decide(kind, req, opts.ctx);
+    if (!decision.allowed) reportDenial(opts, req, decision.message);
+    return { status: 200, review: review(req.uid, decision) };
   } catch (e) {
     opts.onError?.(e, path);
     const message = `internal error while validating ${kind}: ${
       e instanceof Error ? e.message : String(e)
     }`;
     return { status: 200, review: review(req.uid, { allowed: false, message }, 500) };
+  }
+}
+
+/** Hands a denied UPDATE/DELETE of a stored object to `onDenied` (a throw there is ignored). */
+function reportDenial(opts: AdmissionHandlerOptions, req: ParsedRequest, message: string): void {
+  if (opts.onDenied === undefined) return;
+  if (req.operation !== "UPDATE" && req.operation !== "DELETE") return;
+  const old = req.oldObject;
+  if (!isRecord(old) || !isRecord(old.metadata) || typeof old.metadata.name !== "string") return;
+  try {
+    opts.onDenied({
+      operation: req.operation,
+      object: {
+        ...(typeof old.apiVersion === "string" ? { apiVersion: old.apiVersion } : {}),
+        ...(typeof old.kind === "string" ? { kind: old.kind } : {}),
+        metadata: old.metadata,
+      },
+      reason: "Forbidden",
+      message,
+    });
+  } catch {
+    // Reporting a denial must never change the answer.
   }
 }
 
@@ -297,8 +347,19 @@ export function createNodeAdmissionListener(
   return (req, res) => {
     const url = req.url ?? "";
     const method = req.method ?? "";
+    const served = isServedPath(opts, url);
+    const report = served ? opts.metrics?.started(barePath(url)) : undefined;
+    let reported = false;
+    const done = (code: number) => {
+      if (reported) return;
+      reported = true;
+      report?.(code);
+    };
+    // An answer that never got written (a dropped connection) still leaves the in-flight count.
+    res.once("close", () => done(res.headersSent ? res.statusCode : 500));
     const write = (a: AdmissionAnswer, close = false) => {
       const out = encodeAdmissionAnswer(a);
+      done(out.status);
       res.writeHead(out.status, {
         "content-type": out.contentType,
         "content-length": String(out.body.byteLength),
@@ -306,7 +367,7 @@ export function createNodeAdmissionListener(
       });
       res.end(out.body);
     };
-    if (!isServedPath(opts, url) || method !== "POST") {
+    if (!served || method !== "POST") {
       answerAdmission(opts, url, method, new Uint8Array()).then((a) => {
         req.resume();
         write(a);
