@@ -263,6 +263,6 @@ Deno.test("compat: bad input is a one-line error and exit 2", async () => {
       "--crd",
       `${broken}/crd.yaml`,
     ),
-    /^error: cannot parse HEAD:.*config\.yaml:\d+:\d+: /,
+    /^error: HEAD:.*config\.yaml:\d+:\d+: /,
   );
 });

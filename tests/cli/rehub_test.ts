@@ -59,6 +59,6 @@ Deno.test("rehub: bad input is a one-line error and exit 2", async () => {
   );
   assertToolError(
     await convctl("rehub", ...FIELD_RENAME.flags, "--to", "v1", "-o", "table"),
-    'invalid value "table" for --output: must be one of yaml, json',
+    'unknown output format "table" (use yaml|json)',
   );
 });
