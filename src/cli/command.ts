@@ -8,6 +8,7 @@ import { engineSpecOf } from "../api/mod.ts";
 import type { ConversionConfigSpec, SchemaSource } from "../engine/mod.ts";
 import { CliError, type CommandSpec, FLAGS, type FlagSpec, type ParsedFlags } from "./args.ts";
 import { type LoadedConfig, type LoadedSchema, loadTarget, STDIN } from "./load.ts";
+import { PACKAGE_FLAGS } from "./package_source.ts";
 import type { Io } from "./output.ts";
 
 /** A registered command: its help and flags, and a runner returning the exit code. */
@@ -87,11 +88,14 @@ export interface CommandDefinition<T extends TargetNeed, O, R> {
 function targetFlags(target: TargetNeed): FlagSpec[] {
   const config = { ...FLAGS.config, help: `${FLAGS.config.help} (required)` };
   if (target === "none") return [];
-  if (target === "config+schema") return [config, FLAGS.xrd, FLAGS.crd];
+  const { package: pkg, target: xrdName } = PACKAGE_FLAGS;
+  if (target === "config+schema") return [config, FLAGS.xrd, FLAGS.crd, pkg, xrdName];
   return [
     config,
     { ...FLAGS.xrd, help: `${FLAGS.xrd.help}; enables schema analysis` },
     { ...FLAGS.crd, help: `${FLAGS.crd.help}; enables schema analysis` },
+    { ...pkg, help: `${pkg.help}; enables schema analysis` },
+    xrdName,
   ];
 }
 
@@ -114,9 +118,9 @@ function checkFlags(
   if (missing.length > 0) throw new CliError(`required flag(s) ${shown(missing, ", ")} not set`);
 
   const schemaGroup: FlagGroup[] = def.target === "config+schema"
-    ? [{ exactlyOne: ["xrd", "crd"] }]
+    ? [{ exactlyOne: ["xrd", "crd", "package"] }]
     : def.target === "config"
-    ? [{ atMostOne: ["xrd", "crd"] }]
+    ? [{ atMostOne: ["xrd", "crd", "package"] }]
     : [];
   for (const group of [...schemaGroup, ...(def.groups ?? [])]) {
     const names = "atMostOne" in group ? group.atMostOne : group.exactlyOne;

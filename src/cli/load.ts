@@ -33,6 +33,7 @@ import {
 } from "../engine/mod.ts";
 import { type PathSegment, validateAgainstSchema } from "../engine/schema_validate.ts";
 import { CliError, type ParsedFlags } from "./args.ts";
+import { loadPackageSchema } from "./package_source.ts";
 import { isJsonObject } from "../lib/json.ts";
 import { normalizeInteger } from "../lib/json_exact.ts";
 
@@ -185,10 +186,10 @@ export async function readTextFile(file: string, what: string): Promise<string> 
   }
 }
 
-/** Exactly one document, which must be a map. */
-async function readSingleSource(file: string, what: string): Promise<YamlDocument> {
+/** Exactly one document, which must be a map (`text`: the file's content, already read). */
+async function readSingleSource(file: string, what: string, text?: string): Promise<YamlDocument> {
   const name = shownName(file);
-  const docs = parseYamlSources(await readTextFile(file, what), name);
+  const docs = parseYamlSources(text ?? await readTextFile(file, what), name);
   if (docs.length !== 1) {
     throw new CliError(
       `${what} ${name} must contain exactly one YAML document (found ${docs.length})`,
@@ -199,8 +200,8 @@ async function readSingleSource(file: string, what: string): Promise<YamlDocumen
 }
 
 /** {@link readSingleSource} without the positions. */
-async function readSingleMap(file: string, what: string): Promise<JsonObject> {
-  return (await readSingleSource(file, what)).value as JsonObject;
+async function readSingleMap(file: string, what: string, text?: string): Promise<JsonObject> {
+  return (await readSingleSource(file, what, text)).value as JsonObject;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -247,8 +248,12 @@ function configKind(doc: JsonObject, file: string): ConfigKind {
  * Kind dispatch, then the strict decode (an unknown field anywhere is an error). When command-line `flags` are given, the schema
  * flag of the other kind is an error naming the right flag.
  */
-export async function loadConfig(file: string, flags?: ParsedFlags): Promise<LoadedConfig> {
-  const source = await readSingleSource(file, "config");
+export async function loadConfig(
+  file: string,
+  flags?: ParsedFlags,
+  text?: string,
+): Promise<LoadedConfig> {
+  const source = await readSingleSource(file, "config", text);
   const doc = source.value as JsonObject;
   file = shownName(file);
   const kind = configKind(doc, file);
@@ -275,9 +280,13 @@ export interface LoadedSchema {
 }
 
 /** An XRD (kept generic) or a CRD file, matching the config kind. */
-export async function loadSchema(kind: ConfigKind, file: string): Promise<LoadedSchema> {
+export async function loadSchema(
+  kind: ConfigKind,
+  file: string,
+  text?: string,
+): Promise<LoadedSchema> {
   const what = SCHEMA_FLAG[kind].what;
-  const raw = await readSingleMap(file, `${what} file`);
+  const raw = await readSingleMap(file, `${what} file`, text);
   file = shownName(file);
   const expectedKind = kind === XRD_CONFIG_KIND
     ? "CompositeResourceDefinition"
@@ -309,8 +318,20 @@ export async function loadTarget(
   schema: "required" | "optional",
 ): Promise<Target> {
   const configFile = flags.string("config")!;
+  if (flags.has("target") && !flags.has("package")) {
+    throw new CliError("--target requires --package");
+  }
   const config = await loadConfig(configFile, flags);
   const { flag, shown } = SCHEMA_FLAG[config.kind];
+  const pkg = flags.string("package");
+  if (pkg !== undefined) {
+    if (config.kind !== XRD_CONFIG_KIND) {
+      throw new CliError(
+        `config ${configFile} is a ${config.kind}: its schema comes from ${shown}, not --package`,
+      );
+    }
+    return { config, schema: await loadPackageSchema(pkg, flags.string("target")) };
+  }
   const schemaFile = flags.string(flag);
   if (schemaFile === undefined) {
     if (schema === "required") {
@@ -354,7 +375,7 @@ export interface Sample {
   locate?: (at: readonly PathSegment[]) => string;
 }
 
-async function walkYamlFiles(dir: string, rel: string, out: string[]): Promise<void> {
+export async function walkYamlFiles(dir: string, rel: string, out: string[]): Promise<void> {
   const entries: Deno.DirEntry[] = [];
   try {
     for await (const e of Deno.readDir(dir)) entries.push(e);

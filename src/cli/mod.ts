@@ -7,15 +7,21 @@
 import { analyzeCommand } from "./analyze.ts";
 import type { Command } from "./command.ts";
 import { completionCommand } from "./completion.ts";
+import { compatCommand } from "./compat.ts";
 import { convertCommand } from "./convert.ts";
+import { diffCommand } from "./diff.ts";
 import { fuzzCommand } from "./fuzz.ts";
 import { generateCommand } from "./generate.ts";
 import { lintCommand } from "./lint.ts";
 import { patchPreviewCommand } from "./patch_preview.ts";
+import { planCommand } from "./plan.ts";
+import { rehubCommand } from "./rehub.ts";
+import { retargetCommand } from "./retarget.ts";
 import { suggestCommand } from "./suggest.ts";
 import { testCommand } from "./test.ts";
 import { validateCommand } from "./validate.ts";
 import { versionCommand } from "./version.ts";
+import { versionsCommand } from "./versions.ts";
 
 export { CliError, commandHelp, parseFlags } from "./args.ts";
 export type { Command } from "./command.ts";
@@ -26,13 +32,19 @@ const ALL: readonly Command[] = [
   validateCommand,
   analyzeCommand,
   testCommand,
+  diffCommand,
   convertCommand,
   suggestCommand,
+  rehubCommand,
   fuzzCommand,
   generateCommand,
   patchPreviewCommand,
   lintCommand,
   completionCommand(() => ALL),
+  planCommand,
+  versionsCommand,
+  retargetCommand,
+  compatCommand,
   versionCommand,
 ];
 
@@ -40,14 +52,8 @@ export const COMMANDS: ReadonlyMap<string, Command> = new Map(ALL.map((c) => [c.
 
 /** Commands the reference CLI has and this build does not yet; they answer "not implemented". */
 export const PLANNED_COMMANDS: ReadonlySet<string> = new Set([
-  "diff",
-  "rehub",
   "migrate-storage",
-  "retarget",
   "crossplane",
-  "plan",
-  "versions",
-  "compat",
 ]);
 
 export function topLevelHelp(): string {
@@ -57,7 +63,8 @@ export function topLevelHelp(): string {
   );
   return [
     "convctl drives the dco conversion engine against local files: validate and analyze",
-    "conversion configs, round-trip sample objects, convert objects and draft rules.",
+    "conversion configs, round-trip sample objects, convert objects and draft rules; compare",
+    "configs, plan hub promotions and version retirements, and gate changes between revisions.",
     "",
     "Usage:",
     "  convctl <command> [flags]",
@@ -66,7 +73,8 @@ export function topLevelHelp(): string {
     ...lines,
     "",
     'Run "convctl <command> --help" for the flags of a command.',
-    "Exit codes: 0 success, 1 a result failure (invalid config, failed tests), 2 a usage or tool error.",
+    "Exit codes: 0 success, 1 a result failure (invalid config, failed tests, deltas, breaking",
+    "changes), 2 a usage or tool error.",
     "",
   ].join("\n");
 }

@@ -30,5 +30,6 @@ export {
   schemaSourceFromXRD,
 } from "./source.ts";
 export { classify, flatten, type Leaf, type NodeInfo, type NodeKind } from "./schema.ts";
+export { invertRule, RehubError, rehubSpec, withStorageVersion } from "./rehub.ts";
 export { implementedStrategies } from "./strategies/mod.ts";
 export { TranslationError } from "./strategy.ts";

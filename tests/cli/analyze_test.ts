@@ -102,7 +102,7 @@ Deno.test("analyze: a hub that is not the storage version exits 2", async () => 
 
 Deno.test("analyze: needs a schema flag", async () => {
   const r = await convctl("analyze", "-c", FIELD_RENAME.config);
-  assertToolError(r, "one of the flags --xrd, --crd is required");
+  assertToolError(r, "one of the flags --xrd, --crd, --package is required");
 });
 
 Deno.test("analyze: an XRDConversionConfig takes -x and reports kind XRD", async () => {

@@ -42,6 +42,7 @@ Deno.test("no subcommand prints help and exits 0", async () => {
     "completion",
     "version",
   ];
+  commands.push("diff", "rehub", "plan", "versions", "compat", "retarget");
   for (const command of commands) {
     assert.match(r.stdout, new RegExp(`^ {2}${command} +\\S`, "m"));
   }
@@ -66,8 +67,8 @@ Deno.test("unknown commands, planned commands and unknown flags exit 2", async (
     'unknown command "valdate" for "convctl" (did you mean "validate"?) (run "convctl help")',
   );
 
-  const planned = await convctl("rehub");
-  assertToolError(planned, 'command "rehub" is not implemented yet in this build');
+  const planned = await convctl("migrate-storage");
+  assertToolError(planned, 'command "migrate-storage" is not implemented yet in this build');
 
   const flag = await convctl("version", "--verbose");
   assertToolError(flag, "unknown flag: --verbose");

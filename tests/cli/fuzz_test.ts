@@ -288,7 +288,10 @@ Deno.test("fuzz: bad flags, files and configs exit 2", async () => {
     [[...BROKEN, "--sed", "1"], /^error: unknown flag: --sed \(did you mean --seed\?\)$/],
     [[...BROKEN, "extra"], /^error: unexpected argument "extra" for "convctl fuzz"$/],
     [["--crd", `${FIXTURES}/crd.yaml`], /^error: required flag\(s\) --config not set$/],
-    [["-c", `${FIXTURES}/config.yaml`], /^error: one of the flags --xrd, --crd is required$/],
+    [
+      ["-c", `${FIXTURES}/config.yaml`],
+      /^error: one of the flags --xrd, --crd, --package is required$/,
+    ],
     [
       [...BROKEN, "-x", `${FIXTURES}/xrd.yaml`],
       /^error: flags --xrd and --crd cannot be used together$/,
