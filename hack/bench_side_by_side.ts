@@ -240,6 +240,8 @@ async function h2load(
  */
 class GcTape {
   readonly allocated: number[] = [];
+  /** Each collection's pause (ms), in the same order. */
+  readonly pauses: number[] = [];
   newSpaceCapacity = 0;
   /** Takes one stdout line of the server. */
   line = (line: string) => {
@@ -247,6 +249,7 @@ class GcTape {
     const allocated = /"allocated":(\d+)/.exec(line);
     if (allocated === null) return;
     this.allocated.push(Number(allocated[1]));
+    this.pauses.push(Number(/"pause":([\d.]+)/.exec(line)?.[1] ?? 0));
     const capacity = /"new_space_capacity":(\d+)/.exec(line);
     if (capacity !== null) this.newSpaceCapacity = Number(capacity[1]);
   };
@@ -278,7 +281,15 @@ async function allocationPerReview(
   bodyFile: string,
   requests: number,
   pin: string[],
-): Promise<{ bytesPerReview: number; collections: number; edgeBytes: number }> {
+): Promise<
+  {
+    bytesPerReview: number;
+    collections: number;
+    edgeBytes: number;
+    gcMs: number;
+    maxPauseMs: number;
+  }
+> {
   await h2loadCount(url, bodyFile, Math.max(1000, Math.floor(requests / 5)), 1, pin);
   await settle();
   const from = tape.allocated.length;
@@ -286,7 +297,10 @@ async function allocationPerReview(
   await settle();
   const window = tape.allocated.slice(from);
   const sum = window.reduce((a, b) => a + b, 0);
+  const pauses = tape.pauses.slice(from);
   return {
+    gcMs: pauses.reduce((a, b) => a + b, 0),
+    maxPauseMs: Math.max(0, ...pauses),
     bytesPerReview: sum / requests,
     collections: window.length,
     edgeBytes: tape.newSpaceCapacity,
@@ -346,7 +360,8 @@ async function main() {
     args: [values.workers],
     onLine: tape?.line,
   });
-  const allocations: { shape: string; bytesPerReview: number; collections: number }[] = [];
+  const allocations: { shape: string; bytesPerReview: number; gcMs: number; maxPauseMs: number }[] =
+    [];
   const url = `https://127.0.0.1:${target.port}${target.path}`;
   const scriptFile = `${dir}/post.lua`;
   await Deno.writeTextFile(scriptFile, WRK_SCRIPT);
@@ -363,7 +378,8 @@ async function main() {
         if (!values.json) {
           console.error(
             `${shape.name}: ${fmt(a.bytesPerReview / 1024)} KiB allocated per review ` +
-              `(${a.collections} collections over ${allocRequests} reviews; ` +
+              `(${a.collections} collections over ${allocRequests} reviews, ` +
+              `${fmt(a.gcMs)} ms in GC pauses, longest ${fmt(a.maxPauseMs)} ms; ` +
               `± ${fmt(a.edgeBytes / 1048576)} MiB at the edges)`,
           );
         }
@@ -404,7 +420,10 @@ async function main() {
   );
   console.log("|---|---|---|---|---|---|---|---|---|");
   for (const a of allocations) {
-    console.log(`allocated per review, ${a.shape}: ${fmt(a.bytesPerReview / 1024)} KiB`);
+    console.log(
+      `allocated per review, ${a.shape}: ${fmt(a.bytesPerReview / 1024)} KiB; GC pauses ` +
+        `${fmt(a.gcMs)} ms in all, longest ${fmt(a.maxPauseMs)} ms`,
+    );
   }
   for (const r of rows) {
     console.log(
