@@ -10,6 +10,13 @@
  * handshake for TLS) → request headers (header timeout), headers → response finished (read/write
  * timeout), response → next request (idle timeout + header timeout). A timer that fires destroys
  * the socket.
+ *
+ * Re-measured on Deno 2.9.6 (`hack/bench_side_by_side.ts --alloc`, 1 × 2 KB reviews, server on one
+ * core of a 2-core machine shared with other work, ranges over interleaved runs): `Deno.serve` over
+ * TLS with one-chunk bodies allocated about as much per review as this core (~28 KiB against
+ * 25–31 KiB) and had no steady tail advantage (p99 20–58 ms against 50–150 ms in the same minutes, both
+ * dominated by the machine's other load), and it still offers no hook for the connection cap, the
+ * per-socket timers or an in-place certificate swap — so the listeners stay on `node:http(s)`.
  */
 import http, { type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo, Socket } from "node:net";
