@@ -17,6 +17,8 @@
  * 25–31 KiB) and had no steady tail advantage (p99 20–58 ms against 50–150 ms in the same minutes, both
  * dominated by the machine's other load), and it still offers no hook for the connection cap, the
  * per-socket timers or an in-place certificate swap — so the listeners stay on `node:http(s)`.
+ * HTTP/2 is not offered: `Deno.serve` still stalls ~42 ms per HTTP/2 response, and a `node:http2`
+ * server aborted the process (an nghttp2 assertion) when a client closed its session.
  */
 import http, { type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo, Socket } from "node:net";
