@@ -24,6 +24,11 @@ export interface TargetOptions {
   cpus?: string;
   /** Arguments passed to the server after the certificate directory. */
   args?: string[];
+  /**
+   * Every other line the server prints on stdout (V8's `--trace-gc*` output goes there), as it
+   * arrives; without it stdout is dropped once the server listens.
+   */
+  onLine?: (line: string) => void;
 }
 
 export async function startConversionTarget(
@@ -49,21 +54,42 @@ export async function startConversionTarget(
   const argv = opts.cpus === undefined ? deno : ["taskset", "-c", opts.cpus, ...deno];
   const child = new Deno.Command(argv[0], {
     args: argv.slice(1),
-    env: { DENO_V8_FLAGS: [POD_HEAP_FLAGS, opts.v8Flags ?? ""].join(" ").trim() },
+    env: { DENO_V8_FLAGS: [POD_HEAP_FLAGS, opts.v8Flags ?? ""].filter((f) => f !== "").join(",") },
     stdout: "piped",
     stderr: "inherit",
   }).spawn();
   const reader = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
-  let text = "";
-  while (!text.includes("\n")) {
-    const { done, value } = await reader.read();
-    if (done) throw new Error(`the conversion target exited before listening: ${text}`);
-    text += value;
+  let rest = "";
+  const lines = async function* () {
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) return;
+      const parts = (rest + value).split("\n");
+      rest = parts.pop() ?? "";
+      yield* parts;
+    }
+  }();
+  let port: number | undefined;
+  // next(), not for-await: leaving a for-await loop would close the generator.
+  while (port === undefined) {
+    const { done, value: line } = await lines.next();
+    if (done) break;
+    // A match, not the whole line: V8's trace output from the Worker threads can interleave.
+    const listening = /\{"port":(\d+)/.exec(line);
+    if (listening !== null) port = Number(listening[1]);
+    else opts.onLine?.(line);
   }
-  reader.releaseLock();
-  child.stdout.cancel().catch(() => {});
+  if (port === undefined) throw new Error(`the conversion target exited before listening`);
+  if (opts.onLine === undefined) {
+    reader.releaseLock();
+    child.stdout.cancel().catch(() => {});
+  } else {
+    void (async () => {
+      for await (const line of lines) opts.onLine?.(line);
+    })();
+  }
   return {
-    port: JSON.parse(text.split("\n")[0]).port,
+    port,
     child,
     caFile: `${dir}/ca.crt`,
     path: "/convert/widgets.bench.example.com",

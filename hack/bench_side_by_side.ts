@@ -4,7 +4,14 @@
  *
  *   bash hack/deno.sh run -A hack/bench_side_by_side.ts [--duration 10] [--warmup 2]
  *       [--shapes 1x2,1x10,10x10,100x2] [--connections 1,8] [--tools wrk,h2load]
- *       [--server-cpus 0] [--client-cpus 1] [--workers 1] [--v8-flags "..."] [--json]
+ *       [--server-cpus 0] [--client-cpus 1] [--workers 1] [--v8-flags "..."] [--alloc 10000]
+ *       [--json]
+ *
+ * `--v8-flags` is comma-separated, like `DENO_V8_FLAGS`. `--alloc N` also measures what the server
+ * allocates per review: it runs the server with `--trace-gc-nvp`, sends N reviews of each shape on
+ * one connection with `h2load -n` after a warm-up, and sums the bytes V8 reports allocated between
+ * the collections of that window (exact to within one young generation, printed with the result);
+ * `--tools ""` skips the latency runs.
  *
  * It starts the real conversion listener (hack/_fuzz_server.ts: the synthetic target of
  * src/webhook/convert/_synthetic.ts over TLS, with the request bounds of a default pod) pinned to
@@ -101,7 +108,11 @@ async function verify(port: number, caFile: string, path: string, body: string, 
       !Array.isArray(objects) || objects.length !== n ||
       objects.some((o: { apiVersion?: string }) => o.apiVersion !== "bench.example.com/v2")
     ) {
-      throw new Error(`the target did not convert the review: HTTP ${answer.status}`);
+      throw new Error(
+        `the target did not convert the review: HTTP ${answer.status} ${
+          new TextDecoder().decode(answer.body).slice(0, 300)
+        }`,
+      );
     }
   } finally {
     conn.close();
@@ -222,6 +233,80 @@ async function h2load(
   };
 }
 
+/**
+ * The server's `--trace-gc-nvp` lines (on its stdout): V8 prints one JSON object per collection
+ * whose `allocated` is the bytes allocated since the previous one, so a sum over the collections
+ * of a window is what the window allocated (to within one young generation at its edges).
+ */
+class GcTape {
+  readonly allocated: number[] = [];
+  /** Each collection's pause (ms), in the same order. */
+  readonly pauses: number[] = [];
+  newSpaceCapacity = 0;
+  /** Takes one stdout line of the server. */
+  line = (line: string) => {
+    // Fields, not JSON.parse: the Worker isolates print too, and lines can interleave.
+    const allocated = /"allocated":(\d+)/.exec(line);
+    if (allocated === null) return;
+    this.allocated.push(Number(allocated[1]));
+    this.pauses.push(Number(/"pause":([\d.]+)/.exec(line)?.[1] ?? 0));
+    const capacity = /"new_space_capacity":(\d+)/.exec(line);
+    if (capacity !== null) this.newSpaceCapacity = Number(capacity[1]);
+  };
+}
+
+/** h2load `-n`: exactly `requests` reviews on one connection (or `connections`). */
+async function h2loadCount(
+  url: string,
+  bodyFile: string,
+  requests: number,
+  connections: number,
+  pin: string[],
+): Promise<void> {
+  const args = ["--h1", "-c", String(connections), "-m", "1", "-n", String(requests)];
+  args.push("-d", bodyFile, "-H", "content-type: application/json", url);
+  const out = await run(pin.length > 0 ? [...pin, "h2load", ...args] : ["h2load", ...args]);
+  const m = /(\d+) succeeded/.exec(out);
+  if (m === null || Number(m[1]) !== requests) {
+    throw new Error(`h2load did not complete ${requests} reviews: ${out}`);
+  }
+}
+
+const settle = () => new Promise((r) => setTimeout(r, 300));
+
+/** Bytes the server allocated per review over `requests` reviews after a warm-up. */
+async function allocationPerReview(
+  tape: GcTape,
+  url: string,
+  bodyFile: string,
+  requests: number,
+  pin: string[],
+): Promise<
+  {
+    bytesPerReview: number;
+    collections: number;
+    edgeBytes: number;
+    gcMs: number;
+    maxPauseMs: number;
+  }
+> {
+  await h2loadCount(url, bodyFile, Math.max(1000, Math.floor(requests / 5)), 1, pin);
+  await settle();
+  const from = tape.allocated.length;
+  await h2loadCount(url, bodyFile, requests, 1, pin);
+  await settle();
+  const window = tape.allocated.slice(from);
+  const sum = window.reduce((a, b) => a + b, 0);
+  const pauses = tape.pauses.slice(from);
+  return {
+    gcMs: pauses.reduce((a, b) => a + b, 0),
+    maxPauseMs: Math.max(0, ...pauses),
+    bytesPerReview: sum / requests,
+    collections: window.length,
+    edgeBytes: tape.newSpaceCapacity,
+  };
+}
+
 function fmt(n: number): string {
   return n >= 100 ? n.toFixed(0) : n >= 10 ? n.toFixed(1) : n.toFixed(2);
 }
@@ -239,6 +324,7 @@ async function main() {
       "client-cpus": { type: "string", default: "1" },
       "v8-flags": { type: "string", default: "" },
       workers: { type: "string", default: "1" },
+      alloc: { type: "string", default: "0" },
       json: { type: "boolean", default: false },
     },
   });
@@ -249,7 +335,7 @@ async function main() {
   }
   const shapes = values.shapes.split(",").map(parseShape);
   const connections = values.connections.split(",").map(Number);
-  const tools = values.tools.split(",").map((t) => t.trim());
+  const tools = values.tools.split(",").map((t) => t.trim()).filter((t) => t !== "");
   for (const t of tools) {
     if (t !== "wrk" && t !== "h2load") throw new Error(`--tools: unknown tool "${t}"`);
     if (!(await have(t))) {
@@ -259,12 +345,23 @@ async function main() {
   const pinned = await have("taskset");
   const clientPin = pinned ? ["taskset", "-c", values["client-cpus"]] : [];
 
+  const allocRequests = Number(values.alloc);
+  if (!(Number.isInteger(allocRequests) && allocRequests >= 0 && allocRequests <= 1_000_000)) {
+    throw new Error("--alloc must be a number of reviews in [0, 1000000]");
+  }
+  if (allocRequests > 0 && !(await have("h2load"))) throw new Error("--alloc needs h2load");
+
+  const tape = allocRequests > 0 ? new GcTape() : undefined;
   const dir = await Deno.makeTempDir({ prefix: "dco-bench-" });
   const target = await startConversionTarget(dir, {
     cpus: pinned ? values["server-cpus"] : undefined,
-    v8Flags: values["v8-flags"],
+    v8Flags: [values["v8-flags"], allocRequests > 0 ? "--trace-gc-nvp" : ""].filter((f) => f !== "")
+      .join(","),
     args: [values.workers],
+    onLine: tape?.line,
   });
+  const allocations: { shape: string; bytesPerReview: number; gcMs: number; maxPauseMs: number }[] =
+    [];
   const url = `https://127.0.0.1:${target.port}${target.path}`;
   const scriptFile = `${dir}/post.lua`;
   await Deno.writeTextFile(scriptFile, WRK_SCRIPT);
@@ -275,6 +372,18 @@ async function main() {
       const bodyFile = `${dir}/review-${shape.objects}x${shape.objectKB}.json`;
       await Deno.writeTextFile(bodyFile, body);
       await verify(target.port, target.caFile, target.path, body, shape.objects);
+      if (tape !== undefined) {
+        const a = await allocationPerReview(tape, url, bodyFile, allocRequests, clientPin);
+        allocations.push({ shape: shape.name, ...a });
+        if (!values.json) {
+          console.error(
+            `${shape.name}: ${fmt(a.bytesPerReview / 1024)} KiB allocated per review ` +
+              `(${a.collections} collections over ${allocRequests} reviews, ` +
+              `${fmt(a.gcMs)} ms in GC pauses, longest ${fmt(a.maxPauseMs)} ms; ` +
+              `± ${fmt(a.edgeBytes / 1048576)} MiB at the edges)`,
+          );
+        }
+      }
       for (const tool of tools) {
         for (const c of connections) {
           const measure = (s: number) =>
@@ -296,7 +405,7 @@ async function main() {
     await Deno.remove(dir, { recursive: true }).catch(() => {});
   }
   if (values.json) {
-    console.log(JSON.stringify({ pinned, seconds, rows }, null, 2));
+    console.log(JSON.stringify({ pinned, seconds, rows, allocations }, null, 2));
     return;
   }
   console.log(
@@ -310,6 +419,12 @@ async function main() {
     "| tool | review | connections | reviews/s | p50 ms | p90 ms | p99 ms | p99.9 ms | errors |",
   );
   console.log("|---|---|---|---|---|---|---|---|---|");
+  for (const a of allocations) {
+    console.log(
+      `allocated per review, ${a.shape}: ${fmt(a.bytesPerReview / 1024)} KiB; GC pauses ` +
+        `${fmt(a.gcMs)} ms in all, longest ${fmt(a.maxPauseMs)} ms`,
+    );
+  }
   for (const r of rows) {
     console.log(
       `| ${r.tool} | ${r.shape} | ${r.connections} | ${fmt(r.reviewsPerSecond)} | ${

@@ -614,13 +614,39 @@ Deno.test("heap limit: user V8 flags without a heap size keep theirs and gain th
     }).spec,
   );
   assert.deepEqual(env.slice(3), [
-    { name: "DENO_V8_FLAGS", value: "--expose-gc --max-old-space-size=384" },
+    { name: "DENO_V8_FLAGS", value: "--expose-gc,--max-old-space-size=384" },
   ]);
   // Without a memory limit the user's value is untouched.
   const plain = containerEnv(
     cws({ extraEnv: [{ name: "DENO_V8_FLAGS", value: "--expose-gc" }] }).spec,
   );
   assert.deepEqual(plain.slice(3), [{ name: "DENO_V8_FLAGS", value: "--expose-gc" }]);
+});
+
+Deno.test("heap limit: a limit among comma-separated user flags counts as the user's", () => {
+  const user = { name: "DENO_V8_FLAGS", value: "--expose-gc,--max-old-space-size=100" };
+  const env = containerEnv(
+    cws({ resources: { limits: { memory: "512Mi" } }, extraEnv: [user] }).spec,
+  );
+  assert.deepEqual(env.slice(3), [user]);
+});
+
+Deno.test("heap limit: the extended DENO_V8_FLAGS is one Deno accepts and applies", async () => {
+  const env = containerEnv(
+    cws({
+      resources: { limits: { memory: "512Mi" } },
+      extraEnv: [{ name: "DENO_V8_FLAGS", value: "--expose-gc" }],
+    }).spec,
+  );
+  const value = env.find((e) => e.name === "DENO_V8_FLAGS")?.value ?? "";
+  const out = await new Deno.Command(Deno.execPath(), {
+    args: ["eval", "console.log(typeof gc, Deno.memoryUsage().heapTotal >= 0)"],
+    env: { DENO_V8_FLAGS: value },
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  assert.equal(out.success, true, new TextDecoder().decode(out.stderr));
+  assert.equal(new TextDecoder().decode(out.stdout).trim(), "function true");
 });
 
 // ---------------------------------------------------------------------------------------------

@@ -56,12 +56,13 @@ export function containerEnv(spec: Spec): EnvVar[] {
     else {
       // Kubernetes uses the last entry of a repeated name: that is the one to extend.
       const last = user[user.length - 1];
-      const hasLimit = (last.value ?? "").split(/\s+/).some((f) =>
+      const hasLimit = (last.value ?? "").split(/[\s,]+/).some((f) =>
         f === MAX_OLD_SPACE || f.startsWith(`${MAX_OLD_SPACE}=`) ||
         f === "--max_old_space_size" || f.startsWith("--max_old_space_size=")
       );
       if (last.valueFrom === undefined && !hasLimit) {
-        last.value = last.value ? `${last.value} ${derived}` : derived;
+        // Commas: Deno splits DENO_V8_FLAGS on them, and a space would make one unknown flag.
+        last.value = last.value ? `${last.value},${derived}` : derived;
       }
     }
   }
