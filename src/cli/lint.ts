@@ -23,6 +23,7 @@ import {
 } from "./lint_report.ts";
 import { globRegExp, walkManifests } from "./lint_walk.ts";
 import { choice } from "./args.ts";
+import { ciFormats } from "./findings/render.ts";
 import { toJson } from "./output.ts";
 
 interface LintOptions {
@@ -163,7 +164,7 @@ async function lint(
 export const lintCommand = defineCommand({
   name: "lint",
   usage: "convctl lint [PATH...] [--schema-dir D]... [--exclude GLOB]... [--concurrency N] " +
-    "[--fail-on none|warn|loss] [-o table|json]",
+    "[--fail-on none|warn|loss] [-o table|json|github|sarif|markdown]",
   summary: "Pair every conversion config under the paths with its CRD/XRD and check each pair.",
   target: "none",
   flags: [
@@ -194,7 +195,7 @@ export const lintCommand = defineCommand({
       default: "loss",
       choices: LINT_FAIL_ON,
     },
-    outputFlag("table or json", "table"),
+    outputFlag("table, json, github, sarif or markdown", "table"),
   ],
   positionals: () => {}, // paths; a missing one is reported when the walk reaches it
   options: (flags): LintOptions => {
@@ -210,6 +211,16 @@ export const lintCommand = defineCommand({
     const paths = flags.positionals.length > 0 ? flags.positionals : ["."];
     return lint(paths, flags.list("schema-dir"), flags.list("exclude"), options);
   },
-  output: { formats: { table: lintTable, json: toJson }, default: "table" },
+  output: {
+    formats: {
+      table: lintTable,
+      json: toJson,
+      ...ciFormats(
+        (report: LintReport) => report.configs.flatMap((c) => c.findings),
+        (report) => `convctl lint: ${report.configs.length} config(s)`,
+      ),
+    },
+    default: "table",
+  },
   exitCode: (report) => (report.passed ? 0 : 1),
 });

@@ -22,28 +22,21 @@ import {
 import { isJsonObject } from "../lib/json.ts";
 import { CliError } from "./args.ts";
 import { parseYamlDocuments } from "./load.ts";
+import { type Finding, FINDING_IDS, type FindingLevel } from "./findings/finding.ts";
 import { formatDiagnostic } from "./output.ts";
 
-export type LintLevel = "error" | "warning" | "note";
-
-export interface LintFinding {
-  /** Stable: add new ids, never rename one. */
-  ruleId: string;
-  level: LintLevel;
-  message: string;
-  file: string;
-  /** 1-based line of the config's document, when known. */
-  line?: number;
-}
+/** Lint's findings are the CI formats' findings (src/cli/findings/finding.ts). */
+export type LintLevel = FindingLevel;
+export type LintFinding = Finding;
 
 export const LINT_IDS = {
-  configError: "convctl/config-error",
-  configWarning: "convctl/config-warning",
-  acknowledgedLoss: "convctl/acknowledged-loss",
-  uncoveredField: "convctl/uncovered-field",
-  unpairedConfig: "convctl/unpaired-config",
-  duplicateConfig: "convctl/duplicate-config",
-  duplicateSchema: "convctl/duplicate-schema",
+  configError: FINDING_IDS.configError,
+  configWarning: FINDING_IDS.configWarning,
+  acknowledgedLoss: FINDING_IDS.acknowledgedLoss,
+  uncoveredField: FINDING_IDS.uncoveredField,
+  unpairedConfig: FINDING_IDS.unpairedConfig,
+  duplicateConfig: FINDING_IDS.duplicateConfig,
+  duplicateSchema: FINDING_IDS.duplicateSchema,
 } as const;
 
 /** The kinds lint recognises, each with the API group its apiVersion must carry. */

@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { lintTreeTarget, writeLintTree } from "../support/lint_tree.ts";
 import { assertToolError, convctl } from "./_convctl.ts";
+import { sarifValidator } from "./_sarif.ts";
 import type { LintReport } from "../../src/cli/lint_report.ts";
 import { excluded, globRegExp } from "../../src/cli/lint_walk.ts";
 
@@ -157,4 +158,31 @@ Deno.test("lint: --exclude globs", () => {
   assert.ok(excluded("./abc", globs));
   assert.ok(!excluded("x/vendor.yaml", globs));
   assert.ok(!excluded("abbc", globs));
+});
+
+Deno.test("lint -o github|sarif|markdown: the findings where they are, in the CI formats", async () => {
+  await withTree(2, async (dir) => {
+    await Deno.remove(`${dir}/crds/widget-001.yaml`);
+    const file = `${dir}/configs/widget-001.yaml`;
+    const github = await convctl("lint", dir, "-o", "github");
+    assert.equal(github.code, 1, github.stderr);
+    assert.match(
+      github.stdout,
+      new RegExp(
+        `^::error file=${file},line=1,title=convctl/unpaired-config::no CustomResource`,
+        "m",
+      ),
+    );
+    const sarif = await convctl("lint", dir, "-o", "sarif");
+    assert.equal(sarif.code, 1);
+    const log = JSON.parse(sarif.stdout);
+    const validate = await sarifValidator();
+    assert.ok(validate(log), JSON.stringify(validate.errors));
+    assert.deepEqual(
+      log.runs[0].results.map((r: { ruleId: string }) => r.ruleId),
+      ["convctl/unpaired-config"],
+    );
+    const markdown = await convctl("lint", dir, "-o", "markdown");
+    assert.match(markdown.stdout, /\| error \| `convctl\/unpaired-config` \|/);
+  });
 });

@@ -5,7 +5,8 @@
  * The lines under a command are expected output: each must appear, in order, in what the command
  * printed (stdout then stderr); a `...` line stands for anything. A command expects exit 0 unless
  * it ends with `# exit N`. Arguments are split on spaces; single or double quotes group words;
- * `< FILE` feeds a file to stdin.
+ * `< FILE` feeds a file to stdin. Besides convctl, a block may run `git` and `cp` to set up a
+ * scenario (e.g. two revisions for `compat`).
  */
 import assert from "node:assert/strict";
 import { ROOT } from "../cli/_convctl.ts";
@@ -13,8 +14,13 @@ import { ROOT } from "../cli/_convctl.ts";
 const DOC = "docs/cli.md";
 const EXAMPLES = `${ROOT}docs/examples/cli`;
 
+/** The programs a console block may run besides convctl: scenario set-up only. */
+const SETUP_PROGRAMS = new Set(["git", "cp"]);
+
 export interface Step {
   line: number;
+  /** `convctl`, or a set-up program. */
+  program: string;
   args: string[];
   stdin?: string;
   exit: number;
@@ -67,11 +73,12 @@ export function scenarios(markdown: string): { line: number; steps: Step[] }[] {
           stdin = words[lt + 1];
           words.splice(lt, 2);
         }
-        if (words[0] !== "convctl") {
+        if (words[0] !== "convctl" && !SETUP_PROGRAMS.has(words[0])) {
           throw new Error(`${DOC}:${i + 1}: a console example runs convctl, not ${words[0]}`);
         }
         block.steps.push({
           line: i + 1,
+          program: words[0],
           args: words.slice(1),
           stdin,
           exit: exitMatch ? Number(exitMatch[1]) : 0,
@@ -108,6 +115,22 @@ async function copyDir(from: string, to: string): Promise<void> {
 }
 
 async function run(step: Step, cwd: string): Promise<{ code: number; output: string }> {
+  if (step.program !== "convctl") {
+    const { code, stdout, stderr } = await new Deno.Command(step.program, {
+      args: step.args,
+      cwd,
+      env: {
+        GIT_AUTHOR_NAME: "docs",
+        GIT_AUTHOR_EMAIL: "docs@example.com",
+        GIT_COMMITTER_NAME: "docs",
+        GIT_COMMITTER_EMAIL: "docs@example.com",
+      },
+      stdout: "piped",
+      stderr: "piped",
+    }).output();
+    const d = new TextDecoder();
+    return { code, output: d.decode(stdout) + d.decode(stderr) };
+  }
   const child = new Deno.Command(Deno.execPath(), {
     args: [
       "run",
@@ -146,10 +169,14 @@ Deno.test("cli docs: the console-block parser reads commands, stdin, exit codes 
       "```",
     ].join("\n"),
   );
-  assert.deepEqual(block.steps.map((s) => [s.args, s.exit, s.stdin, s.expected]), [
-    [["validate", "-c", "a b.yaml", "--crd", "c.yaml"], 1, undefined, ["config: x", "..."]],
-    [["convert", "--sample", "-"], 0, "s.yaml", []],
+  assert.deepEqual(block.steps.map((s) => [s.program, s.args, s.exit, s.stdin, s.expected]), [
+    ["convctl", ["validate", "-c", "a b.yaml", "--crd", "c.yaml"], 1, undefined, [
+      "config: x",
+      "...",
+    ]],
+    ["convctl", ["convert", "--sample", "-"], 0, "s.yaml", []],
   ]);
+  assert.throws(() => scenarios("```console\n$ rm -rf x\n```"), /runs convctl, not rm/);
   assert.equal(missingLine("a\nb\nc\n", ["a", "...", "c"]), undefined);
   assert.equal(missingLine("a\nb\n", ["b", "a"]), "a");
 });
@@ -163,7 +190,8 @@ Deno.test("cli docs: docs/cli.md has worked examples", () => {
 
 for (const scenario of all) {
   const first = scenario.steps[0];
-  const name = first ? first.args.slice(0, 1).join(" ") : "(empty)";
+  const command = scenario.steps.find((s) => s.program === "convctl") ?? first;
+  const name = command ? command.args.slice(0, 1).join(" ") : "(empty)";
   Deno.test(`cli docs: ${DOC}:${scenario.line} (convctl ${name})`, async () => {
     assert.ok(
       scenario.steps.length > 0,
@@ -174,7 +202,7 @@ for (const scenario of all) {
       await copyDir(EXAMPLES, dir);
       for (const step of scenario.steps) {
         const { code, output } = await run(step, dir);
-        const where = `${DOC}:${step.line}: convctl ${step.args.join(" ")}`;
+        const where = `${DOC}:${step.line}: ${step.program} ${step.args.join(" ")}`;
         assert.equal(code, step.exit, `${where}: exit ${code}, want ${step.exit}\n${output}`);
         const missing = missingLine(output, step.expected);
         assert.equal(

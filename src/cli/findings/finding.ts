@@ -28,6 +28,9 @@ export const FINDING_IDS = {
   goldenDrift: "convctl/golden-drift",
   configError: "convctl/config-error",
   configWarning: "convctl/config-warning",
+  unpairedConfig: "convctl/unpaired-config",
+  duplicateConfig: "convctl/duplicate-config",
+  duplicateSchema: "convctl/duplicate-schema",
 } as const;
 
 /** What each id means, for SARIF's rule table. */
@@ -41,6 +44,9 @@ export const FINDING_DESCRIPTIONS: Readonly<Record<string, string>> = {
   [FINDING_IDS.goldenDrift]: "A converted object differs from its golden file.",
   [FINDING_IDS.configError]: "The conversion config is invalid.",
   [FINDING_IDS.configWarning]: "The conversion config has a warning.",
+  [FINDING_IDS.unpairedConfig]: "No CRD or XRD in the tree has the config's target name.",
+  [FINDING_IDS.duplicateConfig]: "Two conversion configs target the same CRD or XRD.",
+  [FINDING_IDS.duplicateSchema]: "Two CRD or XRD files have the same name; the first is used.",
 };
 
 /** `RequiredFieldUnsatisfiable` → `convctl/required-field-unsatisfiable`. */
