@@ -4,7 +4,16 @@
  */
 import assert from "node:assert/strict";
 import type { JsonObject } from "../../src/engine/mod.ts";
-import { compileInline, CompilePool, defaultPoolSize } from "../../src/webhook/compile_pool.ts";
+import {
+  batchSize,
+  compileInline,
+  CompilePool,
+  defaultPoolSize,
+  MAX_BATCH,
+  SERIAL_BELOW,
+  syncPlan,
+} from "../../src/webhook/compile_pool.ts";
+import { decodePlans } from "../../src/webhook/plan_codec.ts";
 import type { CompileResult, ConfigKind } from "../../src/webhook/compiled.ts";
 import {
   type CachedConfig,
@@ -128,7 +137,7 @@ Deno.test("a parallel initial sync on Workers equals a serial walk", async () =>
   );
   const good = entries.filter((e) => e.ok);
   assert.equal(good.length, 31);
-  assert.equal(good[0].ok && good[0].plans[0].hubToSpoke.length > LEAVES, true);
+  assert.equal(good[0].ok && decodePlans(good[0].plans)[0].hubToSpoke.length > LEAVES, true);
 });
 
 Deno.test("infrastructure errors are aggregated over the whole pass", async () => {
@@ -174,4 +183,48 @@ Deno.test("a worker that throws fails its job, and the pool keeps working", asyn
   await assert.rejects(pool.compile("crd", bad, crd(1)), /compile worker/);
   const ok = await pool.compile("crd", view.getConfig("crd", "cfg1")!, crd(1));
   assert.equal(ok.ok, true);
+});
+
+Deno.test("below the break-even a pass compiles inline, one at a time; at it, on the pool", () => {
+  using pool = new CompilePool(1);
+  const small = syncPlan(pool, SERIAL_BELOW - 1);
+  assert.equal(small.mode, "serial");
+  assert.equal(small.compile, compileInline);
+  assert.equal(small.lanes, 1);
+  const large = syncPlan(pool, SERIAL_BELOW);
+  assert.equal(large.mode, "pool");
+  assert.equal(large.compile, pool.compile);
+  assert.equal(large.lanes, SERIAL_BELOW, "every config in flight, so the pool can batch them");
+  assert.equal(syncPlan(undefined, 10_000).mode, "serial", "no pool: inline");
+  assert.equal(syncPlan(pool, 5, 0).mode, "pool", "the threshold is a parameter");
+});
+
+Deno.test("a pass with a chooser runs the chosen plan and equals a serial walk", async () => {
+  const serial = await sync(compileInline, 1);
+  using pool = new CompilePool(2);
+  for (const serialBelow of [1_000, 0]) {
+    const view = fleet();
+    const registry = new RecordingRegistry();
+    const controller = new RegistryController({
+      serverName: "dco",
+      view,
+      registry,
+      compile: () => Promise.reject(new Error("the chosen compiler is used, not this one")),
+    });
+    const result = await initialSyncPass(
+      controller,
+      view,
+      ["crd"],
+      (n) => syncPlan(pool, n, serialBelow),
+    );
+    assert.equal(result.mode, serialBelow === 0 ? "pool" : "serial");
+    assert.deepEqual(registry.sorted(), serial.registry.sorted());
+  }
+});
+
+Deno.test("batches: about four per Worker, at most MAX_BATCH jobs each", () => {
+  assert.equal(batchSize(1, 2), 1);
+  assert.equal(batchSize(100, 2), 13);
+  assert.equal(batchSize(10_000, 2), MAX_BATCH);
+  assert.equal(batchSize(0, 2), 1);
 });
