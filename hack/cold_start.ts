@@ -28,6 +28,7 @@
  * Each target: a two-version CRD with 50 leaves per version and one FieldRename per leaf (the
  * reference's measurement shape). `WORKERS=n` sets the pool size (default: the CPUs available).
  */
+import { cpuUsage } from "node:process";
 import { convertObject, type JsonObject } from "../src/engine/mod.ts";
 import {
   compileInline,
@@ -136,8 +137,9 @@ interface RunResult {
   mode: Mode;
   n: number;
   syncMs: number;
+  /** CPU time of the whole process (every thread) during the sync. */
+  cpuMs: number;
   startMs: number;
-  peakMiB: number;
   mainKiB: number;
   mainUsedKiB: number;
   workerKiB: number;
@@ -168,21 +170,17 @@ async function child(mode: Mode, n: number, workers: number): Promise<RunResult>
     compile: compileInline,
   });
   const base = await settled();
-  let peak = base;
-  const sampler = setInterval(() => {
-    const m = Deno.memoryUsage();
-    peak = Math.max(peak, m.heapUsed + m.external);
-  }, 5);
+  const cpu = cpuUsage();
   const started = performance.now();
   if (mode === "pool+start") pool = new CompilePool(workers);
   const pass = await initialSyncPass(
     controller,
     view,
     ["crd"],
-    mode === "serial" ? 1 : (configs) => syncPlan(pool, configs, 0),
+    mode === "serial" ? 1 : (configs) => syncPlan(pool, configs, { configs: 0, workers: 0 }),
   );
   const syncMs = performance.now() - started;
-  clearInterval(sampler);
+  const used = cpuUsage(cpu);
   pool?.close();
   if (registry.size !== n || pass.targets !== n) throw new Error(`expected ${n} entries`);
   // As the conversion pool does once every Worker holds the set.
@@ -210,8 +208,8 @@ async function child(mode: Mode, n: number, workers: number): Promise<RunResult>
     mode,
     n,
     syncMs,
+    cpuMs: (used.user + used.system) / 1000,
     startMs,
-    peakMiB: (peak - base) / 1024 / 1024,
     mainKiB: kib(steady - base),
     mainUsedKiB: kib(mainUsed - beforeMainUse + steady - base),
     workerKiB: kib(withReplica - steady),
@@ -270,30 +268,42 @@ async function parent(args: string[]): Promise<void> {
     }
   }
   console.log(
-    "| targets | mode | sync ms (median) | Worker start ms | peak over base MiB | main KiB/target | main, all used | Worker KiB/target | Worker, all used | Worker set up ms |",
+    "| targets | mode | sync ms (median) | CPU ms, all threads (median) | Worker start ms | main KiB/target | main, all used | Worker KiB/target | Worker, all used | Worker set up ms |",
   );
   console.log("|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|");
   for (const n of sizes) {
     for (const mode of MODES) {
       const rs = results.filter((x) => x.n === n && x.mode === mode);
       const col = (f: (x: RunResult) => number, d = 0) => range(rs.map(f), d);
-      console.log(
-        `| ${n} | ${mode} | ${col((x) => x.syncMs)} (${
-          median(rs.map((x) => x.syncMs)).toFixed(0)
-        }) | ${mode === "pool" ? col((x) => x.startMs) : "—"} | ${col((x) => x.peakMiB, 1)} | ${
-          col((x) => x.mainKiB, 1)
-        } | ${col((x) => x.mainUsedKiB, 1)} | ${col((x) => x.workerKiB, 1)} | ${
-          col((x) => x.workerUsedKiB, 1)
-        } | ${col((x) => x.resetMs)} |`,
-      );
+      const withMedian = (f: (x: RunResult) => number) =>
+        `${col(f)} (${median(rs.map(f)).toFixed(0)})`;
+      const cells = [
+        String(n),
+        mode,
+        withMedian((x) => x.syncMs),
+        withMedian((x) => x.cpuMs),
+        mode === "pool" ? col((x) => x.startMs) : "—",
+        col((x) => x.mainKiB, 1),
+        col((x) => x.mainUsedKiB, 1),
+        col((x) => x.workerKiB, 1),
+        col((x) => x.workerUsedKiB, 1),
+        col((x) => x.resetMs),
+      ];
+      console.log(`| ${cells.join(" | ")} |`);
     }
   }
   for (const n of sizes) {
     const med = (m: Mode) =>
       median(results.filter((x) => x.n === n && x.mode === m).map((x) => x.syncMs));
+    const cpu = (m: Mode) =>
+      median(results.filter((x) => x.n === n && x.mode === m).map((x) => x.cpuMs));
     console.log(
       `${n} targets: serial / pool = ${(med("serial") / med("pool")).toFixed(2)}×, ` +
-        `serial / (pool+start) = ${(med("serial") / med("pool+start")).toFixed(2)}× (medians)`,
+        `serial / (pool+start) = ${(med("serial") / med("pool+start")).toFixed(2)}× (medians); ` +
+        `pool CPU / serial CPU = ${(cpu("pool") / cpu("serial")).toFixed(2)} ` +
+        `(bound on ${workers} idle cores: serial / ${
+          (cpu("serial") / (cpu("pool") / workers)).toFixed(2)
+        })`,
     );
   }
 }

@@ -176,11 +176,18 @@ export class CompilePool {
 }
 
 /**
- * Below this many configs an initial sync compiles inline, one at a time: sending configs and
- * targets to the Workers and waiting for their answers costs more than it saves
- * (`hack/cold_start.ts`; docs/operations.md#initial-sync-serial-or-on-the-pool).
+ * When an initial sync compiles on the pool rather than inline, one config at a time
+ * (`hack/cold_start.ts`; docs/operations.md#initial-sync-serial-or-on-the-pool). Sending a config
+ * and its target to a Worker and the Workers' own compiles cost the process 1.5–1.9× the CPU of
+ * compiling inline, so the pool can only be faster with more Workers than that ratio on idle
+ * cores: with 2 it was slower at every fleet size measured (25 to 1,000 targets).
  */
-export const SERIAL_BELOW = 40;
+export const SYNC_BREAK_EVEN = {
+  /** Fewer configs than this compile inline (per-batch latency dominates below it). */
+  configs: 50,
+  /** A pool smaller than this compiles inline (the CPU ratio above). */
+  workers: 3,
+} as const;
 
 /** How one initial-sync pass compiles: which compiler, and how many reconciles run at once. */
 export interface SyncPlan {
@@ -194,9 +201,9 @@ export interface SyncPlan {
 export function syncPlan(
   pool: CompilePool | undefined,
   configs: number,
-  serialBelow: number = SERIAL_BELOW,
+  breakEven: { configs: number; workers: number } = SYNC_BREAK_EVEN,
 ): SyncPlan {
-  if (pool === undefined || configs < serialBelow) {
+  if (pool === undefined || configs < breakEven.configs || pool.size < breakEven.workers) {
     return { compile: compileInline, lanes: 1, mode: "serial" };
   }
   return { compile: pool.compile, lanes: Math.max(1, configs), mode: "pool" };
