@@ -237,3 +237,26 @@ Deno.test("batches: about four per Worker, at most MAX_BATCH jobs each", () => {
   assert.equal(batchSize(10_000, 2), MAX_BATCH);
   assert.equal(batchSize(0, 2), 1);
 });
+
+Deno.test("jobs queued in one turn go out in batches, each answered as its own job", async () => {
+  using pool = new CompilePool(1, new URL("./_batch_echo_worker.ts", import.meta.url));
+  await pool.ready();
+  const names = Array.from({ length: 20 }, (_, i) => `cfg${i}`);
+  const results = await Promise.all(
+    names.map((name) =>
+      pool.compile("crd", { metadata: { name }, spec: { hubVersion: "v2", spokes: [] } }, undefined)
+    ),
+  );
+  assert.deepEqual(results.map((r) => r.config), names, "every job gets its own answer");
+  const sizes = results.map((r) => Number(!r.ok && r.message.replace("batch of ", "")));
+  assert.equal(sizes[0], batchSize(20, 1), "the first batch is sized from the whole queue");
+  // The batches partition the queue in order: a run of n jobs each reporting a batch of n.
+  let i = 0;
+  while (i < sizes.length) {
+    const n = sizes[i];
+    assert.ok(n >= 1 && n <= MAX_BATCH);
+    assert.deepEqual(sizes.slice(i, i + n), Array(n).fill(n), `batch at job ${i}`);
+    i += n;
+  }
+  assert.equal(i, names.length);
+});
