@@ -24,6 +24,25 @@ export type Compiler = (
 export const compileInline: Compiler = (kind, config, target) =>
   Promise.resolve(compileConfig(kind, config, target));
 
+/** How long an inline pass compiles before it lets the event loop run (probes, watches). */
+export const INLINE_SLICE_MS = 20;
+
+/**
+ * The in-isolate compiler for a whole pass: the same as {@link compileInline}, but once
+ * `sliceMs` of compiling has passed it waits for one macrotask first, so a long inline sync
+ * does not hold the event loop that answers `/healthz` and the informers. One per pass.
+ */
+export function slicedInline(sliceMs: number = INLINE_SLICE_MS): Compiler {
+  let sliceStart = performance.now();
+  return async (kind, config, target) => {
+    if (performance.now() - sliceStart >= sliceMs) {
+      await new Promise((resolve) => setTimeout(resolve, 0));
+      sliceStart = performance.now();
+    }
+    return compileConfig(kind, config, target);
+  };
+}
+
 /**
  * The worker script. A bundle (`deno bundle` → dist/*.js) carries `compile_worker.js` next to
  * the role's entry, a source checkout `compile_worker.ts`; loading it needs read access to it.
@@ -192,7 +211,10 @@ export const SYNC_BREAK_EVEN = {
 /** How one initial-sync pass compiles: which compiler, and how many reconciles run at once. */
 export interface SyncPlan {
   compile: Compiler;
-  /** Reconciles in flight: every config on the pool (so it can batch), one at a time inline. */
+  /**
+   * Reconciles in flight: every config on the pool (so it can batch), one at a time inline (in
+   * slices of {@link INLINE_SLICE_MS}).
+   */
   lanes: number;
   mode: "serial" | "pool";
 }
@@ -204,7 +226,7 @@ export function syncPlan(
   breakEven: { configs: number; workers: number } = SYNC_BREAK_EVEN,
 ): SyncPlan {
   if (pool === undefined || configs < breakEven.configs || pool.size < breakEven.workers) {
-    return { compile: compileInline, lanes: 1, mode: "serial" };
+    return { compile: slicedInline(), lanes: 1, mode: "serial" };
   }
   return { compile: pool.compile, lanes: Math.max(1, configs), mode: "pool" };
 }

@@ -10,6 +10,7 @@ import {
   CompilePool,
   defaultPoolSize,
   MAX_BATCH,
+  slicedInline,
   SYNC_BREAK_EVEN,
   syncPlan,
 } from "../../src/webhook/compile_pool.ts";
@@ -196,7 +197,6 @@ Deno.test("below the break-even a pass compiles inline, one at a time; at it, on
   using pool = new CompilePool(SYNC_BREAK_EVEN.workers);
   const small = syncPlan(pool, SYNC_BREAK_EVEN.configs - 1);
   assert.equal(small.mode, "serial");
-  assert.equal(small.compile, compileInline);
   assert.equal(small.lanes, 1);
   const large = syncPlan(pool, SYNC_BREAK_EVEN.configs);
   assert.equal(large.mode, "pool");
@@ -229,6 +229,23 @@ Deno.test("a pass with a chooser runs the chosen plan and equals a serial walk",
     assert.equal(result.mode, serialBelow === 0 ? "pool" : "serial");
     assert.deepEqual(registry.decoded(), serial.registry.decoded());
   }
+});
+
+Deno.test("an inline pass lets the event loop run between slices", async () => {
+  const compile = slicedInline(0);
+  const view = fleet();
+  let timerRan = false;
+  setTimeout(() => timerRan = true, 0);
+  const result = await compile("crd", view.getConfig("crd", "cfg1")!, crd(1));
+  assert.equal(result.ok, true);
+  assert.equal(timerRan, true, "a timer queued before the compile ran before its result");
+  // Within a slice no macrotask runs: the compiles of one slice hold the loop only that long.
+  const unsliced = slicedInline(60_000);
+  let later = false;
+  setTimeout(() => later = true, 0);
+  await unsliced("crd", view.getConfig("crd", "cfg2")!, crd(2));
+  assert.equal(later, false);
+  await new Promise((r) => setTimeout(r, 0));
 });
 
 Deno.test("batches: about four per Worker, at most MAX_BATCH jobs each", () => {
