@@ -9,7 +9,8 @@
  * Modes, each timing one `initialSyncPass` (compile, install in the registry, and the plan-set
  * ledger and inline policy that follow it, as in the role):
  *
- * - `serial`: every config compiled inline, one at a time;
+ * - `serial`: every config compiled inline, one at a time (the role's inline pass, which lets the
+ *   event loop run every 20 ms);
  * - `pool`: every config queued on the compile Worker pool (batched), the Workers already
  *   started — the role starts them before the cache sync, which takes longer than their start;
  * - `pool+start`: the same, with the Workers' start counted.
@@ -177,7 +178,8 @@ async function child(mode: Mode, n: number, workers: number): Promise<RunResult>
     controller,
     view,
     ["crd"],
-    mode === "serial" ? 1 : (configs) => syncPlan(pool, configs, { configs: 0, workers: 0 }),
+    // Serial: the role's inline pass (no pool), which yields to the event loop every 20 ms.
+    (configs) => syncPlan(pool, configs, { configs: 0, workers: 0 }),
   );
   const syncMs = performance.now() - started;
   const used = cpuUsage(cpu);
