@@ -128,18 +128,49 @@ export function convertWithPlan(
   }
 }
 
-/** Routes objects between versions through the hub. */
+/** Plans linked on first use: the spoke versions known now, the linking deferred to `link`. */
+export interface DeferredPlans {
+  readonly spokeVersions: readonly string[];
+  readonly link: () => Iterable<LinkedPlan>;
+}
+
+/**
+ * Routes objects between versions through the hub. Built from linked plans, or from
+ * {@link DeferredPlans}: then nothing is linked until the first conversion (or read of `plans`),
+ * so a router that is held but never used costs only what its `link` keeps.
+ */
 export class Router {
-  readonly plans: ReadonlyMap<string, LinkedPlan>;
-  constructor(readonly hubVersion: string, plans: Iterable<LinkedPlan>) {
-    const m = new Map<string, LinkedPlan>();
-    for (const p of plans) m.set(p.spokeVersion, p);
-    this.plans = m;
+  #plans: ReadonlyMap<string, LinkedPlan> | undefined;
+  #deferred: DeferredPlans | undefined;
+  readonly #spokes: readonly string[];
+
+  constructor(readonly hubVersion: string, plans: Iterable<LinkedPlan> | DeferredPlans) {
+    if (isDeferred(plans)) {
+      this.#deferred = plans;
+      this.#spokes = [...plans.spokeVersions];
+    } else {
+      this.#plans = planMap(plans);
+      this.#spokes = [...this.#plans.keys()];
+    }
   }
 
-  /** The versions this router can convert between (hub first). */
+  /** The linked plans by spoke version (links deferred plans now; a link error is thrown). */
+  get plans(): ReadonlyMap<string, LinkedPlan> {
+    if (this.#plans === undefined) {
+      this.#plans = planMap(this.#deferred!.link());
+      this.#deferred = undefined;
+    }
+    return this.#plans;
+  }
+
+  /** Whether the plans are linked (always, unless built deferred and not used yet). */
+  get linked(): boolean {
+    return this.#plans !== undefined;
+  }
+
+  /** The versions this router can convert between (hub first); never links. */
   versions(): string[] {
-    return [this.hubVersion, ...this.plans.keys()];
+    return [this.hubVersion, ...this.#spokes];
   }
 
   private plan(version: string): LinkedPlan {
@@ -158,6 +189,16 @@ export class Router {
     if (to === this.hubVersion) return cur;
     return convertWithPlan(this.plan(to), "hubToSpoke", cur);
   }
+}
+
+function isDeferred(p: Iterable<LinkedPlan> | DeferredPlans): p is DeferredPlans {
+  return typeof (p as DeferredPlans).link === "function";
+}
+
+function planMap(plans: Iterable<LinkedPlan>): ReadonlyMap<string, LinkedPlan> {
+  const m = new Map<string, LinkedPlan>();
+  for (const p of plans) m.set(p.spokeVersion, p);
+  return m;
 }
 
 /** Builds a router from an analysis; spokes without a plan (errors) are left out. */

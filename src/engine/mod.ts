@@ -16,6 +16,7 @@ export {
   convertObject,
   convertWithPlan,
   createRouter,
+  type DeferredPlans,
   type LinkedPlan,
   linkPlan,
   Router,

@@ -30,7 +30,7 @@ import { createLogger } from "../obs/log.ts";
 import { registerBuildInfo } from "../obs/build_info.ts";
 import { createMetricsRegistry, metricsResponse } from "../obs/metrics.ts";
 import { Controller } from "../kube/controller.ts";
-import { CompilePool, defaultPoolSize } from "../webhook/compile_pool.ts";
+import { CompilePool, defaultPoolSize, syncPlan } from "../webhook/compile_pool.ts";
 import { createReplicaCaches } from "../webhook/cluster.ts";
 import type { ConfigKind } from "../webhook/compiled.ts";
 import {
@@ -195,8 +195,9 @@ async function main(argv: readonly string[]): Promise<never> {
   for (;;) {
     attempt++;
     try {
-      // More lanes than workers keep every worker fed while results cross back.
-      targets = (await initialSyncPass(registryController, caches, kinds, poolSize * 4)).targets;
+      // Inline below the measured break-even, else every config queued on the pool (batched).
+      const pass = (n: number) => syncPlan(pool, n);
+      targets = (await initialSyncPass(registryController, caches, kinds, pass)).targets;
       break;
     } catch (e) {
       log.error("initial sync failed; retrying", { attempt, error: e });

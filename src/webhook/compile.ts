@@ -12,7 +12,9 @@ import {
   schemaSourceFromCRD,
   schemaSourceFromXRD,
 } from "../engine/mod.ts";
-import type { CompileResult, ConfigKind } from "./compiled.ts";
+import type { CompiledTarget, CompileResult, ConfigKind } from "./compiled.ts";
+import { boundedCost } from "./convert/inline_policy.ts";
+import { encodePlans, linkPlans } from "./plan_codec.ts";
 
 /** The parts of a config object compile reads. */
 export interface ConfigObject {
@@ -72,9 +74,8 @@ export function compileConfig(
     lossless[spoke.version] = spoke.lossless;
   }
   const reviewVersions = config.spec.conversionReviewVersions;
-  return {
+  return compiledResult({
     ...base,
-    ok: true,
     hubVersion: result.hubVersion,
     plans,
     reviewVersions: reviewVersions !== undefined && reviewVersions.length > 0
@@ -82,5 +83,41 @@ export function compileConfig(
       : ["v1"],
     lossless,
     planHash: `gen=${generationOf(target)}/${generationOf(config)}`,
+  });
+}
+
+/** A successful compile before its plans are checked and encoded. */
+export type PlannedTarget =
+  & Omit<CompiledTarget, "ok" | "plans" | "spokeVersions" | "boundedCost">
+  & {
+    plans: readonly PlanData[];
+  };
+
+/**
+ * The result of a successful analysis: its plans linked once here (and dropped) so a result
+ * never carries plans that cannot be linked where they are used — version skew or a bug fails
+ * the compile, and the old plan keeps serving — then encoded.
+ */
+export function compiledResult(planned: PlannedTarget): CompileResult {
+  const { plans, ...rest } = planned;
+  try {
+    linkPlans(plans);
+  } catch (e) {
+    const message = `linking compiled plans: ${e instanceof Error ? e.message : String(e)}`;
+    return {
+      target: rest.target,
+      kind: rest.kind,
+      config: rest.config,
+      ok: false,
+      reason: "AnalyzeFailed",
+      message,
+    };
+  }
+  return {
+    ...rest,
+    ok: true,
+    plans: encodePlans(plans),
+    spokeVersions: plans.map((p) => p.spokeVersion),
+    boundedCost: boundedCost(plans),
   };
 }

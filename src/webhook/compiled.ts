@@ -1,9 +1,11 @@
 /**
  * What compiling one config yields, as plain structured-cloneable data: the message a compile
- * Worker posts back to the main isolate, which links it and installs it in the registry. Shared
- * by the worker pool, the initial sync, the registry controller and the registry.
+ * Worker posts back to the main isolate (the plans as one transferable buffer,
+ * src/webhook/plan_codec.ts), which installs it in the registry. Shared by the worker pool, the
+ * initial sync, the registry controller and the registry.
  */
-import type { Lossless, PlanData } from "../engine/mod.ts";
+import type { Lossless } from "../engine/mod.ts";
+import type { EncodedPlans } from "./plan_codec.ts";
 
 export type ConfigKind = "xrd" | "crd";
 
@@ -24,8 +26,15 @@ export interface CompiledTarget {
   /** `metadata.name` of the config. */
   config: string;
   hubVersion: string;
-  /** One plan per spoke (hub ↔ spoke). */
-  plans: PlanData[];
+  /**
+   * One plan per spoke (hub ↔ spoke), encoded; they link (checked when compiled), and are
+   * linked where they are used.
+   */
+  plans: EncodedPlans;
+  /** The spoke version of each plan, in order (what a router serves before it links). */
+  spokeVersions: string[];
+  /** No op of the plans has a cost unbounded by its input (the inline policy's question). */
+  boundedCost: boolean;
   /** `spec.conversionReviewVersions`, default ["v1"]. */
   reviewVersions: string[];
   /** Static verdict per spoke version. */

@@ -2,9 +2,10 @@
  * The plan registry (docs/design/webhook.md#the-plan-registry-and-swaps): target name → what this
  * replica can serve for it.
  *
- * The main isolate owns it. Compile results arrive as plain data (possibly from a Worker) and are
- * linked here, once, into a `Router`; the hot path then does one `Map` lookup and uses the
- * entry's router. Entries are frozen and every write replaces an entry by reference, so a
+ * The main isolate owns it. Compile results arrive as plain data (possibly from a Worker) with
+ * their plans encoded (src/webhook/plan_codec.ts); an entry's `Router` links them on its first
+ * conversion, so the registry holds the compact bytes for every target and linked plans only for
+ * the targets converted here. The hot path does one `Map` lookup and uses the entry's router. Entries are frozen and every write replaces an entry by reference, so a
  * request that already holds an entry keeps a consistent view even if a reload lands meanwhile.
  * (A copy-on-write of the whole map, as the Go reference does for its goroutines, would only cost
  * O(n) per install here: a single-threaded isolate never reads a half-written `Map`.)
@@ -13,7 +14,7 @@
  * (`lastError`, `lastErrorAt`) and only creates a plan-less placeholder when there was none, so
  * `/debug/registry` and the `entry_loaded` gauge show the error.
  */
-import { createRouter, type Lossless, type Router } from "../engine/mod.ts";
+import { type Lossless, Router } from "../engine/mod.ts";
 import { rfc3339 } from "../lib/time.ts";
 import { createLogger } from "../obs/log.ts";
 import type {
@@ -22,6 +23,7 @@ import type {
   CompileResult,
   ConfigKind,
 } from "./compiled.ts";
+import { deferredPlans } from "./plan_codec.ts";
 
 const log = createLogger("webhook.registry");
 
@@ -31,7 +33,10 @@ export interface RegistryEntry {
   readonly kind: ConfigKind;
   /** `metadata.name` of the config that produced the entry. */
   readonly config: string;
-  /** Linked plans; null for an error-only placeholder (never compiled successfully). */
+  /**
+   * The plans (linked on first use); null for an error-only placeholder (never compiled
+   * successfully).
+   */
   readonly router: Router | null;
   /** "" while there is no plan. */
   readonly hubVersion: string;
@@ -93,34 +98,18 @@ export class PlanRegistry {
   }
 
   /**
-   * Installs a compile result. Success links the plans and replaces the entry (clearing any
-   * error); failure — including plans that fail to link — keeps the existing plan and records
-   * the error, creating a plan-less placeholder when the target had no entry.
+   * Installs a compile result. Success replaces the entry (clearing any error); failure keeps
+   * the existing plan and records the error, creating a plan-less placeholder when the target had
+   * no entry. (Plans that cannot be linked never get here: compiling checks it,
+   * src/webhook/compile.ts.)
    */
   install(result: CompileResult, now: Date = new Date()): InstallOutcome {
     const previous = this.#entries.get(result.target);
     let outcome: InstallOutcome;
     if (result.ok) {
-      let entry: RegistryEntry | undefined;
-      let linkError: string | undefined;
-      try {
-        entry = linkedEntry(result, now);
-      } catch (e) {
-        // Plan data this build cannot link (version skew or a bug): never serve half a plan.
-        linkError = `linking compiled plans: ${e instanceof Error ? e.message : String(e)}`;
-      }
-      if (entry !== undefined) {
-        this.#entries.set(result.target, entry);
-        outcome = { ok: true, entry };
-      } else {
-        outcome = this.#recordError(
-          previous,
-          { target: result.target, kind: result.kind, config: result.config },
-          "AnalyzeFailed",
-          linkError ?? "linking compiled plans failed",
-          now,
-        );
-      }
+      const entry = linkedEntry(result, now);
+      this.#entries.set(result.target, entry);
+      outcome = { ok: true, entry };
     } else {
       outcome = this.#recordError(previous, result, result.reason, result.message, now);
     }
@@ -195,12 +184,11 @@ export class PlanRegistry {
 }
 
 /**
- * Links a compile result into a frozen, servable entry (throws when the plan data cannot be
- * linked). The registry and every conversion Worker link the same data with this one function.
+ * A compile result as a frozen, servable entry whose router links the encoded plans on its first
+ * conversion. The registry and every conversion Worker build entries with this one function.
  */
 export function linkedEntry(result: CompiledTarget, compiledAt: Date): RegistryEntry {
-  // The handler owns each parsed request and discards it after encoding the answer.
-  const router = createRouter(result.hubVersion, result.plans, { shareInput: true });
+  const router = new Router(result.hubVersion, deferredPlans(result.plans, result.spokeVersions));
   return Object.freeze({
     target: result.target,
     kind: result.kind,
@@ -247,7 +235,7 @@ export function debugRows(snapshot: readonly RegistryEntry[]): DebugRegistryRow[
     kind: e.kind,
     config: e.config,
     ready: e.router !== null,
-    spokeCount: e.router === null ? 0 : e.router.plans.size,
+    spokeCount: e.router === null ? 0 : e.router.versions().length - 1,
     planHash: e.planHash,
     compiledAt: e.compiledAt === null ? null : rfc3339(e.compiledAt),
     lastError: e.lastError,

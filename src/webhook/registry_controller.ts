@@ -10,7 +10,7 @@ import { resolveServer, type ServerInfo } from "../assign/resolve.ts";
 import type { JsonObject } from "../engine/mod.ts";
 import type { ConfigObject } from "./compile.ts";
 import { targetOf } from "./compile.ts";
-import type { Compiler } from "./compile_pool.ts";
+import type { Compiler, SyncPlan } from "./compile_pool.ts";
 import type { CompileResult, ConfigKind } from "./compiled.ts";
 
 /** A config as read from the cache, with what the reconcile needs beyond compile. */
@@ -91,8 +91,12 @@ export class RegistryController {
     this.opts.onInstalled?.(result);
   }
 
-  /** One reconcile of config `kind/name`. */
-  async reconcile(kind: ConfigKind, name: string): Promise<ReconcileResult> {
+  /** One reconcile of config `kind/name`; `compile` overrides the controller's compiler. */
+  async reconcile(
+    kind: ConfigKind,
+    name: string,
+    compile: Compiler = this.opts.compile,
+  ): Promise<ReconcileResult> {
     const { view, serverName } = this.opts;
     const key = `${kind}/${name}`;
     const config = view.getConfig(kind, name);
@@ -132,7 +136,7 @@ export class RegistryController {
     if (target === undefined) {
       this.drains.delete(key);
       if (!mine) this.remove(targetName);
-      else this.install(await this.opts.compile(kind, config, undefined));
+      else this.install(await compile(kind, config, undefined));
       return {};
     }
     if (!mine && pointedServiceName(target) !== serviceNameOf(serverName)) {
@@ -145,7 +149,7 @@ export class RegistryController {
       return this.drain(key, targetName);
     }
     this.drains.delete(key);
-    this.install(await this.opts.compile(kind, config, target));
+    this.install(await compile(kind, config, target));
     return {};
   }
 
@@ -166,31 +170,38 @@ export interface InitialSyncResult {
   /** Configs processed. */
   targets: number;
   elapsedMs: number;
+  /** How the pass compiled (with a `SyncPlan` chooser; "controller" with a lane count). */
+  mode: SyncPlan["mode"] | "controller";
 }
 
 /**
- * One initial-sync pass over every config of the enabled kinds, `concurrency` at a time (the
- * compile pool does the CPU work). Business failures land in the registry; infrastructure
- * errors are collected over the whole pass and thrown together so the caller retries the pass.
+ * One initial-sync pass over every config of the enabled kinds. `plan` is either a lane count
+ * (reconciles in flight, each compiling with the controller's compiler) or a chooser given the
+ * number of configs (`syncPlan` of src/webhook/compile_pool.ts: inline below the break-even,
+ * else the pool with every config in flight). Business failures land in the registry;
+ * infrastructure errors are collected over the whole pass and thrown together so the caller
+ * retries the pass.
  */
 export async function initialSyncPass(
   controller: RegistryController,
   view: ClusterView,
   kinds: readonly ConfigKind[],
-  concurrency: number,
+  plan: number | ((configs: number) => SyncPlan),
 ): Promise<InitialSyncResult> {
   const started = performance.now();
   const work: [ConfigKind, string][] = [];
   for (const kind of kinds) {
     for (const config of view.listConfigs(kind)) work.push([kind, config.metadata.name]);
   }
+  const chosen = typeof plan === "number" ? undefined : plan(work.length);
+  const concurrency = chosen?.lanes ?? (plan as number);
   const errors: Error[] = [];
   let next = 0;
   const runner = async () => {
     while (next < work.length) {
       const [kind, name] = work[next++];
       try {
-        await controller.reconcile(kind, name);
+        await controller.reconcile(kind, name, chosen?.compile);
       } catch (e) {
         errors.push(new Error(`${kind}/${name}: ${e instanceof Error ? e.message : String(e)}`));
       }
@@ -204,5 +215,9 @@ export async function initialSyncPass(
       `initial sync: ${errors.length} of ${work.length} configs failed`,
     );
   }
-  return { targets: work.length, elapsedMs: performance.now() - started };
+  return {
+    targets: work.length,
+    elapsedMs: performance.now() - started,
+    mode: chosen?.mode ?? "controller",
+  };
 }

@@ -111,16 +111,27 @@ Deno.test({
 const config = parse(Deno.readTextFileSync(${JSON.stringify(`${example}/config.yaml`)}));
 const crd = parse(Deno.readTextFileSync(${JSON.stringify(`${example}/crd.yaml`)}));
 const w = new Worker(new URL("file://${dist}/compile_worker.js"), { type: "module" });
-w.onmessage = (e) => { console.log(JSON.stringify(e.data)); w.terminate(); };
-w.postMessage({ id: 7, kind: "crd", config, target: crd });
+w.onmessage = (e) => {
+  if (e.data.ready) return;
+  const r = e.data.outcomes[0].result;
+  console.log(JSON.stringify({ id: e.data.id, ok: r.ok, bytes: r.plans.byteLength, spokes: r.spokeVersions }));
+  w.terminate();
+};
+w.postMessage({ id: 7, jobs: [{ kind: "crd", config, target: crd }] });
 `,
         );
         const r = await run(Deno.execPath(), ["run", "--allow-read", "--allow-env", driver], cwd);
         assert.equal(r.code, 0, r.stderr);
-        const reply = JSON.parse(r.stdout) as { id: number; result: { ok: boolean; plans: [] } };
+        const reply = JSON.parse(r.stdout) as {
+          id: number;
+          ok: boolean;
+          bytes: number;
+          spokes: string[];
+        };
         assert.equal(reply.id, 7);
-        assert.equal(reply.result.ok, true);
-        assert.equal(reply.result.plans.length, 1);
+        assert.equal(reply.ok, true);
+        assert.ok(reply.bytes > 0, "the plans arrive encoded");
+        assert.equal(reply.spokes.length, 1);
       });
 
       await t.step(
@@ -136,8 +147,9 @@ const crd = parse(Deno.readTextFileSync(${JSON.stringify(`${example}/crd.yaml`)}
 const c = new Worker(new URL("file://${dist}/compile_worker.js"), { type: "module" });
 const v = new Worker(new URL("file://${dist}/convert_worker.js"), { type: "module" });
 c.onmessage = (e) => {
+  if (e.data.ready) return;
   c.terminate();
-  const r = e.data.result;
+  const r = e.data.outcomes[0].result;
   const entry = { ...r, compiledAt: 0, lastError: "", lastErrorReason: null, lastErrorAt: null };
   v.postMessage({ t: "init", settings: {}, metrics: false });
   v.postMessage({ t: "reset", sets: [{ version: 3, entries: [entry] }] });
@@ -152,7 +164,7 @@ v.onmessage = (e) => {
   console.log(JSON.stringify({ status: e.data.status, body: new TextDecoder().decode(e.data.body) }));
   v.terminate();
 };
-c.postMessage({ id: 1, kind: "crd", config, target: crd });
+c.postMessage({ id: 1, jobs: [{ kind: "crd", config, target: crd }] });
 `,
           );
           const r = await run(Deno.execPath(), ["run", "--allow-read", "--allow-env", driver], cwd);

@@ -4,7 +4,8 @@
  */
 import assert from "node:assert/strict";
 import { setLogSink } from "../../src/obs/log.ts";
-import type { CompiledTarget, CompileFailure } from "../../src/webhook/compiled.ts";
+import { compiledResult } from "../../src/webhook/compile.ts";
+import type { CompileFailure } from "../../src/webhook/compiled.ts";
 import { syntheticCompiled } from "../../src/webhook/convert/_synthetic.ts";
 import type { RegistryWriter } from "../../src/webhook/registry_controller.ts";
 import {
@@ -82,15 +83,34 @@ Deno.test("plans that fail to link are a failure that keeps the old plan", () =>
   const r = new PlanRegistry();
   r.install(syntheticCompiled(), t0);
   const good = r.get(T)?.router;
-  const broken: CompiledTarget = {
-    ...syntheticCompiled(),
+  // Compiling checks that the plans link (src/webhook/compile.ts): the result is a failure.
+  const broken = compiledResult({
+    target: T,
+    kind: "crd",
+    config: "widgets",
+    hubVersion: "v2",
     plans: [{ hubVersion: "v2", spokeVersion: "v1", hubToSpoke: [{ op: "nope" }], spokeToHub: [] }],
-  };
+    reviewVersions: ["v1"],
+    lossless: {},
+    planHash: "gen=2/2",
+  });
   const outcome = r.install(broken, t1);
   assert.ok(!outcome.ok);
   assert.equal(outcome.reason, "AnalyzeFailed");
   assert.match(r.get(T)?.lastError ?? "", /^linking compiled plans: unknown op code "nope"/);
   assert.equal(r.get(T)?.router, good);
+});
+
+Deno.test("an installed entry links its plans on its first conversion", () => {
+  const r = new PlanRegistry();
+  r.install(syntheticCompiled(), t0);
+  const e = r.get(T);
+  assert.ok(isServable(e));
+  assert.equal(e.router.linked, false, "installing links nothing");
+  assert.equal(debugRows(r.snapshot())[0].spokeCount, 2, "debug rows do not link either");
+  assert.equal(e.router.linked, false);
+  assert.equal(e.router.plans.size, 2);
+  assert.equal(e.router.linked, true);
 });
 
 Deno.test("remove, has, snapshot order and copy semantics", () => {

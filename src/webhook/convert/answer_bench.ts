@@ -34,6 +34,7 @@ import { convertContext, convertReviewBytes } from "./mod.ts";
 import { WebhookMetrics } from "../metrics.ts";
 import { SILENT } from "../_log.ts";
 import { PlanRegistry } from "../registry.ts";
+import { decodePlans } from "../plan_codec.ts";
 
 const registry = new PlanRegistry();
 registry.install(syntheticCompiled(), new Date());
@@ -49,7 +50,10 @@ const compiledTarget = syntheticCompiled();
 const ROUTERS = [false, true].map((compiled) =>
   [
     compiled ? "compiled plans" : "interpreted plans",
-    createRouter(compiledTarget.hubVersion, compiledTarget.plans, { shareInput: true, compiled }),
+    createRouter(compiledTarget.hubVersion, decodePlans(compiledTarget.plans), {
+      shareInput: true,
+      compiled,
+    }),
   ] as const
 );
 const DESIRED = `${SYNTHETIC_GROUP}/${SYNTHETIC_HUB}`;

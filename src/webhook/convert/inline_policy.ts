@@ -7,7 +7,7 @@
  * answers the probes for long; every other request goes to a Worker. Entries without a plan are
  * answered without converting and stay inline.
  */
-import type { OpData, PlanData } from "../../engine/mod.ts";
+import type { PlanData } from "../../engine/mod.ts";
 import type { RegistryChange, RegistryEntry } from "../registry.ts";
 
 /** Default `--conversion-inline-max-bytes`: one object of a few KB (measured, see the design). */
@@ -16,12 +16,21 @@ export const DEFAULT_INLINE_MAX_BYTES = 16 * 1024;
 /** Ops whose run time is not bounded by the size of their input. */
 export const UNBOUNDED_OPS: ReadonlySet<string> = new Set(["cel", "regexSplit"]);
 
+/** Whether any map within `v`, at any depth, has an `op` naming an unbounded op. */
 function hasUnboundedOp(v: unknown): boolean {
-  if (Array.isArray(v)) return v.some(hasUnboundedOp);
-  if (v === null || typeof v !== "object") return false;
-  const op = (v as OpData).op;
-  if (typeof op === "string" && UNBOUNDED_OPS.has(op)) return true;
-  return Object.values(v).some(hasUnboundedOp);
+  if (typeof v !== "object" || v === null) return false;
+  if (Array.isArray(v)) {
+    for (let i = 0; i < v.length; i++) if (hasUnboundedOp(v[i])) return true;
+    return false;
+  }
+  const o = v as Record<string, unknown>;
+  for (const k in o) {
+    if (!Object.hasOwn(o, k)) continue;
+    const x = o[k];
+    if (k === "op" && typeof x === "string" && UNBOUNDED_OPS.has(x)) return true;
+    if (hasUnboundedOp(x)) return true;
+  }
+  return false;
 }
 
 /** Whether every op of the plans runs in time linear in its input. */
@@ -50,7 +59,7 @@ export class InlinePolicy {
     }
     const { outcome, result } = change;
     let bounded: boolean;
-    if (outcome.ok && result.ok) bounded = boundedCost(result.plans);
+    if (outcome.ok && result.ok) bounded = result.boundedCost;
     else if (!outcome.ok && outcome.stale) bounded = this.#byTarget.get(change.target) ?? false;
     else bounded = true; // no plan: answered without converting
     this.#byTarget.set(change.target, bounded);

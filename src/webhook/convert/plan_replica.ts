@@ -1,8 +1,10 @@
 /**
  * A conversion Worker's copy of the plan sets (docs/design/webhook.md#plan-set-swaps): every
  * version the main thread may still stamp on a request, each a frozen `target → RegistryEntry`
- * map linked here from plan data ({@link WireEntry}) with the registry's own `linkedEntry`.
- * A new version is built from the previous one plus a delta (only changed targets are linked);
+ * map built here from plan data ({@link WireEntry}) with the registry's own `linkedEntry`: a
+ * target's plans are linked on its first conversion in this Worker, and an entry carried from
+ * one version to the next keeps its router (linked or not). A new version is built from the
+ * previous one plus a delta (only changed targets get new entries);
  * older versions are dropped when the main thread says no request holds them any more.
  */
 import type { CompiledTarget } from "../compiled.ts";
@@ -47,20 +49,15 @@ function entryOf(w: WireEntry, previous: RegistryEntry | undefined): RegistryEnt
     config: w.config,
     hubVersion: w.hubVersion,
     plans: w.plans,
+    spokeVersions: w.spokeVersions,
+    boundedCost: false, // the inline policy's question; a Worker does not ask it
     reviewVersions: w.reviewVersions,
     lossless: w.lossless,
     planHash: w.planHash,
   };
-  try {
-    return Object.freeze({ ...linkedEntry(compiled, compiledAt ?? new Date()), ...errorFields });
-  } catch (e) {
-    // The main thread linked the same data, so this is version skew or a bug: serve no plan.
-    return Object.freeze({
-      ...meta,
-      router: null,
-      lastError: `linking compiled plans: ${e instanceof Error ? e.message : String(e)}`,
-    });
-  }
+  // Compiling checked that these plans link; a link error on first use here would be version
+  // skew or a bug, answered as an internal error of that review.
+  return Object.freeze({ ...linkedEntry(compiled, compiledAt ?? new Date()), ...errorFields });
 }
 
 export class PlanReplica {

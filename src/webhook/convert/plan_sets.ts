@@ -12,11 +12,15 @@
  * was served from N+1, no request dispatched later is served from N. Workers keep older versions
  * until told the last request stamped with them has finished.
  *
- * What crosses to a Worker is plan data ({@link WireEntry}: the compiled `PlanData` plus the
- * entry's metadata); each Worker links it itself with the registry's own `linkedEntry`.
+ * What crosses to a Worker is plan data ({@link WireEntry}: the encoded plans of
+ * src/webhook/plan_codec.ts plus the entry's metadata); each Worker builds its entries with the
+ * registry's own `linkedEntry` and links a target's plans on its first conversion there. The
+ * ledger keeps, per target of each set it holds, the registry entry and the encoded plans — the
+ * bytes a restarted Worker is sent — and nothing linked.
  */
-import type { Lossless, PlanData } from "../../engine/mod.ts";
+import type { Lossless } from "../../engine/mod.ts";
 import type { CompileFailureReason, ConfigKind } from "../compiled.ts";
+import type { EncodedPlans } from "../plan_codec.ts";
 import type { RegistryChange, RegistryEntry } from "../registry.ts";
 import type { PlanLookup } from "./context.ts";
 
@@ -26,6 +30,8 @@ export interface WireEntry {
   kind: ConfigKind;
   config: string;
   hubVersion: string;
+  /** The spoke version of each encoded plan, in order. */
+  spokeVersions: string[];
   reviewVersions: string[];
   lossless: Record<string, Lossless>;
   planHash: string;
@@ -38,7 +44,7 @@ export interface WireEntry {
    * The plans to link; null = no plan (an error-only placeholder); `"keep"` (only in a delta) =
    * the entry keeps the plan it had in the previous version (a failed compile of a working one).
    */
-  plans: PlanData[] | null | "keep";
+  plans: EncodedPlans | null | "keep";
 }
 
 /** One target's change in a delta: the new entry, or null for a removal. */
@@ -68,8 +74,8 @@ export interface PlanSetView {
 interface SetState {
   version: number;
   entries: Map<string, RegistryEntry>;
-  /** Full wire entries (never `"keep"`): what a new Worker is sent. */
-  wire: Map<string, WireEntry>;
+  /** Each entry's encoded plans (null: none): with `entries`, what a new Worker is sent. */
+  plans: Map<string, EncodedPlans | null>;
 }
 
 function wireMeta(e: RegistryEntry): Omit<WireEntry, "plans"> {
@@ -78,6 +84,7 @@ function wireMeta(e: RegistryEntry): Omit<WireEntry, "plans"> {
     kind: e.kind,
     config: e.config,
     hubVersion: e.hubVersion,
+    spokeVersions: e.router === null ? [] : e.router.versions().slice(1),
     reviewVersions: [...e.reviewVersions],
     lossless: { ...e.lossless },
     planHash: e.planHash,
@@ -95,7 +102,7 @@ function wireMeta(e: RegistryEntry): Omit<WireEntry, "plans"> {
  * read.
  */
 export class PlanSets implements PlanLookup {
-  #committed: SetState = { version: 0, entries: new Map(), wire: new Map() };
+  #committed: SetState = { version: 0, entries: new Map(), plans: new Map() };
   #installing: SetState | undefined;
   /** The head: its maps are copied on the first write after a version was taken from it. */
   #head: SetState = this.#committed;
@@ -118,24 +125,24 @@ export class PlanSets implements PlanLookup {
     const head = this.#writableHead();
     if (change.type === "remove") {
       head.entries.delete(change.target);
-      head.wire.delete(change.target);
+      head.plans.delete(change.target);
       this.#delta.set(change.target, { target: change.target, entry: null });
     } else {
       const { outcome, result } = change;
       const entry = outcome.entry;
-      let plans: PlanData[] | null;
+      let plans: EncodedPlans | null;
       let sent: WireEntry["plans"];
       if (outcome.ok && result.ok) {
         plans = sent = result.plans;
       } else if (!outcome.ok && outcome.stale) {
-        plans = head.wire.get(change.target)?.plans as PlanData[] | null ?? null;
+        plans = head.plans.get(change.target) ?? null;
         sent = plans === null ? null : "keep";
       } else {
         plans = sent = null;
       }
       const meta = wireMeta(entry);
       head.entries.set(change.target, entry);
-      head.wire.set(change.target, { ...meta, plans });
+      head.plans.set(change.target, plans);
       // A later change of the same target in the same delta replaces the earlier one; "keep"
       // after a not-yet-sent install would refer to a plan the Workers never had.
       const pending = this.#delta.get(change.target);
@@ -148,7 +155,7 @@ export class PlanSets implements PlanLookup {
   #writableHead(): SetState {
     if (this.#headShared) {
       const h = this.#head;
-      this.#head = { version: -1, entries: new Map(h.entries), wire: new Map(h.wire) };
+      this.#head = { version: -1, entries: new Map(h.entries), plans: new Map(h.plans) };
       this.#headShared = false;
     }
     return this.#head;
@@ -217,7 +224,10 @@ export class PlanSets implements PlanLookup {
   startingState(): { committed: FullPlanSet; installing: FullPlanSet | undefined } {
     const full = (s: SetState): FullPlanSet => ({
       version: s.version,
-      entries: [...s.wire.values()],
+      entries: [...s.entries.values()].map((e) => ({
+        ...wireMeta(e),
+        plans: s.plans.get(e.target) ?? null,
+      })),
     });
     return {
       committed: full(this.#committed),

@@ -143,7 +143,7 @@ Deno.test({
     // A Worker started now gets the same state from the ledger (no "keep" in a full set).
     const { committed } = f.sets.startingState();
     const w = committed.entries.find((e) => e.target === SYNTHETIC_TARGET)!;
-    assert.ok(Array.isArray(w.plans));
+    assert.ok(w.plans instanceof Uint8Array, 'the encoded plans, not "keep"');
     assert.equal(w.lastError, "broken on purpose");
   },
 });
@@ -384,7 +384,8 @@ Deno.test("plan sets: the committed version moves only on commit; the head colle
 });
 
 Deno.test("the plan data that crosses to a Worker is structured-cloneable plain data", () => {
-  // The plan data that crosses to a Worker is structured-cloneable (no functions, no classes).
+  // The plan data that crosses to a Worker is structured-cloneable (no functions, no classes):
+  // the encoded plans are bytes, everything else is JSON.
   const registry = new PlanRegistry();
   const sets = new PlanSets();
   sets.follow(registry);
@@ -393,5 +394,9 @@ Deno.test("the plan data that crosses to a Worker is structured-cloneable plain 
   const d = sets.takeDelta()!;
   const cloned = structuredClone(d);
   assert.deepEqual(cloned, d);
-  assert.deepEqual(JSON.parse(JSON.stringify(d)) as JsonObject, cloned);
+  for (const c of cloned.changes) {
+    assert.ok(c.entry !== null && c.entry.plans instanceof Uint8Array);
+    const { plans: _, ...meta } = c.entry;
+    assert.deepEqual(JSON.parse(JSON.stringify(meta)) as JsonObject, meta);
+  }
 });
