@@ -44,6 +44,7 @@ export const MANAGED_WEBHOOK_SERVER_FLAGS = [
   "enable-xrd-support",
   "enable-crd-support",
   "cache-label-selector",
+  "metrics-secure",
 ] as const;
 
 // ---------------------------------------------------------------------------------------------
@@ -238,6 +239,18 @@ const rollout = z.object({
   ),
 });
 
+/**
+ * The Pods' metrics listener. `secure` has no schema default: absent ⇒ the manager's
+ * `--webhook-server-metrics-secure` decides, so one manager flag covers every server that does not
+ * say otherwise.
+ */
+const metrics = z.object({
+  secure: z.boolean().optional().describe(
+    "Serves /metrics over TLS, only to a bearer token allowed to get /metrics (TokenReview, " +
+      "SubjectAccessReview); unset: the manager's --webhook-server-metrics-secure.",
+  ),
+});
+
 export const ConversionWebhookServerSpecSchema = z.object({
   default: z.boolean().default(false).describe(
     "Serves the configs nothing else assigns; at most one server may be the default.",
@@ -296,6 +309,7 @@ export const ConversionWebhookServerSpecSchema = z.object({
       "joins it.",
   ),
   rollout: rollout.optional().describe("How Pods are replaced and stopped without downtime."),
+  metrics: metrics.optional().describe("The Pods' metrics listener (port metrics, 8443)."),
 }).describe("The desired webhook-server Deployment and its Service, certificate and budget.");
 
 // ---------------------------------------------------------------------------------------------

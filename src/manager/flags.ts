@@ -55,6 +55,11 @@ export interface ManagerFlags {
   operatorNamespace: string;
   /** "" ⇒ the built-in default image. */
   defaultWebhookServerImage: string;
+  /**
+   * `--webhook-server-metrics-secure`: the webhook servers' Pods get `--metrics-secure` (and HTTPS
+   * probes) unless their `spec.metrics.secure` says otherwise.
+   */
+  webhookServerMetricsSecure: boolean;
   /** Out-of-cluster use (development, tests); in a Pod the service account is used. */
   kubeconfig: string;
   /**
@@ -209,6 +214,7 @@ const FLAGS: Record<string, FieldFlag<ManagerFlags>> = {
   "operator-namespace": { field: "operatorNamespace", kind: "string" },
   "default-webhook-server-image": { field: "defaultWebhookServerImage", kind: "string" },
   "webhook-server-image": { field: "defaultWebhookServerImage", kind: "string" },
+  "webhook-server-metrics-secure": { field: "webhookServerMetricsSecure", kind: "bool" },
   "kubeconfig": { field: "kubeconfig", kind: "string" },
   "certificate-mode": { field: "certificateMode", kind: "string" },
   "admission-cert-secret": { field: "admissionCertSecret", kind: "string" },
@@ -265,6 +271,7 @@ export const DEFAULT_MANAGER_FLAGS: Readonly<ManagerFlags> = Object.freeze({
   maxConcurrentReconciles: 1,
   operatorNamespace: "",
   defaultWebhookServerImage: "",
+  webhookServerMetricsSecure: false,
   kubeconfig: "",
   certificateMode: "auto",
   admissionCertSecret: "",

@@ -89,6 +89,7 @@ export function serverChildSettings(
     certMode: certModeOf(certificateMode),
     policy: webhookServerPolicyOf(flags),
     caValidityMs: flags.caValidityMs,
+    metricsSecure: flags.webhookServerMetricsSecure,
   };
 }
 

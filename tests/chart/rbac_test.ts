@@ -39,6 +39,8 @@ interface Features {
   guard: boolean;
   /** metrics.secure: the manager reviews scrapers' tokens and access. */
   metricsSecure: boolean;
+  /** webhookServers.metrics.secure: the webhook servers review them. */
+  serverMetricsSecure?: boolean;
 }
 
 /**
@@ -82,6 +84,26 @@ const NEEDS: Need[] = [
     verbs: ["create"],
     when: (f) => f.metricsSecure,
     source: ["src/kube/delegated_auth.ts", "create<SubjectAccessReview>(SUBJECT_ACCESS_REVIEWS"],
+  },
+  // -- webhook server, --metrics-secure (the manager's --webhook-server-metrics-secure): the same
+  // reviews, from every webhook-server namespace's ServiceAccount
+  {
+    who: "webhook",
+    scope: "cluster",
+    group: "authentication.k8s.io",
+    resource: "tokenreviews",
+    verbs: ["create"],
+    when: (f) => f.serverMetricsSecure === true,
+    source: ["src/main/webhook_server.ts", "secure: flags.metricsSecure"],
+  },
+  {
+    who: "webhook",
+    scope: "cluster",
+    group: "authorization.k8s.io",
+    resource: "subjectaccessreviews",
+    verbs: ["create"],
+    when: (f) => f.serverMetricsSecure === true,
+    source: ["src/main/webhook_server.ts", "secure: flags.metricsSecure"],
   },
   // -- manager, cluster-scoped kinds
   ...CONFIGS.flatMap((resource): Need[] => [
@@ -520,6 +542,25 @@ const VALUE_SETS: ValueSet[] = [
       metricsSecure: true,
     },
     serverNamespaces: [RELEASE_NS],
+  },
+  {
+    name: "secure webhook-server metrics, servers in two namespaces",
+    sets: {
+      "webhookServers.metrics.secure": "true",
+      "webhookServers.namespaces[0]": "team-a",
+    },
+    features: {
+      xrd: true,
+      crd: true,
+      leader: true,
+      builtinCA: true,
+      certManager: true,
+      selfIssued: false,
+      guard: false,
+      metricsSecure: false,
+      serverMetricsSecure: true,
+    },
+    serverNamespaces: [RELEASE_NS, "team-a"],
   },
 ];
 

@@ -9,6 +9,7 @@ import {
   resolveOperatorNamespace,
   selfIssuedAdmission,
 } from "../../src/manager/flags.ts";
+import { serverChildSettings } from "../../src/manager/server_controller.ts";
 
 Deno.test("manager flags: defaults", () => {
   const f = parseManagerFlags([]);
@@ -49,6 +50,18 @@ Deno.test("manager flags: Go-style forms and the image alias", () => {
   assert.equal(
     parseManagerFlags(["--default-webhook-server-image=x:2"]).defaultWebhookServerImage,
     "x:2",
+  );
+});
+
+Deno.test("manager flags: --webhook-server-metrics-secure is the servers' metrics default", () => {
+  assert.equal(parseManagerFlags([]).webhookServerMetricsSecure, false);
+  const on = parseManagerFlags(["--webhook-server-metrics-secure"]);
+  assert.equal(on.webhookServerMetricsSecure, true);
+  assert.equal(on.metricsSecure, false, "the manager's own listener is a separate flag");
+  assert.equal(serverChildSettings(on, "dco-system", "builtin").metricsSecure, true);
+  assert.equal(
+    serverChildSettings(parseManagerFlags([]), "dco-system", "builtin").metricsSecure,
+    false,
   );
 });
 

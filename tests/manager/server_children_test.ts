@@ -326,6 +326,43 @@ Deno.test("feature toggles and the default image come from the operator settings
   assert.ok(c.args.includes("--enable-crd-support=true"));
 });
 
+Deno.test("secure metrics: --metrics-secure and HTTPS probes, from the manager default or the spec", () => {
+  const secure: ServerChildSettings = { ...SETTINGS, metricsSecure: true };
+  const plain = buildDeployment(cws(), SETTINGS).spec.template.spec.containers[0];
+  const cases: Array<[string, ConversionWebhookServer, ServerChildSettings, boolean]> = [
+    ["manager default on", cws(), secure, true],
+    ["spec on, manager default off", cws({ metrics: { secure: true } }), SETTINGS, true],
+    ["spec off wins over the manager default", cws({ metrics: { secure: false } }), secure, false],
+    ["spec block without secure: the manager default", cws({ metrics: {} }), secure, true],
+    ["neither", cws({ metrics: {} }), SETTINGS, false],
+  ];
+  for (const [what, server, settings, on] of cases) {
+    const c = buildDeployment(server, settings).spec.template.spec.containers[0];
+    const scheme = on ? "HTTPS" : "HTTP";
+    assert.deepEqual(c.args, on ? [...MANAGED_ARGS, "--metrics-secure=true"] : MANAGED_ARGS, what);
+    assert.equal(parseWebhookServerFlags(c.args).metricsSecure, on, what);
+    for (const p of [c.readinessProbe, c.livenessProbe, c.startupProbe!]) {
+      assert.equal(p.httpGet.scheme, scheme, what);
+    }
+    // Only the scheme changes: paths, port and timings stay.
+    const withScheme = (p: typeof c.readinessProbe) => ({
+      ...p,
+      httpGet: { ...p.httpGet, scheme },
+    });
+    assert.deepEqual(c.readinessProbe, withScheme(plain.readinessProbe), what);
+    assert.deepEqual(c.livenessProbe, withScheme(plain.livenessProbe), what);
+    assert.deepEqual(c.startupProbe, withScheme(plain.startupProbe!), what);
+  }
+  // The secure flag goes before extraArgs, which may not set it.
+  const args = buildDeployment(cws({ extraArgs: ["--request-timeout=5s"] }), secure)
+    .spec.template.spec.containers[0].args;
+  assert.deepEqual(args.slice(-2), ["--metrics-secure=true", "--request-timeout=5s"]);
+  assert.throws(
+    () => buildDeployment(cws({ extraArgs: ["--metrics-secure"] }), SETTINGS),
+    (e: unknown) => e instanceof ServerSpecError && /--metrics-secure/.test(e.message),
+  );
+});
+
 Deno.test("the rendered args parse with the webhook server's own flag parser", () => {
   for (const server of [cws(), cws(FULL_SPEC)]) {
     const args = buildDeployment(server, SETTINGS).spec.template.spec.containers[0].args;

@@ -52,6 +52,8 @@ export interface ChartRBACOptions {
   crossplane?: boolean;
   /** Render with `metrics.secure=true` (the review rights and the metrics-reader ClusterRole). */
   metricsSecure?: boolean;
+  /** Render with `webhookServers.metrics.secure=true` (the same, for the webhook servers). */
+  webhookServerMetricsSecure?: boolean;
 }
 
 /** `helm template` arguments rendering only the chart's ServiceAccounts and RBAC. */
@@ -66,12 +68,15 @@ function chartRBACArgs(namespace: string, opts: ChartRBACOptions): string[] {
     KUBE_VERSION,
     ...(opts.crossplane ? ["--set", "features.crossplane.enabled=true"] : []),
     ...(opts.metricsSecure ? ["--set", "metrics.secure=true"] : []),
+    ...(opts.webhookServerMetricsSecure ? ["--set", "webhookServers.metrics.secure=true"] : []),
     ...[
       "templates/serviceaccount.yaml",
       "templates/rbac/clusterrole.yaml",
       "templates/rbac/clusterrolebinding.yaml",
       "templates/rbac/webhook-server-roles.yaml",
-      ...(opts.metricsSecure ? ["templates/rbac/metrics-auth.yaml"] : []),
+      ...(opts.metricsSecure || opts.webhookServerMetricsSecure
+        ? ["templates/rbac/metrics-auth.yaml"]
+        : []),
     ].flatMap((t) => ["--show-only", t]),
   ];
 }
@@ -170,6 +175,8 @@ export interface ManagerOptions {
   kubeconfig?: string;
   /** `--metrics-secure` (then {@link ManagerProcess.metricsURL} is https). */
   metricsSecure?: boolean;
+  /** `--webhook-server-metrics-secure`. */
+  webhookServerMetricsSecure?: boolean;
 }
 
 /** The manager process and the URLs of its listeners. */
@@ -204,6 +211,7 @@ function managerArgs(
     ...(opts.leaderElect ? ["--leader-elect"] : []),
     ...optionalFlag("zap-log-level", opts.logLevel),
     ...(opts.metricsSecure ? ["--metrics-secure"] : []),
+    ...(opts.webhookServerMetricsSecure ? ["--webhook-server-metrics-secure"] : []),
   ];
 }
 

@@ -202,6 +202,14 @@ namespaced Roles, webhook-server ServiceAccounts and NetworkPolicies go into eac
 {{- uniq $ns | join "," -}}
 {{- end -}}
 
+{{/*
+"true" when the webhook servers serve metrics securely by default (`webhookServers.metrics.secure`,
+the manager's --webhook-server-metrics-secure), else "".
+*/}}
+{{- define "dco.webhookServerMetricsSecure" -}}
+{{- if dig "metrics" "secure" false .Values.webhookServers -}}true{{- end -}}
+{{- end -}}
+
 {{/* The allowed spec.image.repository values: the chart's webhook-server image, then the value's. */}}
 {{- define "dco.webhookServerImageRepositories" -}}
 {{- $img := .Values.image.webhookServer -}}

@@ -10,7 +10,13 @@ import {
   METRICS_PORT,
   TLS_MOUNT_PATH,
 } from "./names.ts";
-import { identityOf, type ServerChildSettings, ServerSpecError, type Spec } from "./settings.ts";
+import {
+  identityOf,
+  metricsSecureOf,
+  type ServerChildSettings,
+  ServerSpecError,
+  type Spec,
+} from "./settings.ts";
 
 /** `repo@digest`, else `repo:tag`, else the operator default. */
 export function resolveImage(spec: Spec, defaultImage = ""): string {
@@ -111,5 +117,6 @@ export function containerArgs(
   ];
   const selector = cacheSelectorJSON(cws.spec);
   if (selector !== undefined) args.push(`--cache-label-selector=${selector}`);
+  if (metricsSecureOf(cws, settings)) args.push("--metrics-secure=true");
   return [...args, ...(cws.spec.extraArgs ?? [])];
 }

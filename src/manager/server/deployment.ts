@@ -18,6 +18,7 @@ import {
 import {
   childMeta,
   identityOf,
+  metricsSecureOf,
   ROLLOUT_DEFAULTS,
   type ServerChildSettings,
   STARTUP_DEFAULTS,
@@ -47,6 +48,9 @@ export function buildDeployment(
   const labels = podLabels(name);
   const rollout = spec.rollout ?? ROLLOUT_DEFAULTS;
   const startup = spec.startupProbe ?? STARTUP_DEFAULTS;
+  // The probes share the metrics port; with --metrics-secure it speaks TLS (the kubelet does not
+  // verify the certificate, and /healthz and /readyz need no token).
+  const probe = probeOn(metricsSecureOf(cws, settings) ? "HTTPS" : "HTTP");
 
   const container: Container = {
     name: CONTAINER_NAME,
@@ -149,16 +153,16 @@ export function buildDeployment(
   };
 }
 
-function probe(
-  path: string,
-  periodSeconds: number,
-  failureThreshold: number,
-  timeoutSeconds: number,
-): HttpProbe {
-  return {
-    httpGet: { path, port: METRICS_PORT, scheme: "HTTP" },
+function probeOn(scheme: HttpProbe["httpGet"]["scheme"]) {
+  return (
+    path: string,
+    periodSeconds: number,
+    failureThreshold: number,
+    timeoutSeconds: number,
+  ): HttpProbe => ({
+    httpGet: { path, port: METRICS_PORT, scheme },
     periodSeconds,
     timeoutSeconds,
     failureThreshold,
-  };
+  });
 }

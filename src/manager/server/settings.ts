@@ -39,6 +39,8 @@ export interface ServerChildSettings {
   policy?: WebhookServerPolicy;
   /** `--ca-validity` of a built-in CA created while issuing (`Builtin` mode). */
   caValidityMs?: number;
+  /** `--webhook-server-metrics-secure`: the default of `spec.metrics.secure`. */
+  metricsSecure?: boolean;
 }
 
 /** A spec that cannot be rendered safely (e.g. `extraArgs` naming a managed flag). */
@@ -52,6 +54,17 @@ const SHAPE = ConversionWebhookServerSpecSchema.shape;
 export const STARTUP_DEFAULTS = SHAPE.startupProbe.unwrap().parse({});
 export const ROLLOUT_DEFAULTS = SHAPE.rollout.unwrap().parse({});
 export const SERVICE_DEFAULTS = SHAPE.service.unwrap().parse({});
+
+/**
+ * Whether the server's Pods serve metrics securely (`--metrics-secure`): `spec.metrics.secure`,
+ * else the manager's default.
+ */
+export function metricsSecureOf(
+  cws: ConversionWebhookServer,
+  settings: ServerChildSettings,
+): boolean {
+  return cws.spec.metrics?.secure ?? settings.metricsSecure ?? false;
+}
 
 export interface Identity {
   name: string;

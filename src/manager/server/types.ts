@@ -29,7 +29,7 @@ export interface EnvVar {
 }
 
 export interface HttpProbe {
-  httpGet: { path: string; port: number; scheme: "HTTP" };
+  httpGet: { path: string; port: number; scheme: "HTTP" | "HTTPS" };
   periodSeconds: number;
   timeoutSeconds: number;
   failureThreshold: number;
