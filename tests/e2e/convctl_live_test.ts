@@ -68,18 +68,15 @@ e2eTest("convctl test --live and fleet mode on a real apiserver", async (cp: Con
   const pki = await cp.makeTempDir("webhook-pki");
   const ca = await createCA(pki, "convctl-live-ca");
   const tls = await ca.issue({ commonName: "convctl-live", hosts: [cp.webhookHost, "localhost"] });
-  let router: Router | undefined;
+  // The webhook converts with the engine, by the same config the test later checks.
+  const router = buildRouter(widgetCRD(true) as unknown as JsonObject);
   await using hook = startConversionWebhook({
     tls,
     hostname: cp.external ? "0.0.0.0" : "127.0.0.1",
     publicHost: cp.webhookHost,
-    convert: (obj, desired) => {
-      if (!router) throw new Error("router not ready");
-      return convertObject(router, obj as JsonObject, desired) as Obj;
-    },
+    convert: (obj, desired) => convertObject(router, obj as JsonObject, desired) as Obj,
   });
   const crd = widgetCRD(true, urlWebhookConversion(hook.url, ca.cert));
-  router = buildRouter(crd as unknown as JsonObject);
   await cp.apply(crd);
   await cp.waitForCRD(CRD_NAME);
 
