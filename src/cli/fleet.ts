@@ -38,7 +38,7 @@ const IGNORED_FILE = /^\.|\.md$|^readme/i;
  */
 export async function fleetTargets(flags: ParsedFlags): Promise<ClusterTarget[]> {
   const contexts = flags.list("contexts");
-  if (contexts.some((c) => c.trim() === "")) {
+  if (flags.has("contexts") && (contexts.length === 0 || contexts.some((c) => c.trim() === ""))) {
     throw new CliError("--contexts: empty context name");
   }
   const dir = flags.string("kubeconfig-dir");
