@@ -3,7 +3,7 @@
  * conversion webhook (served by this test with the engine) makes the apiserver hand out v1 and v2
  * of the same objects differently. convctl lists them at both versions and round-trips each; a
  * schema that no longer declares a field the live objects carry fails with that leaf; bounded
- * sampling is reproducible; a fleet of two healthy contexts (one apiserver under two names) and
+ * sampling is reproducible; a CRD without a webhook is read at its storage version only; a fleet of two healthy contexts (one apiserver under two names) and
  * one unreachable context reports both and the error, and exits 1.
  */
 import assert from "node:assert/strict";
@@ -186,6 +186,61 @@ e2eTest("convctl test --live and fleet mode on a real apiserver", async (cp: Con
       ),
     );
     assert.match(table.stdout, /^SUMMARY: 4 samples, 8 paths — 8 PASS,/m);
+  });
+
+  await t.step("no webhook yet (strategy None): the storage version only", async () => {
+    const plural = "gadgets";
+    const gadgets = twoVersionCRD({ group: GROUP, plural, kind: "Gadget" });
+    await cp.apply(gadgets);
+    await cp.waitForCRD(`${plural}.${GROUP}`);
+    await co.createNamespacedCustomObject({
+      group: GROUP,
+      version: "v1",
+      namespace: east,
+      plural,
+      body: {
+        apiVersion: `${GROUP}/v1`,
+        kind: "Gadget",
+        metadata: { name: "g" },
+        spec: { size: 4 },
+      },
+    });
+    const gadgetFile = `${dir}/gadget-crd.yaml`;
+    await Deno.writeTextFile(gadgetFile, JSON.stringify(gadgets));
+    const gadgetConfig = `${dir}/gadget-config.yaml`;
+    await Deno.writeTextFile(
+      gadgetConfig,
+      JSON.stringify({
+        apiVersion: "terasky.com/v1alpha1",
+        kind: "CRDConversionConfig",
+        metadata: { name: "gadgets-conversion" },
+        spec: { ...CONFIG, targetCRD: { name: `${plural}.${GROUP}` } },
+      }),
+    );
+    const r = await convctl(
+      "test",
+      "-c",
+      gadgetConfig,
+      "--crd",
+      gadgetFile,
+      "--live",
+      "--kubeconfig",
+      kubeconfigFile,
+      "--context",
+      "east",
+      "-o",
+      "json",
+    );
+    assert.equal(r.code, 0, r.stderr);
+    const report = reportOf(r.stdout);
+    assert.deepEqual(report.live, {
+      cluster: "east",
+      crd: `${plural}.${GROUP}`,
+      conversionStrategy: "None",
+      versions: ["v1"],
+    });
+    assert.deepEqual(report.samples.map((s) => s.file), [`cluster:${east}/g@v1`]);
+    assert.equal(report.summary.pass, 2);
   });
 
   await t.step("a schema without a field the live objects carry fails at that leaf", async () => {
