@@ -23,6 +23,7 @@ import {
 import { CLUSTER_FLAGS, type ClusterTarget, openCluster } from "./cluster.ts";
 import { defineCommand, type SchemaInvocation } from "./command.ts";
 import {
+  FLEET_PARALLELISM,
   fleetExitCode,
   fleetLine,
   type FleetReport,
@@ -225,6 +226,8 @@ interface RunContext {
   live?: TestReport["live"];
   /** One cluster of several: no progress line, no fuzz, no recording (refused up front). */
   inFleet?: boolean;
+  /** Clusters graded at the same time, which share the `--concurrency` Workers. */
+  sharing?: number;
 }
 
 async function runTest(invocation: SchemaInvocation<TestFlags>): Promise<TestResult> {
@@ -282,6 +285,7 @@ async function runTest(invocation: SchemaInvocation<TestFlags>): Promise<TestRes
       sampling: live.sampling,
       live: live.live,
       inFleet: true,
+      sharing: Math.min(FLEET_PARALLELISM, targets.length),
     });
     return run.report;
   }, (cluster) => {
@@ -341,7 +345,9 @@ async function gradeRun(
     samples.length > 1 && !flags.bool("quiet") && !context.inFleet,
   );
   const concurrency = effectiveConcurrency(
-    options.concurrency,
+    options.concurrency <= 0
+      ? Math.max(1, Math.floor(navigator.hardwareConcurrency / (context.sharing ?? 1)))
+      : Math.max(1, Math.floor(options.concurrency / (context.sharing ?? 1))),
     samples.length,
     navigator.hardwareConcurrency,
   );

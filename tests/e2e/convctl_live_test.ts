@@ -2,9 +2,10 @@
  * `convctl test --live` and fleet mode against a real kube-apiserver: a two-version CRD whose
  * conversion webhook (served by this test with the engine) makes the apiserver hand out v1 and v2
  * of the same objects differently. convctl lists them at both versions and round-trips each; a
- * schema that no longer declares a field the live objects carry fails with that leaf; bounded
- * sampling is reproducible; a CRD without a webhook is read at its storage version only; a fleet of two healthy contexts (one apiserver under two names) and
- * one unreachable context reports both and the error, and exits 1.
+ * CRD without a webhook is read at its storage version only; a schema that no longer declares a
+ * field the live objects carry fails with that leaf; bounded sampling is reproducible; a fleet of
+ * two healthy contexts (one apiserver under two names) and one unreachable context reports both
+ * and the error, and exits 1.
  */
 import assert from "node:assert/strict";
 import * as k8s from "@kubernetes/client-node";
