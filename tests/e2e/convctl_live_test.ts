@@ -257,6 +257,20 @@ e2eTest("convctl test --live and fleet mode on a real apiserver", async (cp: Con
       issues.every((i) => i.field === "status" && i.type === "unacknowledged-loss"),
       JSON.stringify(issues.slice(0, 3)),
     );
+    const github = await live(droppedFile, "-o", "github");
+    assert.equal(github.code, 1);
+    assert.match(
+      github.stdout,
+      /^::error [^\n]*::cluster:live-east-[\w-]+\/new-0@v1 v1→v2: status: /m,
+    );
+    const sarif = JSON.parse((await live(droppedFile, "-o", "sarif")).stdout);
+    assert.ok(
+      sarif.runs[0].results.some((x: { ruleId: string }) =>
+        x.ruleId === "convctl/unacknowledged-loss"
+      ),
+    );
+    const markdown = await live(droppedFile, "-o", "markdown");
+    assert.match(markdown.stdout, /unacknowledged-loss/);
     const table = await live(droppedFile, "--quiet");
     assert.equal(table.code, 1);
     assert.match(
