@@ -2,8 +2,8 @@
  * `convctl test`: round-trip every sample through every configured version and grade each path as
  * pass, acknowledged loss, unacknowledged loss or error; optionally validate converted objects
  * against their destination schema, fuzz with generated objects, and record or replay a golden
- * corpus. Offline (`--samples`, `--fuzz`) only for now; `--live` and fleet mode are rejected as
- * not implemented.
+ * corpus. Samples are files (`--samples`), generated objects (`--fuzz`) or a cluster's live
+ * objects (`--live`, src/cli/live_samples.ts), on one cluster or several (src/cli/fleet.ts).
  */
 import {
   type AnalysisResult,
@@ -20,7 +20,19 @@ import {
   VALIDATE_INPUT_FLAGS,
   validateInputOf,
 } from "./args.ts";
+import { CLUSTER_FLAGS, type ClusterTarget, openCluster } from "./cluster.ts";
 import { defineCommand, type SchemaInvocation } from "./command.ts";
+import {
+  FLEET_PARALLELISM,
+  fleetExitCode,
+  fleetLine,
+  type FleetReport,
+  fleetTargets,
+  renderFleetJunit,
+  renderFleetTable,
+  runFleet,
+} from "./fleet.ts";
+import { fetchLiveSamples, type LiveSampleOptions } from "./live_samples.ts";
 import { ciFormats } from "./findings/render.ts";
 import { fileLocator } from "./findings/positions.ts";
 import { testFindings } from "./findings/sources.ts";
@@ -207,26 +219,111 @@ function randomSeed(): number {
   return crypto.getRandomValues(new Uint32Array(1))[0];
 }
 
-async function runTest(invocation: SchemaInvocation<TestFlags>): Promise<TestRun> {
-  const { flags, io, config, source, spec, options } = invocation;
+/** Where a run's samples came from, and how it is graded and reported. */
+interface RunContext {
+  started: number;
+  sampling?: TestReport["sampling"];
+  live?: TestReport["live"];
+  /** One cluster of several: no progress line, no fuzz, no recording (refused up front). */
+  inFleet?: boolean;
+  /** Clusters graded at the same time, which share the `--concurrency` Workers. */
+  sharing?: number;
+}
+
+async function runTest(invocation: SchemaInvocation<TestFlags>): Promise<TestResult> {
+  const { flags, source, spec, options } = invocation;
   const started = performance.now();
   requireStructurallyValid(spec);
-  const samplesDir = flags.string("samples");
-  let samples = samplesDir === undefined ? [] : await loadSamples(samplesDir, source, {
-    validate: validateInputOf(flags),
-  });
+  if (!flags.bool("live")) {
+    const samplesDir = flags.string("samples");
+    let samples = samplesDir === undefined ? [] : await loadSamples(samplesDir, source, {
+      validate: validateInputOf(flags),
+    });
+    const analysis = analyze(source, spec);
+    requireCleanAnalysis(analysis, "cannot test conversions");
+    let sampling: TestReport["sampling"];
+    if (options.maxSamples !== undefined && samples.length > options.maxSamples) {
+      const population = samples.length;
+      samples = selectSamples(samples, options.maxSamples, options.sampleStrategy, options.seed);
+      sampling = { strategy: options.sampleStrategy, population, tested: samples.length };
+      if (options.sampleStrategy === "random") sampling.seed = options.seed;
+    }
+    return await gradeRun(invocation, analysis, samples, { started, sampling });
+  }
+
+  if (source.name === "") {
+    throw new CliError("--live: the target has no metadata.name (the CRD to read objects of)");
+  }
   const analysis = analyze(source, spec);
   requireCleanAnalysis(analysis, "cannot test conversions");
-
-  let sampling: TestReport["sampling"];
-  if (options.maxSamples !== undefined && samples.length > options.maxSamples) {
-    const population = samples.length;
-    samples = selectSamples(samples, options.maxSamples, options.sampleStrategy, options.seed);
-    sampling = { strategy: options.sampleStrategy, population, tested: samples.length };
-    if (options.sampleStrategy === "random") sampling.seed = options.seed;
+  const targets = await fleetTargets(flags);
+  const liveOptions: LiveSampleOptions = {
+    maxSamples: options.maxSamples,
+    strategy: options.sampleStrategy,
+    seed: options.seed,
+    namespace: flags.string("namespace"),
+  };
+  const fetch = async (target: ClusterTarget) => {
+    using cluster = await openCluster(target);
+    return await fetchLiveSamples(cluster, source, liveOptions);
+  };
+  if (targets.length === 1) {
+    const live = await fetch(targets[0]);
+    return await gradeRun(invocation, analysis, live.samples, {
+      started,
+      sampling: live.sampling,
+      live: live.live,
+    });
   }
+
+  refuseInFleet(flags);
+  const fleet = await runFleet(targets, async (target) => {
+    const clusterStarted = performance.now();
+    const live = await fetch(target);
+    const run = await gradeRun(invocation, analysis, live.samples, {
+      started: clusterStarted,
+      sampling: live.sampling,
+      live: live.live,
+      inFleet: true,
+      sharing: Math.min(FLEET_PARALLELISM, targets.length),
+    });
+    return run.report;
+  }, (cluster) => {
+    if (flags.bool("quiet")) return;
+    const outcome = cluster.error !== undefined
+      ? `ERROR: ${cluster.error}`
+      : summaryLine(cluster.report!);
+    invocation.io.err(`=== ${cluster.label} ===\n${outcome}\n`);
+  });
+  return { fleet, analysis };
+}
+
+/** What a fleet run cannot do: one golden corpus or fuzz set per run, CI formats per cluster. */
+function refuseInFleet(flags: ParsedFlags): void {
+  for (const flag of ["record", "golden", "record-failures", "fuzz"]) {
+    if (flags.has(flag)) throw new CliError(`--${flag} cannot be used with several clusters`);
+  }
+  const output = flags.string("output");
+  if (output !== undefined && !FLEET_FORMATS.includes(output)) {
+    throw new CliError(
+      `-o ${output} cannot be used with several clusters (use ${FLEET_FORMATS.join("|")})`,
+    );
+  }
+}
+
+const FLEET_FORMATS = ["table", "json", "junit"];
+
+/** Grades `samples` (plus `--fuzz` objects) and records or compares the golden corpus. */
+async function gradeRun(
+  invocation: SchemaInvocation<TestFlags>,
+  analysis: AnalysisResult,
+  given: readonly Sample[],
+  context: RunContext,
+): Promise<TestRun> {
+  const { flags, io, config, source, spec, options } = invocation;
+  let samples = [...given];
   let fuzz: TestReport["fuzz"];
-  if (options.fuzz !== undefined) {
+  if (options.fuzz !== undefined && !context.inFleet) {
     requireGroup(source);
     samples = [...samples, ...fuzzSamples(analysis, source, options.fuzz, options.seed)];
     fuzz = {
@@ -243,9 +340,14 @@ async function runTest(invocation: SchemaInvocation<TestFlags>): Promise<TestRun
     skipIdentity: flags.bool("skip-identity"),
     validateOutput: flags.bool("validate-output"),
   };
-  const progress = progressLine(io, samples.length > 1 && !flags.bool("quiet"));
+  const progress = progressLine(
+    io,
+    samples.length > 1 && !flags.bool("quiet") && !context.inFleet,
+  );
   const concurrency = effectiveConcurrency(
-    options.concurrency,
+    options.concurrency <= 0
+      ? Math.max(1, Math.floor(navigator.hardwareConcurrency / (context.sharing ?? 1)))
+      : Math.max(1, Math.floor(options.concurrency / (context.sharing ?? 1))),
     samples.length,
     navigator.hardwareConcurrency,
   );
@@ -260,10 +362,12 @@ async function runTest(invocation: SchemaInvocation<TestFlags>): Promise<TestRun
   const report = buildTestReport(analysis, outcomes.map((o) => o.sample), {
     configName: config.name,
     served,
-    started,
+    started: context.started,
   });
-  if (sampling !== undefined) report.sampling = sampling;
+  if (context.live !== undefined) report.live = context.live;
+  if (context.sampling !== undefined) report.sampling = context.sampling;
   if (fuzz !== undefined) report.fuzz = fuzz;
+  if (context.inFleet) return { report, analysis };
 
   const recorded = outcomes.map((o) => ({ sample: o.sample.file, outputs: o.outputs }));
   const recordDir = flags.string("record");
@@ -288,15 +392,35 @@ async function runTest(invocation: SchemaInvocation<TestFlags>): Promise<TestRun
   return { report, analysis };
 }
 
-const findingsOf = ({ report, analysis }: TestRun, { config }: SchemaInvocation<TestFlags>) =>
-  testFindings(report, analysis, config.file, fileLocator(config.file));
+/** A fleet run: one report (or error) per cluster. */
+export interface FleetRun {
+  fleet: FleetReport;
+  analysis: AnalysisResult;
+}
 
-const title = ({ report }: TestRun) =>
-  `convctl test: ${report.meta.resourceKind} ${report.meta.resource}`;
+export type TestResult = TestRun | FleetRun;
+
+const isFleet = (r: TestResult): r is FleetRun => "fleet" in r;
+
+/** The CI formats are refused up front in fleet mode, so only single runs reach them. */
+const singleRun = (r: TestResult): TestRun => {
+  if (isFleet(r)) throw new CliError("this output format is not available for several clusters");
+  return r;
+};
+
+const findingsOf = (r: TestResult, { config }: SchemaInvocation<TestFlags>) => {
+  const { report, analysis } = singleRun(r);
+  return testFindings(report, analysis, config.file, fileLocator(config.file));
+};
+
+const title = (r: TestResult) => {
+  const { report } = singleRun(r);
+  return `convctl test: ${report.meta.resourceKind} ${report.meta.resource}`;
+};
 
 export const testCommand = defineCommand({
   name: "test",
-  usage: "convctl test -c CONFIG (-x XRD | --crd CRD) (-s DIR | --fuzz N) [flags]",
+  usage: "convctl test -c CONFIG (-x XRD | --crd CRD) (-s DIR | --live | --fuzz N) [flags]",
   summary: "Round-trip sample objects through every configured version and grade the result.",
   target: "config+schema",
   flags: [
@@ -307,9 +431,12 @@ export const testCommand = defineCommand({
       value: "DIR",
       help: "directory of sample objects (*.yaml, *.yml; searched recursively)",
     },
-    { name: "live", kind: "bool", help: "fetch samples from a cluster (not implemented yet)" },
-    { name: "kubeconfig", kind: "string", value: "FILE", help: "kubeconfig (with --live)" },
-    { name: "context", kind: "string", value: "NAME", help: "kubeconfig context (with --live)" },
+    {
+      name: "live",
+      kind: "bool",
+      help: "test the target's live objects, read through the cluster's apiserver",
+    },
+    ...CLUSTER_FLAGS,
     {
       name: "contexts",
       kind: "list",
@@ -321,6 +448,12 @@ export const testCommand = defineCommand({
       kind: "string",
       value: "DIR",
       help: "one kubeconfig per file (with --live)",
+    },
+    {
+      name: "namespace",
+      kind: "string",
+      value: "NS",
+      help: "with --live: only objects of this namespace",
     },
     outputFlag("table, json, junit, github, sarif or markdown", "table"),
     {
@@ -411,7 +544,13 @@ export const testCommand = defineCommand({
     { atMostOne: ["kubeconfig", "kubeconfig-dir"] },
     { atMostOne: ["context", "contexts"] },
   ],
-  requires: { contexts: "live", "kubeconfig-dir": "live" },
+  requires: {
+    contexts: "live",
+    "kubeconfig-dir": "live",
+    kubeconfig: "live",
+    context: "live",
+    namespace: "live",
+  },
   options: (flags): TestFlags => {
     const failOn = choice("fail-on", flags.string("fail-on"), FAIL_ON, "loss");
     const sampleStrategy = choice(
@@ -427,12 +566,7 @@ export const testCommand = defineCommand({
     const fuzz = integerFlag(flags, "fuzz", [1, MAX_FUZZ_OBJECTS]);
     const given = integerFlag(flags, "seed", [0, 2 ** 32 - 1]);
     const maxSamples = integerFlag(flags, "max-samples", [1, Number.MAX_SAFE_INTEGER]);
-    if (flags.bool("live")) {
-      throw new CliError(
-        "--live is not implemented yet; test against sample files with -s/--samples DIR",
-      );
-    }
-    if (!flags.has("samples") && fuzz === undefined) {
+    if (!flags.has("samples") && !flags.bool("live") && fuzz === undefined) {
       throw new CliError("one of the flags --samples, --live, --fuzz is required");
     }
     return {
@@ -447,14 +581,14 @@ export const testCommand = defineCommand({
   run: runTest,
   output: {
     formats: {
-      table: ({ report }) => renderTestTable(report),
-      json: ({ report }) => toJson(report),
-      junit: ({ report }) => renderJunit(report),
+      table: (r) => isFleet(r) ? renderFleetTable(r.fleet) : renderTestTable(r.report),
+      json: (r) => toJson(isFleet(r) ? r.fleet : r.report),
+      junit: (r) => isFleet(r) ? renderFleetJunit(r.fleet) : renderJunit(r.report),
       ...ciFormats(findingsOf, title),
     },
     default: "table",
   },
-  write: async (text, { report }, { flags, io }) => {
+  write: async (text, r, { flags, io }) => {
     const outputFile = flags.string("output-file");
     if (outputFile === undefined) return io.out(text);
     try {
@@ -462,8 +596,11 @@ export const testCommand = defineCommand({
     } catch (e) {
       throw new CliError(`cannot write ${outputFile}: ${(e as Error).message}`);
     }
-    io.out(`output written to file ${outputFile}\n${summaryLine(report)}\n`);
+    const summary = isFleet(r) ? fleetLine(r.fleet) : summaryLine(r.report);
+    io.out(`output written to file ${outputFile}\n${summary}\n`);
   },
-  exitCode: ({ report }, { flags, options }) =>
-    exitCodeFor(report, options.failOn, flags.bool("strict")),
+  exitCode: (r, { flags, options }) =>
+    isFleet(r)
+      ? fleetExitCode(r.fleet, options.failOn, flags.bool("strict"))
+      : exitCodeFor(r.report, options.failOn, flags.bool("strict")),
 });

@@ -61,6 +61,8 @@ export interface TestReport {
   ruleCoverage?: { ruleId: string; matchedSamples: number }[];
   /** Set when `--max-samples` tested fewer samples than there were. */
   sampling?: SamplingInfo;
+  /** Set with `--live`: where the samples came from. */
+  live?: LiveInfo;
   /** Set with `--fuzz`. */
   fuzz?: { generated: number; seed: number; reproduce: string };
   /** Set with `--golden`. */
@@ -71,9 +73,24 @@ export type SampleStrategy = "first" | "random" | "newest";
 
 export interface SamplingInfo {
   strategy: SampleStrategy;
+  /** Objects there were (files' objects, or live objects). */
   population: number;
+  /** Objects selected (a live object is tested once per listed version). */
   tested: number;
   seed?: number;
+  /** True when the population is a cluster's live objects. */
+  live?: boolean;
+}
+
+/** Where `--live` read its samples: the cluster, the target CRD and the versions listed. */
+export interface LiveInfo {
+  cluster: string;
+  crd: string;
+  /** The CRD's `spec.conversion.strategy` in that cluster (`None` when unset). */
+  conversionStrategy: string;
+  /** Every served version with a webhook; the storage version alone without one. */
+  versions: string[];
+  namespace?: string;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -201,6 +218,7 @@ export function renderTestTable(report: TestReport): string {
   text += `target: ${m.resource}  config: ${m.config}  hub: ${m.hubVersion}\n`;
   text += `samples: ${report.summary.samples}  paths: ${report.summary.pathsTested}  ` +
     `time: ${m.durationMs.toFixed(1)}ms\n`;
+  if (report.live !== undefined) text += `${liveLine(report.live)}\n`;
   if (report.sampling !== undefined) text += `${samplingLine(report.sampling)}\n`;
   if (report.fuzz !== undefined) text += `${fuzzLine(report.fuzz)}\n`;
   text += "\n";
@@ -260,15 +278,26 @@ export function renderTestTable(report: TestReport): string {
 /** `SAMPLED: 5 of 12 object(s), strategy random, seed 3 — this run did NOT cover every object`. */
 export function samplingLine(s: SamplingInfo): string {
   const seed = s.seed !== undefined ? `, seed ${s.seed}` : "";
-  return `SAMPLED: ${s.tested} of ${s.population} object(s), strategy ${s.strategy}${seed} — ` +
+  const what = s.live ? "live object(s)" : "object(s)";
+  return `SAMPLED: ${s.tested} of ${s.population} ${what}, strategy ${s.strategy}${seed} — ` +
     "this run did NOT cover every object";
+}
+
+/** `LIVE: cluster kind-a, widgets.example.com read at v1, v2 through its conversion webhook`. */
+export function liveLine(l: LiveInfo): string {
+  const where = l.namespace !== undefined ? ` in namespace ${l.namespace}` : "";
+  const how = l.conversionStrategy === "Webhook"
+    ? "through its conversion webhook"
+    : `(storage version only: conversion strategy ${l.conversionStrategy})`;
+  return `LIVE: cluster ${l.cluster}, ${l.crd}${where} read at ${l.versions.join(", ")} ${how}`;
 }
 
 export function fuzzLine(f: NonNullable<TestReport["fuzz"]>): string {
   return `FUZZ: ${f.generated} generated object(s), seed ${f.seed} — reproduce with ${f.reproduce}`;
 }
 
-function xmlEscape(text: string): string {
+/** Text safe inside an XML attribute or element. */
+export function xmlEscape(text: string): string {
   return text.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;")
     .replace(/"/g, "&quot;").replace(/'/g, "&apos;");
 }

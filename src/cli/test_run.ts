@@ -320,30 +320,76 @@ export function selectSamples<T extends { object: JsonObject }>(
   seed: number,
 ): T[] {
   if (population.length <= max) return [...population];
-  let kept: number[];
-  if (strategy === "first") {
-    kept = population.slice(0, max).map((_, i) => i);
-  } else if (strategy === "random") {
-    const rng = createRng(`sample/${seed}`);
-    kept = [];
-    population.forEach((_, i) => {
-      if (i < max) kept.push(i);
-      else {
-        const j = rng.int(0, i);
-        if (j < max) kept[j] = i;
-      }
-    });
-  } else {
-    const created = (t: T) => {
-      const m = t.object.metadata;
-      const ts = isJsonObject(m) && typeof m.creationTimestamp === "string"
-        ? Date.parse(m.creationTimestamp)
-        : NaN;
-      return Number.isNaN(ts) ? -Infinity : ts;
-    };
-    kept = population.map((_, i) => i)
-      .sort((a, b) => created(population[b]) - created(population[a]) || a - b)
-      .slice(0, max);
+  const selector = new SampleSelector<T>(max, strategy, seed, (t) => t.object);
+  for (const t of population) selector.offer(t);
+  return selector.kept();
+}
+
+/**
+ * The streaming form of {@link selectSamples}, for a population that arrives page by page (live
+ * objects): offer each item once, in order; `full` says when `first` needs no more; `kept()` is
+ * the selection in population order. Same seed, same order of offers → same selection.
+ */
+export class SampleSelector<T> {
+  #max: number;
+  #strategy: SampleStrategy;
+  #rng;
+  #objectOf: (t: T) => JsonObject;
+  /** Reservoir / kept slots: [population index, item, creation time]. */
+  #slots: [number, T, number][] = [];
+  #offered = 0;
+
+  constructor(max: number, strategy: SampleStrategy, seed: number, objectOf: (t: T) => JsonObject) {
+    this.#max = max;
+    this.#strategy = strategy;
+    this.#rng = createRng(`sample/${seed}`);
+    this.#objectOf = objectOf;
   }
-  return kept.sort((a, b) => a - b).map((i) => population[i]);
+
+  /** How many items were offered. */
+  get offered(): number {
+    return this.#offered;
+  }
+
+  /** True when more offers cannot change the selection (`first` with N kept). */
+  get full(): boolean {
+    return this.#strategy === "first" && this.#slots.length >= this.#max;
+  }
+
+  offer(item: T): void {
+    const i = this.#offered++;
+    const slots = this.#slots;
+    if (slots.length < this.#max) {
+      slots.push([i, item, this.#created(item)]);
+      // Kept newest first (earlier first on ties) once full, so the oldest is the last.
+      if (this.#strategy === "newest" && slots.length === this.#max) {
+        slots.sort((a, b) => b[2] - a[2] || a[0] - b[0]);
+      }
+      return;
+    }
+    if (this.#strategy === "random") {
+      const j = this.#rng.int(0, i);
+      if (j < this.#max) slots[j] = [i, item, 0];
+    } else if (this.#strategy === "newest") {
+      const created = this.#created(item);
+      // A later item loses ties, so only a strictly newer one displaces the oldest.
+      if (!(created > slots[slots.length - 1][2])) return;
+      const at = slots.findIndex((s) => created > s[2]);
+      slots.splice(at, 0, [i, item, created]);
+      slots.pop();
+    }
+  }
+
+  kept(): T[] {
+    return [...this.#slots].sort((a, b) => a[0] - b[0]).map(([, item]) => item);
+  }
+
+  #created(item: T): number {
+    if (this.#strategy !== "newest") return 0;
+    const m = this.#objectOf(item).metadata;
+    const ts = isJsonObject(m) && typeof m.creationTimestamp === "string"
+      ? Date.parse(m.creationTimestamp)
+      : NaN;
+    return Number.isNaN(ts) ? -Infinity : ts;
+  }
 }

@@ -221,13 +221,6 @@ Deno.test("test: --output-file writes the report and prints the summary", async 
 });
 
 Deno.test("test: usage and setup errors exit 2", async () => {
-  const live = await convctl(
-    "test",
-    ...FIELD_RENAME.flags,
-    "--live",
-  );
-  assertToolError(live, /^error: --live is not implemented yet/);
-
   const badOutput = await widgetTest(FIELD_RENAME.samples, "-o", "yaml");
   assertToolError(
     badOutput,

@@ -1,0 +1,358 @@
+/**
+ * `convctl test --live` and fleet mode against a real kube-apiserver: a two-version CRD whose
+ * conversion webhook (served by this test with the engine) makes the apiserver hand out v1 and v2
+ * of the same objects differently. convctl lists them at both versions and round-trips each; a
+ * CRD without a webhook is read at its storage version only; a schema that no longer declares a
+ * field the live objects carry fails with that leaf; bounded sampling is reproducible; a fleet of
+ * two healthy contexts (one apiserver under two names) and one unreachable context reports both
+ * and the error, and exits 1.
+ */
+import assert from "node:assert/strict";
+import * as k8s from "@kubernetes/client-node";
+import {
+  analyze,
+  type ConversionConfigSpec,
+  convertObject,
+  createRouter,
+  type JsonObject,
+  type Router,
+  schemaSourceFromCRD,
+} from "../../src/engine/mod.ts";
+import { createCA } from "../support/certs.ts";
+import { twoVersionCRD, urlWebhookConversion } from "../support/dco_stack.ts";
+import { type ControlPlane, e2eTest, freePort } from "../support/control_plane.ts";
+import { type Obj, startConversionWebhook } from "../support/conversion_webhook.ts";
+import { convctl } from "../cli/_convctl.ts";
+
+const GROUP = "live.dco.test";
+const PLURAL = "widgets";
+const CRD_NAME = `${PLURAL}.${GROUP}`;
+
+const CONFIG: ConversionConfigSpec = {
+  targetCRD: { name: CRD_NAME },
+  hubVersion: "v1",
+  spokes: [{
+    version: "v2",
+    rules: [{
+      strategy: "FieldRename",
+      fieldRename: { hubPath: "spec.size", spokePath: "spec.capacity" },
+    }],
+  }],
+};
+
+/** The CRD; `withStatus` adds a top-level `status.phase` to both versions' schemas. */
+function widgetCRD(withStatus: boolean, conversion?: Obj): k8s.KubernetesObject {
+  const crd = twoVersionCRD({ group: GROUP, plural: PLURAL, kind: "Widget", conversion }) as Obj;
+  if (withStatus) {
+    for (const v of (crd.spec as { versions: Obj[] }).versions) {
+      const root = (v.schema as { openAPIV3Schema: { properties: Obj } }).openAPIV3Schema;
+      root.properties.status = { type: "object", properties: { phase: { type: "string" } } };
+    }
+  }
+  return crd as k8s.KubernetesObject;
+}
+
+function buildRouter(crd: JsonObject): Router {
+  const result = analyze(schemaSourceFromCRD(crd), CONFIG);
+  assert.ok(!result.hasErrors, "the test's config is valid");
+  return createRouter(result);
+}
+
+interface Report {
+  summary: { samples: number; pathsTested: number; pass: number; unacknowledgedLoss: number };
+  samples: { file: string; assertedVersion: string; paths: { result: string }[] }[];
+  sampling?: Record<string, unknown>;
+  live?: Record<string, unknown>;
+}
+
+e2eTest("convctl test --live and fleet mode on a real apiserver", async (cp: ControlPlane, t) => {
+  const pki = await cp.makeTempDir("webhook-pki");
+  const ca = await createCA(pki, "convctl-live-ca");
+  const tls = await ca.issue({ commonName: "convctl-live", hosts: [cp.webhookHost, "localhost"] });
+  // The webhook converts with the engine, by the same config the test later checks.
+  const router = buildRouter(widgetCRD(true) as unknown as JsonObject);
+  await using hook = startConversionWebhook({
+    tls,
+    hostname: cp.external ? "0.0.0.0" : "127.0.0.1",
+    publicHost: cp.webhookHost,
+    convert: (obj, desired) => convertObject(router, obj as JsonObject, desired) as Obj,
+  });
+  const crd = widgetCRD(true, urlWebhookConversion(hook.url, ca.cert));
+  await cp.apply(crd);
+  await cp.waitForCRD(CRD_NAME);
+
+  const east = await cp.createNamespace("live-east");
+  const west = await cp.createNamespace("live-west");
+  const co = cp.api(k8s.CustomObjectsApi);
+  const create = (namespace: string, version: string, name: string, spec: Obj) =>
+    co.createNamespacedCustomObject({
+      group: GROUP,
+      version,
+      namespace,
+      plural: PLURAL,
+      body: {
+        apiVersion: `${GROUP}/${version}`,
+        kind: "Widget",
+        metadata: { name },
+        spec,
+        status: { phase: "Ready" },
+      },
+    });
+  for (let i = 0; i < 4; i++) {
+    await create(east, "v1", `old-${i}`, { size: i, color: "red" });
+    await create(east, "v2", `new-${i}`, { capacity: 10 + i, color: "blue" });
+  }
+  await create(west, "v1", "w-0", { size: 1, color: "green" });
+  await create(west, "v2", "w-1", { capacity: 2, color: "green" });
+
+  // The files convctl reads: the config, the CRD as deployed, and the CRD minus `status`.
+  const dir = await cp.makeTempDir("convctl-live");
+  const configFile = `${dir}/config.yaml`;
+  await Deno.writeTextFile(
+    configFile,
+    JSON.stringify({
+      apiVersion: "terasky.com/v1alpha1",
+      kind: "CRDConversionConfig",
+      metadata: { name: "widgets-conversion" },
+      spec: CONFIG,
+    }),
+  );
+  const crdFile = `${dir}/crd.yaml`;
+  await Deno.writeTextFile(crdFile, JSON.stringify(crd));
+  const droppedFile = `${dir}/crd-without-status.yaml`;
+  await Deno.writeTextFile(droppedFile, JSON.stringify(widgetCRD(false)));
+
+  // Three contexts: two names for this apiserver, one for a port nothing listens on.
+  const kubeconfig = JSON.parse(await Deno.readTextFile(cp.kubeconfigPath));
+  const [cluster] = kubeconfig.clusters;
+  const [user] = kubeconfig.users;
+  kubeconfig.clusters.push({
+    name: "gone",
+    cluster: { ...cluster.cluster, server: `https://127.0.0.1:${freePort()}` },
+  });
+  kubeconfig.contexts = [
+    { name: "east", context: { cluster: cluster.name, user: user.name, namespace: east } },
+    { name: "west", context: { cluster: cluster.name, user: user.name, namespace: west } },
+    { name: "gone", context: { cluster: "gone", user: user.name } },
+  ];
+  kubeconfig["current-context"] = "east";
+  const kubeconfigFile = `${dir}/kubeconfig`;
+  await Deno.writeTextFile(kubeconfigFile, JSON.stringify(kubeconfig));
+
+  const live = (schema: string, ...more: string[]) =>
+    convctl(
+      "test",
+      "-c",
+      configFile,
+      "--crd",
+      schema,
+      "--live",
+      "--kubeconfig",
+      kubeconfigFile,
+      ...more,
+    );
+  const reportOf = (stdout: string) => JSON.parse(stdout) as Report;
+
+  await t.step("every object at v1 and at v2, through the webhook: all pass", async () => {
+    const r = await live(crdFile, "--context", "east", "-o", "json");
+    assert.equal(r.code, 0, r.stderr);
+    const report = reportOf(r.stdout);
+    assert.deepEqual(report.live, {
+      cluster: "east",
+      crd: CRD_NAME,
+      conversionStrategy: "Webhook",
+      versions: ["v1", "v2"],
+    });
+    // 10 objects × 2 versions, each round-tripped to the other version and kept at its own.
+    assert.equal(report.summary.samples, 20);
+    assert.equal(report.summary.pathsTested, 40);
+    assert.equal(report.summary.pass, 40);
+    assert.equal(report.sampling, undefined);
+    const names = report.samples.map((s) => s.file);
+    assert.ok(names.includes(`cluster:${east}/new-0@v1`), names.join(" "));
+    assert.ok(names.includes(`cluster:${east}/new-0@v2`), names.join(" "));
+    assert.ok(names.includes(`cluster:${west}/w-0@v2`), names.join(" "));
+    assert.ok(
+      hook.reviews.some((rv) => rv.desiredAPIVersion === `${GROUP}/v2`),
+      "the apiserver converted through the webhook",
+    );
+
+    const table = await live(crdFile, "--context", "east", "--namespace", west, "--quiet");
+    assert.equal(table.code, 0, table.stderr);
+    assert.match(
+      table.stdout,
+      new RegExp(
+        `^LIVE: cluster east, ${CRD_NAME} in namespace ${west} read at v1, v2 through`,
+        "m",
+      ),
+    );
+    assert.match(table.stdout, /^SUMMARY: 4 samples, 8 paths — 8 PASS,/m);
+  });
+
+  await t.step("no webhook yet (strategy None): the storage version only", async () => {
+    const plural = "gadgets";
+    const gadgets = twoVersionCRD({ group: GROUP, plural, kind: "Gadget" });
+    await cp.apply(gadgets);
+    await cp.waitForCRD(`${plural}.${GROUP}`);
+    await co.createNamespacedCustomObject({
+      group: GROUP,
+      version: "v1",
+      namespace: east,
+      plural,
+      body: {
+        apiVersion: `${GROUP}/v1`,
+        kind: "Gadget",
+        metadata: { name: "g" },
+        spec: { size: 4 },
+      },
+    });
+    const gadgetFile = `${dir}/gadget-crd.yaml`;
+    await Deno.writeTextFile(gadgetFile, JSON.stringify(gadgets));
+    const gadgetConfig = `${dir}/gadget-config.yaml`;
+    await Deno.writeTextFile(
+      gadgetConfig,
+      JSON.stringify({
+        apiVersion: "terasky.com/v1alpha1",
+        kind: "CRDConversionConfig",
+        metadata: { name: "gadgets-conversion" },
+        spec: { ...CONFIG, targetCRD: { name: `${plural}.${GROUP}` } },
+      }),
+    );
+    const r = await convctl(
+      "test",
+      "-c",
+      gadgetConfig,
+      "--crd",
+      gadgetFile,
+      "--live",
+      "--kubeconfig",
+      kubeconfigFile,
+      "--context",
+      "east",
+      "-o",
+      "json",
+    );
+    assert.equal(r.code, 0, r.stderr);
+    const report = reportOf(r.stdout);
+    assert.deepEqual(report.live, {
+      cluster: "east",
+      crd: `${plural}.${GROUP}`,
+      conversionStrategy: "None",
+      versions: ["v1"],
+    });
+    assert.deepEqual(report.samples.map((s) => s.file), [`cluster:${east}/g@v1`]);
+    assert.equal(report.summary.pass, 2);
+  });
+
+  await t.step("a schema without a field the live objects carry fails at that leaf", async () => {
+    const r = await live(droppedFile, "-o", "json");
+    assert.equal(r.code, 1, r.stderr);
+    const report = reportOf(r.stdout);
+    assert.ok(report.summary.unacknowledgedLoss > 0);
+    const issues = report.samples.flatMap((s) =>
+      s.paths.flatMap((p) => (p as { issues?: { field: string; type: string }[] }).issues ?? [])
+    );
+    assert.ok(issues.length > 0);
+    assert.ok(
+      issues.every((i) => i.field === "status" && i.type === "unacknowledged-loss"),
+      JSON.stringify(issues.slice(0, 3)),
+    );
+    const github = await live(droppedFile, "-o", "github");
+    assert.equal(github.code, 1);
+    assert.match(
+      github.stdout,
+      /^::error [^\n]*::cluster:live-east-[\w-]+\/new-0@v1 v1→v2: status: /m,
+    );
+    const sarif = JSON.parse((await live(droppedFile, "-o", "sarif")).stdout);
+    assert.ok(
+      sarif.runs[0].results.some((x: { ruleId: string }) =>
+        x.ruleId === "convctl/unacknowledged-loss"
+      ),
+    );
+    const markdown = await live(droppedFile, "-o", "markdown");
+    assert.match(markdown.stdout, /unacknowledged-loss/);
+    const table = await live(droppedFile, "--quiet");
+    assert.equal(table.code, 1);
+    assert.match(
+      table.stdout,
+      / status +v1 → v2 +unacknowledged-loss +\{"phase":"Ready"\} came back as absent/,
+    );
+  });
+
+  await t.step(
+    "--max-samples 5 --sample-strategy random --seed 7: reproducible, says so",
+    async () => {
+      const args = ["--max-samples", "5", "--sample-strategy", "random", "--seed", "7"];
+      const first = await live(crdFile, ...args, "-o", "json");
+      const again = await live(crdFile, ...args, "-o", "json");
+      assert.equal(first.code, 0, first.stderr);
+      const a = reportOf(first.stdout), b = reportOf(again.stdout);
+      assert.deepEqual(a.sampling, {
+        strategy: "random",
+        population: 10,
+        tested: 5,
+        seed: 7,
+        live: true,
+      });
+      assert.equal(a.summary.samples, 10, "5 objects, each at v1 and v2");
+      assert.deepEqual(a.samples.map((s) => s.file), b.samples.map((s) => s.file));
+
+      const table = await live(crdFile, ...args);
+      assert.match(
+        table.stdout,
+        /^SAMPLED: 5 of 10 live object\(s\), strategy random, seed 7 — this run did NOT cover every object$/m,
+      );
+      const junit = await live(crdFile, ...args, "-o", "junit");
+      assert.match(junit.stdout, /<property name="sampled" value="true"\/>/);
+      assert.match(junit.stdout, /<property name="samplePopulation" value="10"\/>/);
+      const first3 = await live(crdFile, "--max-samples", "3", "-o", "json");
+      assert.deepEqual(reportOf(first3.stdout).sampling, {
+        strategy: "first",
+        population: 10,
+        tested: 3,
+        live: true,
+      });
+    },
+  );
+
+  await t.step("fleet: two healthy contexts and an unreachable one, exit 1", async () => {
+    const contexts = ["--contexts", "east,west", "--contexts", "gone"];
+    const r = await live(crdFile, ...contexts, "-o", "json");
+    assert.equal(r.code, 1, r.stderr);
+    const fleet = JSON.parse(r.stdout) as {
+      clusters: { label: string; error?: string; report?: Report }[];
+    };
+    assert.deepEqual(fleet.clusters.map((c) => c.label), ["east", "west", "gone"]);
+    for (const healthy of fleet.clusters.slice(0, 2)) {
+      assert.equal(healthy.error, undefined);
+      assert.equal(healthy.report!.summary.pass, 40);
+      assert.equal(healthy.report!.live!.cluster, healthy.label);
+    }
+    assert.equal(fleet.clusters[2].report, undefined);
+    assert.match(fleet.clusters[2].error!, /^cluster gone: .*unreachable/);
+    assert.match(r.stderr, /^=== gone ===\nERROR: cluster gone: /m);
+    assert.match(r.stderr, /^=== east ===\nSUMMARY: 20 samples, 40 paths/m);
+
+    const table = await live(crdFile, ...contexts, "--quiet");
+    assert.equal(table.code, 1);
+    assert.match(table.stdout, /^=== west ===\nCRD Conversion Test Report$/m);
+    assert.match(table.stdout, /^FLEET: 3 clusters, 1 failed$/m);
+
+    const junit = await live(crdFile, ...contexts, "-o", "junit", "--quiet");
+    assert.match(
+      junit.stdout,
+      /^<testsuites name="convctl fleet" tests="81" failures="0" errors="1"/m,
+    );
+    assert.match(junit.stdout, new RegExp(`<testsuite name="west/CRD/${CRD_NAME}"`));
+    assert.match(junit.stdout, /classname="east\.widgets-conversion\.v1"/);
+    assert.match(junit.stdout, /<error message="cluster error">cluster gone: /);
+
+    const sarif = await live(crdFile, ...contexts, "-o", "sarif");
+    assert.equal(sarif.code, 2);
+    assert.match(sarif.stderr, /-o sarif cannot be used with several clusters/);
+
+    const healthyOnly = await live(crdFile, "--contexts", "east,west", "--quiet");
+    assert.equal(healthyOnly.code, 0, healthyOnly.stdout);
+    assert.match(healthyOnly.stdout, /^FLEET: 2 clusters, 0 failed$/m);
+  });
+});
