@@ -9,6 +9,7 @@ import type { Command } from "./command.ts";
 import { completionCommand } from "./completion.ts";
 import { compatCommand } from "./compat.ts";
 import { convertCommand } from "./convert.ts";
+import { crossplaneCommand } from "./crossplane_status.ts";
 import { diffCommand } from "./diff.ts";
 import { fuzzCommand } from "./fuzz.ts";
 import { generateCommand } from "./generate.ts";
@@ -44,6 +45,7 @@ const ALL: readonly Command[] = [
   planCommand,
   versionsCommand,
   retargetCommand,
+  crossplaneCommand,
   compatCommand,
   versionCommand,
 ];
@@ -53,7 +55,6 @@ export const COMMANDS: ReadonlyMap<string, Command> = new Map(ALL.map((c) => [c.
 /** Commands the reference CLI has and this build does not yet; they answer "not implemented". */
 export const PLANNED_COMMANDS: ReadonlySet<string> = new Set([
   "migrate-storage",
-  "crossplane",
 ]);
 
 export function topLevelHelp(): string {

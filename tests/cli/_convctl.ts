@@ -25,6 +25,7 @@ export async function convctlWithStdin(
     args: [
       "run",
       "--quiet",
+      "--allow-net",
       "--allow-read",
       "--allow-env",
       "--allow-write",

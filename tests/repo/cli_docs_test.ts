@@ -112,6 +112,7 @@ async function run(step: Step, cwd: string): Promise<{ code: number; output: str
     args: [
       "run",
       "--quiet",
+      "--allow-net",
       "--allow-read",
       "--allow-env",
       "--allow-write",
