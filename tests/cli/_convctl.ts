@@ -25,10 +25,10 @@ export async function convctlWithStdin(
     args: [
       "run",
       "--quiet",
-      "--allow-net",
       "--allow-read",
       "--allow-env",
       "--allow-write",
+      "--allow-net",
       "--allow-run=git",
       "src/main/convctl.ts",
       ...args,

@@ -112,10 +112,10 @@ async function run(step: Step, cwd: string): Promise<{ code: number; output: str
     args: [
       "run",
       "--quiet",
-      "--allow-net",
       "--allow-read",
       "--allow-env",
       "--allow-write",
+      "--allow-net",
       "--allow-run=git",
       `${ROOT}src/main/convctl.ts`,
       ...step.args,
