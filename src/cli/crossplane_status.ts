@@ -24,7 +24,7 @@ import {
 import { listObjects, listVersionOf, objectsRef, readObject, XRD_REF } from "./cluster_reads.ts";
 import { defineCommand } from "./command.ts";
 import { renderTable, toJson } from "./output.ts";
-import { pinOf, underCrossplaneOf } from "./retarget.ts";
+import { pinOf, underCrossplaneOf } from "./retarget_plan.ts";
 
 /** Crossplane's Compositions. */
 export const COMPOSITIONS = {

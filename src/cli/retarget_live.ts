@@ -27,7 +27,7 @@ import {
   plannedObject,
   type RetargetObject,
   type RetargetReport,
-} from "./retarget.ts";
+} from "./retarget_plan.ts";
 import { targetCRDs } from "./schema_versions.ts";
 import type { GeneratedCRD } from "../engine/source.ts";
 
