@@ -8,7 +8,7 @@
 import assert from "node:assert/strict";
 import { convctl } from "../cli/_convctl.ts";
 import { KubeClient, loadKubeconfig } from "../../src/kube/mod.ts";
-import { type ControlPlane, e2eTest } from "../support/control_plane.ts";
+import { type ControlPlane, e2eTest, waitFor } from "../support/control_plane.ts";
 import {
   DCO_GROUP,
   fieldRenameConfig,
@@ -258,6 +258,51 @@ e2eTest("convctl retarget and crossplane status: a Namespaced XRD", async (cp) =
   assert.equal(none.stderr, `error: cluster ${cp.server}: XRD nothing.${GROUP} not found\n`);
 });
 
+/**
+ * A ValidatingAdmissionPolicy refusing every update of the composite named `name`: a patch the
+ * apiserver turns down. Resolves once the policy is in force (a dry-run write is refused).
+ */
+async function refuseUpdates(cp: ControlPlane, client: KubeClient, name: string): Promise<void> {
+  await cp.apply({
+    apiVersion: "admissionregistration.k8s.io/v1",
+    kind: "ValidatingAdmissionPolicy",
+    metadata: { name: "refuse-retarget" },
+    spec: {
+      failurePolicy: "Fail",
+      matchConstraints: {
+        resourceRules: [{
+          apiGroups: [GROUP],
+          apiVersions: ["*"],
+          operations: ["UPDATE"],
+          resources: ["xwidgets"],
+        }],
+      },
+      validations: [{
+        expression: `object.metadata.name != '${name}'`,
+        message: "refused by the test policy",
+      }],
+    },
+  } as Obj);
+  await cp.apply({
+    apiVersion: "admissionregistration.k8s.io/v1",
+    kind: "ValidatingAdmissionPolicyBinding",
+    metadata: { name: "refuse-retarget" },
+    spec: { policyName: "refuse-retarget", validationActions: ["Deny"] },
+  } as Obj);
+  const composites = { group: GROUP, version: "v1", plural: "xwidgets" };
+  await waitFor("the admission policy refuses updates", async () => {
+    try {
+      await client.patch(composites, name, { metadata: { labels: { probe: "x" } } }, {
+        type: "merge",
+        dryRun: true,
+      });
+      return false;
+    } catch (e) {
+      return String(e).includes("refused by the test policy");
+    }
+  });
+}
+
 e2eTest(
   "convctl retarget: a LegacyCluster XRD's composites and claims, fields under spec",
   async (cp) => {
@@ -284,6 +329,13 @@ e2eTest(
       metadata: { name: "claim", namespace: ns },
       spec: { size: 1, ...pinned("xwidgets-v1") },
     });
+    await client.create(composites, {
+      apiVersion: `${GROUP}/v1`,
+      kind: "XWidget",
+      metadata: { name: "refused" },
+      spec: { size: 2, ...pinned("xwidgets-v1") },
+    });
+    await refuseUpdates(cp, client, "refused");
     const r = await convctl(
       "retarget",
       "-x",
@@ -296,9 +348,17 @@ e2eTest(
       "json",
       "--quiet",
     );
-    assert.equal(r.code, 0, r.stderr);
+    // One refused patch: reported on its line, exit 1, the others still patched.
+    assert.equal(r.code, 1, r.stderr);
     const report = JSON.parse(r.stdout);
     assert.equal(report.scope, "LegacyCluster");
+    const refused = report.objects.find((o: Obj) => o.name === "refused");
+    assert.equal(refused.result, "failed");
+    assert.match(
+      refused.error,
+      new RegExp(`^cluster ${cp.server}: patching refused: .*refused by the test policy`),
+    );
+    report.objects = report.objects.filter((o: Obj) => o !== refused);
     assert.deepEqual(report.objects.map((o: Obj) => [o.namespace, o.name, o.crdRole, o.result]), [
       [undefined, "legacy", "composite", "patched"],
       [ns, "claim", "claim", "patched"],
@@ -311,5 +371,7 @@ e2eTest(
       assert.deepEqual(spec.compositionSelector, onTarget.compositionSelector);
       assert.equal(spec.crossplane, undefined);
     }
+    const kept = ((await client.get(composites, "refused")) as Obj).spec;
+    assert.deepEqual(kept.compositionRef, { name: "xwidgets-v1" });
   },
 );
