@@ -66,6 +66,7 @@ export function topLevelHelp(): string {
     "convctl drives the dco conversion engine against local files: validate and analyze",
     "conversion configs, round-trip sample objects, convert objects and draft rules; compare",
     "configs, plan hub promotions and version retirements, and gate changes between revisions.",
+    "Against a cluster: diff --live, retarget and crossplane status.",
     "",
     "Usage:",
     "  convctl <command> [flags]",
