@@ -218,4 +218,25 @@ e2eTest("convctl diff --live: an XRDConversionConfig against the cluster's XRD",
   assert.deepEqual(JSON.parse(dropped.stdout).spokes[0].ruleClaimsRemoved, [
     { strategy: "FieldRename", hubPaths: ["spec.size"], spokePaths: ["spec.capacity"] },
   ]);
+
+  // crossplane status on a cluster without Crossplane's Composition kind: no Compositions, not
+  // an error; the config is found (no status yet) and covers both versions.
+  const status = await convctl(
+    "crossplane",
+    "status",
+    name,
+    "--kubeconfig",
+    cp.kubeconfigPath,
+    "-o",
+    "json",
+  );
+  assert.equal(status.code, 0, status.stderr);
+  const report2 = JSON.parse(status.stdout);
+  assert.deepEqual(report2.compositions, []);
+  assert.equal(report2.unpinned, 0);
+  assert.deepEqual(report2.config, { name: "xwidgets", conditions: [] });
+  assert.deepEqual(report2.versions.map((v: Obj) => [v.name, v.ruleSet]), [["v1", "hub"], [
+    "v2",
+    "spoke",
+  ]]);
 });
