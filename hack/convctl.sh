@@ -5,5 +5,5 @@
 # `binary` input), as a release binary would be.
 set -euo pipefail
 root="$(cd "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/.." && pwd)" # also via a symlink
-exec bash "$root/hack/deno.sh" run --quiet --allow-read --allow-env --allow-write \
+exec bash "$root/hack/deno.sh" run --quiet --allow-read --allow-env --allow-write --allow-net \
   "$root/src/main/convctl.ts" "$@"

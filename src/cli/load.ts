@@ -287,18 +287,30 @@ export async function loadSchema(
 ): Promise<LoadedSchema> {
   const what = SCHEMA_FLAG[kind].what;
   const raw = await readSingleMap(file, `${what} file`, text);
-  file = shownName(file);
+  return schemaOfManifest(kind, raw, `${what} file ${shownName(file)}`, shownName(file));
+}
+
+/**
+ * A CRD or XRD manifest already read (a file's, or the cluster's) as the schema of a `kind`
+ * config; `described` names it in errors ("CRD file a.yaml", "CRD x of cluster c").
+ */
+export function schemaOfManifest(
+  kind: ConfigKind,
+  raw: JsonObject,
+  described: string,
+  file: string,
+): LoadedSchema {
   const expectedKind = kind === XRD_CONFIG_KIND
     ? "CompositeResourceDefinition"
     : "CustomResourceDefinition";
   if (raw.kind !== undefined && raw.kind !== expectedKind) {
     throw new CliError(
-      `${what} file ${file} has kind ${JSON.stringify(raw.kind)}, expected ${expectedKind}`,
+      `${described} has kind ${JSON.stringify(raw.kind)}, expected ${expectedKind}`,
     );
   }
   const spec = raw.spec;
   if (!isJsonObject(spec) || !Array.isArray(spec.versions)) {
-    throw new CliError(`${what} file ${file} has no spec.versions list`);
+    throw new CliError(`${described} has no spec.versions list`);
   }
   const source = kind === XRD_CONFIG_KIND ? schemaSourceFromXRD(raw) : schemaSourceFromCRD(raw);
   return { file, raw, source };
@@ -351,7 +363,7 @@ export async function loadTarget(
  * a schema file of another resource would report on the wrong one. An unnamed schema file is
  * taken as the target.
  */
-function requireSameTarget(config: LoadedConfig, schema: LoadedSchema): void {
+export function requireSameTarget(config: LoadedConfig, schema: LoadedSchema): void {
   const wanted = targetNameOf(config.config);
   const given = schema.source.name;
   if (given === "" || given === wanted) return;

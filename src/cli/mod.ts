@@ -9,6 +9,7 @@ import type { Command } from "./command.ts";
 import { completionCommand } from "./completion.ts";
 import { compatCommand } from "./compat.ts";
 import { convertCommand } from "./convert.ts";
+import { crossplaneCommand } from "./crossplane_status.ts";
 import { diffCommand } from "./diff.ts";
 import { fuzzCommand } from "./fuzz.ts";
 import { generateCommand } from "./generate.ts";
@@ -44,6 +45,7 @@ const ALL: readonly Command[] = [
   planCommand,
   versionsCommand,
   retargetCommand,
+  crossplaneCommand,
   compatCommand,
   versionCommand,
 ];
@@ -53,7 +55,6 @@ export const COMMANDS: ReadonlyMap<string, Command> = new Map(ALL.map((c) => [c.
 /** Commands the reference CLI has and this build does not yet; they answer "not implemented". */
 export const PLANNED_COMMANDS: ReadonlySet<string> = new Set([
   "migrate-storage",
-  "crossplane",
 ]);
 
 export function topLevelHelp(): string {
@@ -65,6 +66,7 @@ export function topLevelHelp(): string {
     "convctl drives the dco conversion engine against local files: validate and analyze",
     "conversion configs, round-trip sample objects, convert objects and draft rules; compare",
     "configs, plan hub promotions and version retirements, and gate changes between revisions.",
+    "Against a cluster: diff --live, retarget and crossplane status.",
     "",
     "Usage:",
     "  convctl <command> [flags]",

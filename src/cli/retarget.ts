@@ -1,123 +1,62 @@
 /**
- * `convctl retarget --dry-run`: the patches that point every object of an XRD (composites, and
- * claims) at the Compositions labelled for version `--to`, planned offline from exported objects.
- * Each patch is one JSON merge patch that removes the Composition pins (`compositionRef`,
- * `compositionRevisionRef`) with explicit nulls and sets `compositionSelector.matchLabels` to
- * `{<label-key>: <to>}` — under `spec.crossplane` for Namespaced and Cluster composites, directly
- * under `spec` for LegacyCluster composites and every claim. Sending them needs a cluster, which
- * this build does not talk to.
+ * `convctl retarget`: the patches that point every object of an XRD (composites, and claims) at
+ * the Compositions labelled for version `--to`. Each patch is one JSON merge patch that removes
+ * the Composition pins (`compositionRef`, `compositionRevisionRef`) with explicit nulls and sets
+ * `compositionSelector.matchLabels` to `{<label-key>: <to>}` — under `spec.crossplane` for
+ * Namespaced and Cluster composites, directly under `spec` for LegacyCluster composites and every
+ * claim. With `-s DIR --dry-run` they are planned offline from exported objects (this file);
+ * without `-s` they are sent to the cluster (./retarget_live.ts).
  */
 import { XRD_CONFIG_KIND } from "../api/mod.ts";
-import { jsonEqual, type JsonObject, type JsonValue, resolveXRDScope } from "../engine/mod.ts";
-import { isJsonObject } from "../lib/json.ts";
 import { CliError, FLAGS, outputFlag } from "./args.ts";
+import { CLUSTER_FLAGS } from "./cluster.ts";
 import { defineCommand } from "./command.ts";
-import { type InventoryObject, loadInventory } from "./inventory.ts";
+import { parseInteger } from "./int_flag.ts";
+import { loadInventory } from "./inventory.ts";
 import { loadSchema } from "./load.ts";
 import { renderTable, toJson } from "./output.ts";
-import { declaredVersions } from "./schema_versions.ts";
+import { retargetLive } from "./retarget_live.ts";
+import {
+  canaryCount,
+  checkRetarget,
+  order,
+  plannedObject,
+  type RetargetObject,
+  type RetargetReport,
+} from "./retarget_plan.ts";
 
-export type RetargetAction = "patch" | "already-on-target";
+const shownObject = (o: RetargetObject) =>
+  o.namespace !== undefined ? `${o.namespace}/${o.name}` : o.name;
 
-export interface RetargetObject {
-  namespace?: string;
-  name: string;
-  kind: string;
-  crdRole: "composite" | "claim";
-  action: RetargetAction;
-  /** The merge patch (absent when already on target). */
-  patch?: JsonObject;
+function actionText(o: RetargetObject, dryRun: boolean): string {
+  if (o.action === "already-on-target") return "already on target";
+  if (o.result === "failed") return `FAILED: ${o.error ?? ""}`;
+  if (o.result === "patched") return dryRun ? "patched (dry run)" : "patched";
+  return "patch";
 }
-
-export interface RetargetReport {
-  xrd: string;
-  to: string;
-  scope: string;
-  labelKey: string;
-  fieldManager: string;
-  dryRun: true;
-  /** Objects found, and how many the canary selected. */
-  total: number;
-  selected: number;
-  objects: RetargetObject[];
-}
-
-/** `N` or `N%`: how many of `total` objects, as a prefix of the list order. */
-export function canaryCount(value: string | undefined, total: number): number {
-  if (value === undefined) return total;
-  const m = /^(\d+)(%?)$/.exec(value);
-  if (m === null) {
-    throw new CliError(`invalid value ${JSON.stringify(value)} for --canary: must be N or N%`);
-  }
-  const n = Number(m[1]);
-  if (m[2] === "") return Math.min(n, total);
-  if (n > 100) {
-    throw new CliError(`invalid value ${JSON.stringify(value)} for --canary: above 100%`);
-  }
-  if (n === 0 || total === 0) return 0;
-  // A non-zero share of a non-empty set selects at least one object.
-  return Math.max(1, Math.floor((total * n) / 100));
-}
-
-const metadataOf = (o: JsonObject) => isJsonObject(o.metadata) ? o.metadata : {};
-
-/** The patch for one object, or undefined when it already selects `to` with no pin. */
-export function retargetPatch(
-  object: JsonObject,
-  underCrossplane: boolean,
-  labelKey: string,
-  to: string,
-): JsonObject | undefined {
-  const spec = isJsonObject(object.spec) ? object.spec : {};
-  const machinery = underCrossplane ? (isJsonObject(spec.crossplane) ? spec.crossplane : {}) : spec;
-  const selector = isJsonObject(machinery.compositionSelector) ? machinery.compositionSelector : {};
-  const labels = isJsonObject(selector.matchLabels) ? selector.matchLabels : {};
-  const wanted: JsonObject = { [labelKey]: to };
-  const pinned = machinery.compositionRef !== undefined ||
-    machinery.compositionRevisionRef !== undefined;
-  if (!pinned && jsonEqual(labels, wanted)) return undefined;
-  // A merge patch merges maps: other selector labels must be removed explicitly.
-  const matchLabels: Record<string, JsonValue> = {};
-  for (const key of Object.keys(labels)) if (key !== labelKey) matchLabels[key] = null;
-  matchLabels[labelKey] = to;
-  const fields: JsonObject = {
-    compositionRef: null,
-    compositionRevisionRef: null,
-    compositionSelector: { matchLabels },
-  };
-  return { spec: underCrossplane ? { crossplane: fields } : fields };
-}
-
-const order = (a: InventoryObject, b: InventoryObject) => {
-  const key = (o: InventoryObject) =>
-    [
-      o.crd.role === "composite" ? "0" : "1",
-      metadataOf(o.object).namespace ?? "",
-      metadataOf(o.object).name ?? "",
-    ]
-      .join("\u0000");
-  return key(a) < key(b) ? -1 : key(a) > key(b) ? 1 : 0;
-};
 
 function retargetTable(r: RetargetReport): string {
-  let text =
-    `retarget (dry run, offline): XRD ${r.xrd} → Compositions labelled ${r.labelKey}=${r.to}\n`;
+  const where = r.cluster === undefined
+    ? "dry run, offline"
+    : `cluster ${r.cluster}${r.dryRun ? ", server-side dry run" : ""}`;
+  let text = `retarget (${where}): XRD ${r.xrd} → Compositions labelled ${r.labelKey}=${r.to}\n`;
   if (r.selected !== r.total) text += `CANARY: ${r.selected} of ${r.total} object(s) selected\n`;
   if (r.objects.length > 0) {
     text += renderTable(
       ["OBJECT", "KIND", "ROLE", "ACTION"],
-      r.objects.map((o) => [
-        o.namespace !== undefined ? `${o.namespace}/${o.name}` : o.name,
-        o.kind,
-        o.crdRole,
-        o.action === "patch" ? "patch" : "already on target",
-      ]),
+      r.objects.map((o) => [shownObject(o), o.kind, o.crdRole, actionText(o, r.dryRun)]),
     );
   }
-  const patched = r.objects.filter((o) => o.action === "patch").length;
-  text +=
-    `SUMMARY: ${patched} object(s) to patch, ${r.objects.length - patched} already on target; ` +
-    "nothing was sent\n";
+  const toPatch = r.objects.filter((o) => o.action === "patch").length;
+  const already = r.objects.length - toPatch;
+  if (r.cluster === undefined) {
+    text += `SUMMARY: ${toPatch} object(s) to patch, ${already} already on target; ` +
+      "nothing was sent\n";
+  } else {
+    const failed = r.objects.filter((o) => o.result === "failed").length;
+    text += `SUMMARY: ${toPatch - failed} object(s) patched${r.dryRun ? " (dry run)" : ""}, ` +
+      `${failed} failed, ${already} already on target\n`;
+  }
   text += "NOTE: once the pin is gone, Crossplane picks among all Compositions matching the " +
     "labels — make sure exactly one does\n";
   return text;
@@ -125,12 +64,18 @@ function retargetTable(r: RetargetReport): string {
 
 export const retargetCommand = defineCommand({
   name: "retarget",
-  usage: "convctl retarget -x XRD --to V --dry-run -s DIR [--canary N|N%] [--label-key K] " +
-    "[--field-manager M] [-o table|json]",
-  summary: "Plan the patches that point an XRD's objects at the Compositions of one version.",
+  usage: "convctl retarget -x XRD --to V [--dry-run] [--canary N|N%] [--concurrency N] " +
+    "[--label-key K] [--field-manager M] [--kubeconfig F] [--context C] [-o table|json] " +
+    "[--quiet]\n  convctl retarget -x XRD-FILE --to V --dry-run -s DIR [--canary N|N%] " +
+    "[--label-key K] [-o table|json]",
+  summary: "Point an XRD's objects at the Compositions of one version (live, or planned offline).",
   target: "none",
   flags: [
-    FLAGS.xrd,
+    {
+      ...FLAGS.xrd,
+      value: "NAME",
+      help: "the XRD's name in the cluster (with -s: an XRD file) (required)",
+    },
     {
       name: "to",
       kind: "string",
@@ -138,22 +83,29 @@ export const retargetCommand = defineCommand({
       help: "the version whose Compositions to select (required)",
     },
     {
+      name: "dry-run",
+      kind: "bool",
+      help: "send the patches as a server-side dry run (with -s: plan them offline)",
+    },
+    {
       name: "samples",
       short: "s",
       kind: "string",
       value: "DIR",
-      help: "the XRD's composites and claims, exported from the cluster (required)",
-    },
-    {
-      name: "dry-run",
-      kind: "bool",
-      help: "plan the patches without sending them (required: this build has no cluster access)",
+      help: "plan offline from the XRD's composites and claims exported from the cluster",
     },
     {
       name: "canary",
       kind: "string",
       value: "N|N%",
       help: "only the first N (or N%) objects, in list order",
+    },
+    {
+      name: "concurrency",
+      kind: "string",
+      value: "N",
+      help: "patches in flight at once (live)",
+      default: "1",
     },
     {
       name: "label-key",
@@ -169,50 +121,36 @@ export const retargetCommand = defineCommand({
       help: "the field manager of the patches",
       default: "convctl-retarget",
     },
+    ...CLUSTER_FLAGS,
     outputFlag("table or json", "table"),
+    { ...FLAGS.quiet, help: "no plan or progress lines on stderr" },
   ],
-  required: ["xrd", "to", "samples"],
+  required: ["xrd", "to"],
   options: (flags) => {
-    if (!flags.bool("dry-run")) {
-      throw new CliError(
-        "retarget patches objects in a cluster, which this build cannot do yet; --dry-run plans " +
-          "the patches from exported objects (-s DIR)",
-      );
+    const concurrency = parseInteger("concurrency", flags.string("concurrency"), 1, [1, 256]);
+    if (flags.has("samples")) {
+      if (!flags.bool("dry-run")) {
+        throw new CliError(
+          "-s DIR plans the patches offline and needs --dry-run; without -s, retarget patches " +
+            "the cluster's objects",
+        );
+      }
+      for (const flag of ["kubeconfig", "context"]) {
+        if (flags.has(flag)) throw new CliError(`--${flag} cannot be used with -s (offline)`);
+      }
     }
+    return { concurrency };
   },
-  run: async ({ flags }): Promise<RetargetReport> => {
+  run: async ({ flags, io, options }): Promise<RetargetReport> => {
+    if (!flags.has("samples")) return await retargetLive(flags, io, options.concurrency);
     const schema = await loadSchema(XRD_CONFIG_KIND, flags.string("xrd")!);
     const to = flags.string("to")!;
-    const versions = declaredVersions(schema).map((v) => v.name);
-    if (!versions.includes(to)) {
-      throw new CliError(
-        `--to ${to}: not a version of XRD ${schema.source.name} (versions: ${versions.join(", ")})`,
-      );
-    }
-    const { scope, reason } = resolveXRDScope(schema.raw);
-    if (scope === "Indeterminate") {
-      throw new CliError(
-        `cannot tell where XRD ${schema.source.name} keeps its Composition fields: ${reason}`,
-      );
-    }
+    const scope = checkRetarget(schema, to);
     const inventory = await loadInventory(flags.string("samples")!, schema);
     const all = [...inventory.objects].sort(order);
     const selected = all.slice(0, canaryCount(flags.string("canary"), all.length));
     const labelKey = flags.string("label-key") ?? "xrd-api-version";
-    const objects = selected.map(({ crd, object }): RetargetObject => {
-      const metadata = metadataOf(object);
-      const underCrossplane = crd.role === "composite" && scope !== "LegacyCluster";
-      const patch = retargetPatch(object, underCrossplane, labelKey, to);
-      const out: RetargetObject = {
-        ...(typeof metadata.namespace === "string" ? { namespace: metadata.namespace } : {}),
-        name: String(metadata.name ?? ""),
-        kind: String(object.kind),
-        crdRole: crd.role,
-        action: patch === undefined ? "already-on-target" : "patch",
-      };
-      if (patch !== undefined) out.patch = patch;
-      return out;
-    });
+    const objects = selected.map((o) => plannedObject(o, scope, labelKey, to));
     return {
       xrd: schema.source.name,
       to,
@@ -226,4 +164,5 @@ export const retargetCommand = defineCommand({
     };
   },
   output: { formats: { table: retargetTable, json: toJson }, default: "table" },
+  exitCode: (r) => r.objects.some((o) => o.result === "failed") ? 1 : 0,
 });

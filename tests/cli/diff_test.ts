@@ -110,3 +110,23 @@ Deno.test("diff: bad input is a one-line error and exit 2", async () => {
     'unknown output format "yaml" (use json|table|markdown)',
   );
 });
+
+Deno.test("diff --live: flag mistakes and an unusable kubeconfig are one-line errors", async () => {
+  const dir = await tempFiles({ "kubeconfig": "apiVersion: v1\nkind: Config\nclusters: []\n" });
+  assertToolError(
+    await convctl("diff", "-c", FIELD_RENAME.config, "-c", FIELD_RENAME.config, "--live"),
+    "--config must be given once with --live (got 2)",
+  );
+  assertToolError(
+    await convctl("diff", "-c", FIELD_RENAME.config, "-c", FIELD_RENAME.config),
+    "one of the flags --xrd, --crd is required",
+  );
+  assertToolError(
+    await convctl("diff", ...FIELD_RENAME.flags, "-c", FIELD_RENAME.config, "--context", "x"),
+    "--context requires --live",
+  );
+  assertToolError(
+    await convctl("diff", "-c", FIELD_RENAME.config, "--live", "--kubeconfig", `${dir}/kubeconfig`),
+    new RegExp(`^error: cluster ${dir}/kubeconfig: .*\\n$`),
+  );
+});

@@ -106,7 +106,15 @@ Deno.test("retarget --dry-run: legacy composites and claims keep the fields unde
 Deno.test("retarget: bad input is a one-line error and exit 2", async () => {
   assertToolError(
     await convctl(...ARGS),
-    "retarget patches objects in a cluster, which this build cannot do yet; --dry-run plans the patches from exported objects (-s DIR)",
+    "-s DIR plans the patches offline and needs --dry-run; without -s, retarget patches the cluster's objects",
+  );
+  assertToolError(
+    await convctl(...ARGS, "--dry-run", "--context", "prod"),
+    "--context cannot be used with -s (offline)",
+  );
+  assertToolError(
+    await convctl(...ARGS, "--dry-run", "--concurrency", "0"),
+    'invalid value "0" for --concurrency: expected an integer from 1 to 256',
   );
   assertToolError(
     await convctl(

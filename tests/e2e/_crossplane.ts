@@ -3,7 +3,8 @@
  * `xrd_end_to_end_test.ts`): Crossplane's own controller does not run here.
  *
  * - `XRD_CRD`: a minimal stand-in of Crossplane's CompositeResourceDefinition CRD
- *   (`testdata/crossplane_xrd_crd.yaml`).
+ *   (`testdata/crossplane_xrd_crd.yaml`); `COMPOSITION_CRD`, of its Composition CRD
+ *   (`testdata/crossplane_composition_crd.yaml`, for the convctl commands that read Compositions).
  * - `FakeCrossplane`: marks XRDs Established, renders the CRDs Crossplane generates from an XRD
  *   (composite, plus the claim CRD when the XRD offers claims, owned by the XRD, versions and
  *   schemas taken from the XRD, `storage` = `referenceable`) and, while asked to, keeps their
@@ -25,6 +26,10 @@ import { jsonEqual, rfc3339 } from "../../src/lib/mod.ts";
 
 export const XRD_CRD = parse(
   Deno.readTextFileSync(new URL("testdata/crossplane_xrd_crd.yaml", import.meta.url)),
+) as k8s.KubernetesObject;
+/** A minimal stand-in of Crossplane's Composition CRD (`testdata/crossplane_composition_crd.yaml`). */
+export const COMPOSITION_CRD = parse(
+  Deno.readTextFileSync(new URL("testdata/crossplane_composition_crd.yaml", import.meta.url)),
 ) as k8s.KubernetesObject;
 export const XRDS = (version = "v2") => ({
   group: "apiextensions.crossplane.io",
