@@ -40,7 +40,7 @@ compile_role() {
       include=(--include src/webhook/compile_worker.ts --include src/webhook/convert/convert_worker.ts)
       ;;
     convctl)
-      flags=(--allow-read --allow-env --allow-write --allow-run=git)
+      flags=(--allow-read --allow-env --allow-write --allow-net --allow-run=git)
       entry=src/main/convctl.ts
       include=(--include src/cli/test_worker.ts --include src/cli/lint_worker.ts)
       ;;

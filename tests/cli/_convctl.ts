@@ -28,6 +28,7 @@ export async function convctlWithStdin(
       "--allow-read",
       "--allow-env",
       "--allow-write",
+      "--allow-net",
       "--allow-run=git",
       "src/main/convctl.ts",
       ...args,

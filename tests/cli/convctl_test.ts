@@ -67,8 +67,8 @@ Deno.test("unknown commands, planned commands and unknown flags exit 2", async (
     'unknown command "valdate" for "convctl" (did you mean "validate"?) (run "convctl help")',
   );
 
-  const planned = await convctl("migrate-storage");
-  assertToolError(planned, 'command "migrate-storage" is not implemented yet in this build');
+  const planned = await convctl("crossplane");
+  assertToolError(planned, 'command "crossplane" is not implemented yet in this build');
 
   const flag = await convctl("version", "--verbose");
   assertToolError(flag, "unknown flag: --verbose");

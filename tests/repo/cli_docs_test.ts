@@ -115,6 +115,7 @@ async function run(step: Step, cwd: string): Promise<{ code: number; output: str
       "--allow-read",
       "--allow-env",
       "--allow-write",
+      "--allow-net",
       "--allow-run=git",
       `${ROOT}src/main/convctl.ts`,
       ...step.args,

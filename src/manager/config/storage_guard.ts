@@ -117,7 +117,7 @@ export function storageVerdict(input: StorageGuardInput): StorageVerdict {
     remedies.push(migrationSteps(crd));
   }
   if (reason === undefined) return { safe: true, problem: "", remedy: "" };
-  const later = migrate ? " (convctl migrate-storage will do the migration once it exists)" : "";
+  const later = migrate ? " (or: convctl migrate-storage --crd <crd> --prune-stored-versions)" : "";
   return {
     safe: false,
     reason,
