@@ -1,17 +1,21 @@
 /**
- * The writes of `convctl migrate-storage`: every listed object gets a forced server-side apply of
- * its identity only (`apiVersion`, `kind`, name, namespace) plus the `resourceVersion` it was
- * listed at. Setting no field changes no value and takes no field from anyone; the write alone
- * makes the apiserver encode the object again, at the current storage version.
+ * The writes of `convctl migrate-storage`: every listed object gets one PATCH whose only
+ * operation tests that `metadata.uid` is still the listed one (a JSON patch). It changes no value
+ * and takes no field from any manager; the write alone makes the apiserver encode the object
+ * again, at the current storage version.
  *
- * Why a re-run is safe (resumable): it lists again and applies every object again, so nothing is
+ * Why not a server-side apply of the identity: an apply creates a missing object, so an object
+ * deleted between the listing and its write would come back (the apiserver ignores a
+ * `resourceVersion` in an apply that creates). A JSON patch never creates: a deleted object
+ * answers 404 and counts as done.
+ *
+ * Why a re-run is safe (resumable): it lists again and writes every object again, so nothing is
  * skipped. An object already stored at the storage version encodes to the bytes etcd holds, and
- * the apiserver then writes nothing (no new resourceVersion, no watch event). The listed
- * resourceVersion is a precondition: an object deleted since the listing is never created again,
- * and one changed since (a `Conflict`) was written by that change at the storage version already —
- * it is read once more and applied at its new resourceVersion, or counted done when it is gone.
+ * the apiserver then writes nothing (no new resourceVersion, no watch event); nothing deleted is
+ * recreated; an object replaced under the same name (a new uid) fails the test and is reported,
+ * and the next run lists the new one.
  */
-import { isConflict, isGone, isNotFound, KubeApiError, type KubeClient } from "../kube/mod.ts";
+import { isNotFound, KubeApiError, type KubeClient } from "../kube/mod.ts";
 import type { KubeObject, ResourceRef } from "../kube/mod.ts";
 
 export interface MigratedObject {
@@ -20,12 +24,10 @@ export interface MigratedObject {
   error?: string;
 }
 
-export interface ApplyPlan {
+export interface WritePlan {
   client: KubeClient;
   /** `<group>/<storage>/<plural>`, namespace per object. */
   ref: ResourceRef;
-  apiVersion: string;
-  kind: string;
   namespaced: boolean;
   fieldManager: string;
   dryRun: boolean;
@@ -38,45 +40,37 @@ function errorText(e: unknown): string {
   return (e instanceof Error ? e.message : String(e)).split("\n")[0];
 }
 
-async function migrateOne(plan: ApplyPlan, object: KubeObject): Promise<MigratedObject> {
-  const { name, namespace, resourceVersion } = object.metadata;
-  const entry: MigratedObject = plan.namespaced ? { namespace, name: name ?? "" } : {
-    name: name ?? "",
-  };
+async function migrateOne(plan: WritePlan, object: KubeObject): Promise<MigratedObject> {
+  const { name, namespace, uid } = object.metadata;
+  const entry: MigratedObject = plan.namespaced
+    ? { namespace, name: name ?? "" }
+    : { name: name ?? "" };
   if (!name) return { ...entry, error: "object without metadata.name" };
   if (plan.namespaced && !namespace) {
     return { ...entry, error: "namespaced object without namespace" };
   }
+  if (!uid) return { ...entry, error: "object without metadata.uid" };
   const ref = { ...plan.ref, namespace: plan.namespaced ? namespace : undefined };
-  const apply = (rv: string | undefined) =>
-    plan.client.patch(ref, name, {
-      apiVersion: plan.apiVersion,
-      kind: plan.kind,
-      metadata: { name, ...(plan.namespaced ? { namespace } : {}), resourceVersion: rv },
-    }, { type: "apply", force: true, fieldManager: plan.fieldManager, dryRun: plan.dryRun });
   try {
-    await apply(resourceVersion);
+    await plan.client.patch(ref, name, [{ op: "test", path: "/metadata/uid", value: uid }], {
+      type: "json",
+      fieldManager: plan.fieldManager,
+      dryRun: plan.dryRun,
+    });
     return entry;
   } catch (e) {
-    if (!isConflict(e) && !isNotFound(e)) return { ...entry, error: errorText(e) };
-  }
-  // Changed or deleted since the listing: read it again.
-  try {
-    const now = await plan.client.get(ref, name);
-    await apply(now.metadata.resourceVersion);
-    return entry;
-  } catch (e) {
-    if (isNotFound(e) || isGone(e)) return entry;
+    // Deleted since the listing: nothing is stored any more, and the patch created nothing.
+    if (isNotFound(e)) return entry;
     return { ...entry, error: errorText(e) };
   }
 }
 
 /**
- * Applies `objects` with up to `plan.concurrency` writes in flight; `done(n)` after each. The
+ * Writes `objects` with up to `plan.concurrency` writes in flight; `done(n)` after each. The
  * results are in the order of `objects`; a failed write is recorded and the rest still run.
  */
-export async function applyAll(
-  plan: ApplyPlan,
+export async function writeAll(
+  plan: WritePlan,
   objects: readonly KubeObject[],
   done: (count: number) => void,
 ): Promise<MigratedObject[]> {

@@ -10,7 +10,7 @@ import { CRD_RESOURCE } from "../kube/resources.ts";
 import { CliError, FLAGS, type FlagSpec, outputFlag, type ParsedFlags } from "./args.ts";
 import { CLUSTER_FLAGS, clusterError, clusterTargetOf, openCluster } from "./cluster.ts";
 import { defineCommand } from "./command.ts";
-import { applyAll, type MigratedObject } from "./migrate_run.ts";
+import { type MigratedObject, writeAll } from "./migrate_run.ts";
 import { type MigrationTarget, resolveMigrationTarget } from "./migrate_target.ts";
 import { type Io, progressLine, renderTable, toJson } from "./output.ts";
 
@@ -134,12 +134,10 @@ async function migrate(flags: ParsedFlags, io: Io, o: MigrateOptions) {
   io.err(planLine(target, listed.length, { ...o, namespace }, cluster.name));
   const progress = progressLine(io, !flags.bool("quiet"));
   const started = Date.now();
-  const objects = await applyAll(
+  const objects = await writeAll(
     {
       client: cluster.client,
       ref,
-      apiVersion: `${target.group}/${target.storageVersion}`,
-      kind: target.kind,
       namespaced: target.namespaced,
       fieldManager: o.fieldManager,
       dryRun: o.dryRun,
