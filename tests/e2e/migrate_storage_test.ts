@@ -10,6 +10,8 @@
  * - A server-side dry run: every object ok, nothing in etcd changes.
  * - The admin, `--concurrency 8 --prune-stored-versions`: every object ok, every etcd key at v2,
  *   `storedVersions` [v2]. The rate (objects/s) is printed in the test log.
+ * - `-x` an XRD (Crossplane's part played by a stand-in CRD) resolves its generated CRD and warns
+ *   that its referenceable version lags the storage version; `-n` limits the run; the table.
  * - A re-run rewrites nothing (every resourceVersion stays), and an object deleted after the
  *   listing is not created again (a server-side apply would create it).
  */
@@ -25,6 +27,7 @@ import {
 import { CRD_RESOURCE } from "../../src/kube/resources.ts";
 import { convctl } from "../cli/_convctl.ts";
 import { type ControlPlane, e2eTest, waitFor } from "../support/control_plane.ts";
+import { XRD_CRD, XRDS } from "./_crossplane.ts";
 import { adminClient, serviceAccountKubeconfig } from "./kube/_support.ts";
 
 /** Objects stored at v1 before the migration (half in each namespace). */
@@ -321,5 +324,60 @@ e2eTest(
       assert.deepEqual(result, { namespace: nsB, name: "thing-0001" });
       await assert.rejects(admin.get({ ...v2, namespace: nsB }, "thing-0001"), isNotFound);
     });
+
+    await t.step(
+      "-x XRD: its generated CRD, a warning when the referenceable version lags, the table",
+      async () => {
+        await cp.apply(XRD_CRD);
+        await cp.waitForCRD(XRD_CRD.metadata!.name!);
+        await admin.create(XRDS("v2"), {
+          apiVersion: "apiextensions.crossplane.io/v2",
+          kind: "CompositeResourceDefinition",
+          metadata: { name: CRD },
+          spec: {
+            group: GROUP,
+            scope: "Namespaced",
+            names: { plural: PLURAL, kind: "Thing" },
+            versions: ["v1", "v2"].map((name) => ({
+              name,
+              served: true,
+              referenceable: name === "v1",
+              schema: SCHEMA,
+            })),
+          },
+        });
+        const r = await convctl(
+          "migrate-storage",
+          "-x",
+          CRD,
+          "--kubeconfig",
+          cp.kubeconfigPath,
+          "--dry-run",
+          "-n",
+          nsA,
+        );
+        assert.equal(r.code, 0, r.stderr);
+        assert.match(
+          r.stderr,
+          new RegExp(`would rewrite .* ${COUNT / 2 + 1} Thing object\\(s\\) in namespace ${nsA} `),
+        );
+        const head = r.stdout.split("\n").slice(0, 7);
+        assert.deepEqual(head, [
+          "MODE:     dry-run",
+          `TARGET:   CompositeResourceDefinition ${CRD}`,
+          `CRD:      ${CRD}`,
+          `GVK:      ${GROUP}/v2, Kind=Thing (${PLURAL})`,
+          "STORED:   v2",
+          `OBJECTS:  ${COUNT / 2 + 1} (${COUNT / 2 + 1} ok, 0 failed)`,
+          "PRUNE:    not pruned",
+        ]);
+        assert.match(r.stdout, /^NAMESPACE +NAME +RESULT$/m);
+        assert.match(r.stdout, new RegExp(`^${nsA} +thing-0000 +ok$`, "m"));
+        assert.match(
+          r.stdout,
+          /^WARNING: the XRD's referenceable version is v1 but CRD things\.migrate\.dco\.test stores v2 /m,
+        );
+      },
+    );
   },
 );
