@@ -100,6 +100,23 @@ function planLine(t: MigrationTarget, count: number, o: MigrateOptions, cluster:
     `concurrency ${Math.min(o.concurrency, Math.max(count, 1))})${then}\n`;
 }
 
+/**
+ * The preferred version of `storagemigration.k8s.io` (the StorageVersionMigration API) when the
+ * cluster serves it; undefined when not, or when discovery cannot tell (a hint is not worth a
+ * failure).
+ */
+async function storageMigrationAPI(client: KubeClient): Promise<string | undefined> {
+  try {
+    const group = await client.call<{ preferredVersion?: { groupVersion?: string } }>(
+      "GET",
+      "/apis/storagemigration.k8s.io",
+    );
+    return group.preferredVersion?.groupVersion;
+  } catch {
+    return undefined;
+  }
+}
+
 async function migrate(flags: ParsedFlags, io: Io, o: MigrateOptions) {
   using cluster = await openCluster(clusterTargetOf(flags));
   const crdFlag = flags.string("crd");
@@ -132,6 +149,14 @@ async function migrate(flags: ParsedFlags, io: Io, o: MigrateOptions) {
     throw clusterError(cluster.name, e, `listing ${target.plural}.${target.group}`);
   }
   io.err(planLine(target, listed.length, { ...o, namespace }, cluster.name));
+  const svm = await storageMigrationAPI(cluster.client);
+  if (svm !== undefined) {
+    io.err(
+      `NOTE: cluster ${cluster.name} serves ${svm} (StorageVersionMigration): where ` +
+        "kube-controller-manager runs its storage-version-migrator controller, it can do this " +
+        "rewrite instead\n",
+    );
+  }
   const progress = progressLine(io, !flags.bool("quiet"));
   const started = Date.now();
   const objects = await writeAll(

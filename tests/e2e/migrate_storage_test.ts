@@ -269,6 +269,11 @@ e2eTest(
       // stderr is a pipe here: the plan line, and no progress line.
       assert.match(r.stderr, /^migrate-storage: rewriting 2001 Thing object\(s\) on cluster /);
       assert.doesNotMatch(r.stderr, /migrated \d+\//);
+      // The apiserver (1.37) serves the StorageVersionMigration API: the run says so.
+      assert.match(
+        r.stderr,
+        /^NOTE: cluster .* serves storagemigration\.k8s\.io\/v1 \(StorageVersionMigration\)/m,
+      );
       const report = parse(r.stdout);
       assert.equal(report.succeeded, total);
       assert.equal(report.failed, 0);
