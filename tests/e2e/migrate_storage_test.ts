@@ -25,7 +25,7 @@ import {
   type ResourceRef,
 } from "../../src/kube/mod.ts";
 import { CRD_RESOURCE } from "../../src/kube/resources.ts";
-import { convctl } from "../cli/_convctl.ts";
+import { assertToolError, convctl } from "../cli/_convctl.ts";
 import { type ControlPlane, e2eTest, waitFor } from "../support/control_plane.ts";
 import { XRD_CRD, XRDS } from "./_crossplane.ts";
 import { adminClient, serviceAccountKubeconfig } from "./kube/_support.ts";
@@ -381,6 +381,20 @@ e2eTest(
         assert.match(
           r.stdout,
           /^WARNING: the XRD's referenceable version is v1 but CRD things\.migrate\.dco\.test stores v2 /m,
+        );
+        const partial = await convctl(
+          "migrate-storage",
+          "-x",
+          CRD,
+          "--kubeconfig",
+          cp.kubeconfigPath,
+          "-n",
+          nsA,
+          "--prune-stored-versions",
+        );
+        assertToolError(
+          partial,
+          "--prune-stored-versions needs every object of the CRD migrated: drop --namespace",
         );
       },
     );
