@@ -14,6 +14,7 @@ import { diffCommand } from "./diff.ts";
 import { fuzzCommand } from "./fuzz.ts";
 import { generateCommand } from "./generate.ts";
 import { lintCommand } from "./lint.ts";
+import { migrateStorageCommand } from "./migrate_storage.ts";
 import { patchPreviewCommand } from "./patch_preview.ts";
 import { planCommand } from "./plan.ts";
 import { rehubCommand } from "./rehub.ts";
@@ -40,6 +41,7 @@ const ALL: readonly Command[] = [
   fuzzCommand,
   generateCommand,
   patchPreviewCommand,
+  migrateStorageCommand,
   lintCommand,
   completionCommand(() => ALL),
   planCommand,
@@ -51,11 +53,6 @@ const ALL: readonly Command[] = [
 ];
 
 export const COMMANDS: ReadonlyMap<string, Command> = new Map(ALL.map((c) => [c.spec.name, c]));
-
-/** Commands the reference CLI has and this build does not yet; they answer "not implemented". */
-export const PLANNED_COMMANDS: ReadonlySet<string> = new Set([
-  "migrate-storage",
-]);
 
 export function topLevelHelp(): string {
   const width = Math.max(...[...COMMANDS.keys()].map((n) => n.length));

@@ -9,7 +9,6 @@ import {
   errorLine,
   type Io,
   parseFlags,
-  PLANNED_COMMANDS,
   processIo,
   topLevelHelp,
 } from "../cli/mod.ts";
@@ -25,9 +24,6 @@ export async function convctl(args: readonly string[], io: Io): Promise<number> 
   try {
     const command = COMMANDS.get(name);
     if (command === undefined) {
-      if (PLANNED_COMMANDS.has(name)) {
-        throw new CliError(`command "${name}" is not implemented yet in this build`);
-      }
       const hint = didYouMean(name, COMMANDS.keys());
       throw new CliError(`unknown command "${name}" for "convctl"${hint} (run "convctl help")`);
     }

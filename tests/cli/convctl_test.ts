@@ -57,7 +57,7 @@ Deno.test("command help lists the flags with short and long forms", async () => 
   assert.equal((await convctl("help", "convert")).stdout, (await convctl("convert", "-h")).stdout);
 });
 
-Deno.test("unknown commands, planned commands and unknown flags exit 2", async () => {
+Deno.test("unknown commands, subcommands and flags exit 2", async () => {
   const unknown = await convctl("frobnicate");
   assertToolError(unknown, 'unknown command "frobnicate" for "convctl" (run "convctl help")');
   assert.equal(unknown.stdout, "");
@@ -67,8 +67,8 @@ Deno.test("unknown commands, planned commands and unknown flags exit 2", async (
     'unknown command "valdate" for "convctl" (did you mean "validate"?) (run "convctl help")',
   );
 
-  const planned = await convctl("migrate-storage");
-  assertToolError(planned, 'command "migrate-storage" is not implemented yet in this build');
+  const subcommand = await convctl("crossplane", "foo");
+  assertToolError(subcommand, 'unknown subcommand "foo" for "convctl crossplane" (use status)');
 
   const flag = await convctl("version", "--verbose");
   assertToolError(flag, "unknown flag: --verbose");

@@ -46,7 +46,7 @@ import {
   webhookServer,
 } from "../support/dco_stack.ts";
 import { MANAGER_LEASE_NAME } from "../../src/kube/leader.ts";
-import { clusterCA, serviceAccountToken } from "./kube/_support.ts";
+import { serviceAccountKubeconfig as saKubeconfig } from "./kube/_support.ts";
 
 /** The apiserver's audit log: every write, at Metadata level (who, what, when). */
 const AUDIT = Deno.makeTempDirSync({ prefix: "dco-handover-audit-" });
@@ -93,27 +93,12 @@ async function serviceAccountKubeconfig(
   name: string,
   dir: string,
 ): Promise<string> {
-  const token = await serviceAccountToken(admin, ns, name);
+  const path = await saKubeconfig(cp, admin, ns, name, dir);
   await admin.create(CLUSTER_ROLE_BINDINGS, {
     metadata: { name: `${ns}-${name}` },
     roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: "cluster-admin" },
     subjects: [{ kind: "ServiceAccount", name, namespace: ns }],
   });
-  const path = `${dir}/${name}.kubeconfig`;
-  await Deno.writeTextFile(
-    path,
-    JSON.stringify({
-      apiVersion: "v1",
-      kind: "Config",
-      clusters: [{
-        name: "cp",
-        cluster: { server: cp.server, "certificate-authority-data": btoa(clusterCA(cp)) },
-      }],
-      users: [{ name, user: { token } }],
-      contexts: [{ name, context: { cluster: "cp", user: name, namespace: ns } }],
-      "current-context": name,
-    }),
-  );
   return path;
 }
 

@@ -74,10 +74,11 @@ export function versionedObject(kind: "CRD" | "XRD", obj: JsonObject): Versioned
   };
 }
 
-/** The kubectl steps that migrate one CRD's stored objects to its storage version. */
+/** The steps that migrate one CRD's stored objects to its storage version: convctl, or kubectl. */
 export function migrationSteps(crd: VersionedObject): string {
   const storage = crd.storage ?? "<storage version>";
-  return `rewrite every ${crd.name} object at ${storage} ` +
+  return `run convctl migrate-storage --crd ${crd.name} --prune-stored-versions, or ` +
+    `rewrite every ${crd.name} object at ${storage} ` +
     `(kubectl get ${crd.name} --all-namespaces -o json | kubectl replace -f -), then ` +
     `kubectl patch crd ${crd.name} --subresource=status --type=merge -p ` +
     `'{"status":{"storedVersions":["${storage}"]}}'`;
@@ -100,13 +101,11 @@ export function storageVerdict(input: StorageGuardInput): StorageVerdict {
   if (reason !== undefined) {
     remedies.push("stop serving every version but the storage version (served: false)");
   }
-  let migrate = false;
   for (const crd of input.storedIn) {
     const stored = crd.stored ?? [];
     const pending = stored.filter((v) => v !== crd.storage);
     if (stored.length > 0 && pending.length === 0) continue;
     reason ??= "StoredVersionsPending";
-    migrate = true;
     problems.push(
       stored.length === 0
         ? `${crd.label} has an empty or unreadable status.storedVersions`
@@ -117,12 +116,11 @@ export function storageVerdict(input: StorageGuardInput): StorageVerdict {
     remedies.push(migrationSteps(crd));
   }
   if (reason === undefined) return { safe: true, problem: "", remedy: "" };
-  const later = migrate ? " (convctl migrate-storage will do the migration once it exists)" : "";
   return {
     safe: false,
     reason,
     problem: problems.join("; "),
-    remedy: `${remedies.join("; ")}${later}`,
+    remedy: remedies.join("; "),
   };
 }
 

@@ -79,6 +79,36 @@ export async function serviceAccountToken(
   return tr.status.token;
 }
 
+/**
+ * A kubeconfig file in `dir` for ServiceAccount `name` of `namespace` (created if missing, with a
+ * fresh token), its context named `name`. What the identity may do is up to the caller's RBAC.
+ */
+export async function serviceAccountKubeconfig(
+  cp: ControlPlane,
+  admin: KubeClient,
+  namespace: string,
+  name: string,
+  dir: string,
+): Promise<string> {
+  const token = await serviceAccountToken(admin, namespace, name);
+  const path = `${dir}/${name}.kubeconfig`;
+  await Deno.writeTextFile(
+    path,
+    JSON.stringify({
+      apiVersion: "v1",
+      kind: "Config",
+      clusters: [{
+        name: "cp",
+        cluster: { server: cp.server, "certificate-authority-data": btoa(clusterCA(cp)) },
+      }],
+      users: [{ name, user: { token } }],
+      contexts: [{ name, context: { cluster: "cp", user: name, namespace } }],
+      "current-context": name,
+    }),
+  );
+  return path;
+}
+
 /** Writes an in-cluster credentials directory (ca.crt, token, namespace) and returns it. */
 export async function writeServiceAccountDir(
   cp: ControlPlane,

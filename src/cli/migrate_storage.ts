@@ -1,0 +1,311 @@
+/**
+ * `convctl migrate-storage`: rewrites every object of a CRD (or of an XRD's generated CRD) in a
+ * live cluster so etcd holds it at the current storage version, then — on request, and only when
+ * every write succeeded — trims the CRD's `status.storedVersions` to that version, so an older
+ * version can be removed from the CRD. The writes themselves are in migrate_run.ts.
+ */
+import { isJsonObject } from "../lib/json.ts";
+import type { KubeClient, KubeObject } from "../kube/mod.ts";
+import { CRD_RESOURCE } from "../kube/resources.ts";
+import { CliError, FLAGS, type FlagSpec, outputFlag, type ParsedFlags } from "./args.ts";
+import { CLUSTER_FLAGS, clusterError, clusterTargetOf, openCluster } from "./cluster.ts";
+import { defineCommand } from "./command.ts";
+import { type MigratedObject, writeAll } from "./migrate_run.ts";
+import { type MigrationTarget, resolveMigrationTarget } from "./migrate_target.ts";
+import { type Io, progressLine, renderTable, toJson } from "./output.ts";
+
+/** Objects per LIST request. */
+const PAGE_SIZE = 200;
+
+export interface MigrationReport {
+  resourceKind: MigrationTarget["resourceKind"];
+  resource: string;
+  crd: string;
+  group: string;
+  kind: string;
+  plural: string;
+  storageVersion: string;
+  storedVersions?: string[];
+  namespaced: boolean;
+  dryRun: boolean;
+  fieldManager: string;
+  objects: MigratedObject[];
+  succeeded: number;
+  failed: number;
+  pruned: boolean;
+  pruneError?: string;
+  warnings?: string[];
+}
+
+interface MigrateOptions {
+  concurrency: number;
+  fieldManager: string;
+  dryRun: boolean;
+  prune: boolean;
+  namespace?: string;
+}
+
+/** `--concurrency`: any integer; zero or less means one write at a time. */
+export function concurrencyOf(raw: string | undefined): number {
+  if (raw === undefined) return 1;
+  if (!/^-?\d+$/.test(raw.trim())) {
+    throw new CliError(
+      `invalid value ${JSON.stringify(raw)} for --concurrency: expected an integer`,
+    );
+  }
+  return Math.max(1, Number(raw.trim()));
+}
+
+/** `1m05s`-style remaining time for the progress line. */
+function duration(seconds: number): string {
+  const s = Math.max(0, Math.round(seconds));
+  return s >= 60 ? `${Math.floor(s / 60)}m${String(s % 60).padStart(2, "0")}s` : `${s}s`;
+}
+
+/** `migrated N/M objects (R/s, ETA T)`. */
+export function progressText(done: number, total: number, elapsedMs: number): string {
+  const rate = elapsedMs > 0 ? (done * 1000) / elapsedMs : 0;
+  const eta = rate > 0 ? `, ETA ${duration((total - done) / rate)}` : "";
+  return `migrated ${done}/${total} objects (${rate.toFixed(1)}/s${eta})`;
+}
+
+async function prune(
+  on: { client: KubeClient; cluster: string },
+  crdName: string,
+  storage: string,
+): Promise<string | undefined> {
+  try {
+    const crd = await on.client.get(CRD_RESOURCE, crdName);
+    const status = isJsonObject(crd.status) ? crd.status : {};
+    await on.client.update(CRD_RESOURCE, {
+      ...crd,
+      status: { ...status, storedVersions: [storage] },
+    }, {
+      subresource: "status",
+    });
+    return undefined;
+  } catch (e) {
+    return clusterError(on.cluster, e, `updating the status of CRD ${crdName}`).message;
+  }
+}
+
+function planLine(t: MigrationTarget, count: number, o: MigrateOptions, cluster: string): string {
+  const where = o.namespace !== undefined && t.namespaced ? ` in namespace ${o.namespace}` : "";
+  const verb = o.dryRun ? "would rewrite (server-side dry run)" : "rewriting";
+  const then = o.prune && !o.dryRun
+    ? `, then set status.storedVersions of CRD ${t.crd} to [${t.storageVersion}] if all succeed`
+    : "";
+  return `migrate-storage: ${verb} ${count} ${t.kind} object(s)${where} on cluster ${cluster} ` +
+    `at ${t.group}/${t.storageVersion} (field manager ${o.fieldManager}, ` +
+    `concurrency ${Math.min(o.concurrency, Math.max(count, 1))})${then}\n`;
+}
+
+/**
+ * The preferred version of `storagemigration.k8s.io` (the StorageVersionMigration API) when the
+ * cluster serves it; undefined when not, or when discovery cannot tell (a hint is not worth a
+ * failure).
+ */
+async function storageMigrationAPI(client: KubeClient): Promise<string | undefined> {
+  try {
+    const group = await client.call<{ preferredVersion?: { groupVersion?: string } }>(
+      "GET",
+      "/apis/storagemigration.k8s.io",
+    );
+    return group.preferredVersion?.groupVersion;
+  } catch {
+    return undefined;
+  }
+}
+
+async function migrate(flags: ParsedFlags, io: Io, o: MigrateOptions) {
+  using cluster = await openCluster(clusterTargetOf(flags));
+  const crdFlag = flags.string("crd");
+  const target = await resolveMigrationTarget(
+    cluster.client,
+    cluster.name,
+    crdFlag !== undefined ? { crd: crdFlag } : { xrd: flags.string("xrd")! },
+  );
+  const warnings = [...target.warnings];
+  let namespace = o.namespace;
+  if (namespace !== undefined && !target.namespaced) {
+    warnings.push(`--namespace ${namespace} ignored: ${target.crd} is cluster-scoped`);
+    namespace = undefined;
+  }
+  if (namespace !== undefined && o.prune) {
+    throw new CliError(
+      "--prune-stored-versions needs every object of the CRD migrated: drop --namespace",
+    );
+  }
+  const ref = {
+    group: target.group,
+    version: target.storageVersion,
+    plural: target.plural,
+    namespace,
+  };
+  let listed: KubeObject[];
+  try {
+    listed = (await cluster.client.listAll(ref, { limit: PAGE_SIZE })).items;
+  } catch (e) {
+    throw clusterError(cluster.name, e, `listing ${target.plural}.${target.group}`);
+  }
+  io.err(planLine(target, listed.length, { ...o, namespace }, cluster.name));
+  const svm = await storageMigrationAPI(cluster.client);
+  if (svm !== undefined) {
+    io.err(
+      `NOTE: cluster ${cluster.name} serves ${svm} (StorageVersionMigration): where ` +
+        "kube-controller-manager runs its storage-version-migrator controller, it can do this " +
+        "rewrite instead\n",
+    );
+  }
+  const progress = progressLine(io, !flags.bool("quiet"));
+  const started = Date.now();
+  const objects = await writeAll(
+    {
+      client: cluster.client,
+      ref,
+      namespaced: target.namespaced,
+      fieldManager: o.fieldManager,
+      dryRun: o.dryRun,
+      concurrency: o.concurrency,
+    },
+    listed,
+    (done) => progress.update(progressText(done, listed.length, Date.now() - started)),
+  );
+  progress.done();
+  const failed = objects.filter((r) => r.error !== undefined).length;
+  let pruned = false;
+  let pruneError: string | undefined;
+  if (o.prune) {
+    if (o.dryRun) warnings.push("--prune-stored-versions skipped: dry run");
+    else if (failed > 0) {
+      warnings.push(
+        `--prune-stored-versions skipped: ${failed} object(s) failed and may still be stored ` +
+          "at an older version",
+      );
+    } else {
+      pruneError = await prune(
+        { client: cluster.client, cluster: cluster.name },
+        target.crd,
+        target.storageVersion,
+      );
+      pruned = pruneError === undefined;
+    }
+  }
+  const report: MigrationReport = {
+    resourceKind: target.resourceKind,
+    resource: target.resource,
+    crd: target.crd,
+    group: target.group,
+    kind: target.kind,
+    plural: target.plural,
+    storageVersion: target.storageVersion,
+    ...(target.storedVersions !== undefined ? { storedVersions: target.storedVersions } : {}),
+    namespaced: target.namespaced,
+    dryRun: o.dryRun,
+    fieldManager: o.fieldManager,
+    objects,
+    succeeded: objects.length - failed,
+    failed,
+    pruned,
+    ...(pruneError !== undefined ? { pruneError } : {}),
+    ...(warnings.length > 0 ? { warnings } : {}),
+  };
+  return report;
+}
+
+function pruneStatus(r: MigrationReport): string {
+  if (r.pruned) return `storedVersions set to [${r.storageVersion}]`;
+  if (r.pruneError !== undefined) return `FAILED: ${r.pruneError}`;
+  return "not pruned";
+}
+
+export function migrationTable(r: MigrationReport): string {
+  const lines = [
+    `MODE:     ${r.dryRun ? "dry-run" : "applied"}`,
+    `TARGET:   ${r.resourceKind} ${r.resource}`,
+    `CRD:      ${r.crd}`,
+    `GVK:      ${r.group}/${r.storageVersion}, Kind=${r.kind} (${r.plural})`,
+    `STORED:   ${(r.storedVersions ?? []).join(", ") || "-"}`,
+    `OBJECTS:  ${r.objects.length} (${r.succeeded} ok, ${r.failed} failed)`,
+    `PRUNE:    ${pruneStatus(r)}`,
+  ];
+  let text = `${lines.join("\n")}\n`;
+  if (r.objects.length > 0) {
+    const result = (o: MigratedObject) => o.error ?? "ok";
+    text += "\n" + (r.namespaced
+      ? renderTable(
+        ["NAMESPACE", "NAME", "RESULT"],
+        r.objects.map((o) => [o.namespace ?? "", o.name, result(o)]),
+      )
+      : renderTable(["NAME", "RESULT"], r.objects.map((o) => [o.name, result(o)])));
+  }
+  for (const w of r.warnings ?? []) text += `WARNING: ${w}\n`;
+  return text;
+}
+
+const NAME_FLAGS: readonly FlagSpec[] = [
+  { ...FLAGS.xrd, value: "NAME", help: "the XRD (a cluster resource name) whose CRD to migrate" },
+  { ...FLAGS.crd, value: "NAME", help: "the CRD (a cluster resource name) to migrate" },
+];
+
+export const migrateStorageCommand = defineCommand({
+  name: "migrate-storage",
+  usage: "convctl migrate-storage (-x NAME | --crd NAME) [--kubeconfig F] [--context C] [-n NS] " +
+    "[--dry-run] [--concurrency N] [--field-manager M] [--prune-stored-versions] " +
+    "[-o table|json] [--quiet]",
+  summary: "Rewrite a CRD's objects in a cluster so etcd stores them at the storage version.",
+  target: "none",
+  flags: [
+    ...NAME_FLAGS,
+    ...CLUSTER_FLAGS,
+    {
+      name: "namespace",
+      short: "n",
+      kind: "string",
+      value: "NS",
+      help: "only this namespace (default: all; ignored for cluster-scoped targets)",
+    },
+    {
+      name: "dry-run",
+      kind: "bool",
+      help: "send the writes as a server-side dry run (dryRun=All)",
+    },
+    {
+      name: "concurrency",
+      kind: "string",
+      value: "N",
+      help: "writes in flight (0 or less: 1)",
+      default: "1",
+    },
+    {
+      name: "field-manager",
+      kind: "string",
+      value: "M",
+      help: "the field manager of the writes",
+      default: "convctl",
+    },
+    {
+      name: "prune-stored-versions",
+      kind: "bool",
+      help: "when every object succeeded, set the CRD's status.storedVersions to [storage]",
+    },
+    outputFlag("table or json", "table"),
+    FLAGS.quiet,
+  ],
+  groups: [{ exactlyOne: ["xrd", "crd"] }],
+  options: (flags): MigrateOptions => {
+    return {
+      concurrency: concurrencyOf(flags.string("concurrency")),
+      fieldManager: flags.string("field-manager") ?? "convctl",
+      dryRun: flags.bool("dry-run"),
+      prune: flags.bool("prune-stored-versions"),
+      namespace: flags.string("namespace"),
+    };
+  },
+  run: ({ flags, io, options }) => migrate(flags, io, options),
+  output: {
+    formats: { table: migrationTable, json: (r) => toJson(r) },
+    default: "table",
+  },
+  exitCode: (r) => r.failed > 0 || r.pruneError !== undefined ? 1 : 0,
+});
