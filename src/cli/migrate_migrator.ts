@@ -10,8 +10,8 @@ import { CliError } from "./args.ts";
 import { clusterError } from "./cluster.ts";
 import type { MigrationTarget } from "./migrate_target.ts";
 
-/** The API versions whose spec is `resource: {group, resource}` (a GroupResource). */
-const KNOWN_VERSIONS = ["storagemigration.k8s.io/v1", "storagemigration.k8s.io/v1beta1"];
+/** The API versions whose spec (`resource: {group, resource}`) this command writes. */
+const KNOWN_VERSIONS = ["storagemigration.k8s.io/v1"];
 const POLL_MS = 500;
 
 export interface MigratorResult {

@@ -26,7 +26,7 @@ import {
 } from "../../src/kube/mod.ts";
 import { CRD_RESOURCE } from "../../src/kube/resources.ts";
 import { assertToolError, convctl } from "../cli/_convctl.ts";
-import { type ControlPlane, e2eTest, waitFor } from "../support/control_plane.ts";
+import { e2eTest, waitFor } from "../support/control_plane.ts";
 import { XRD_CRD, XRDS } from "./_crossplane.ts";
 import {
   countBy,
