@@ -165,7 +165,7 @@ async function migrate(flags: ParsedFlags, io: Io, o: MigrateOptions) {
     io.err(
       `NOTE: cluster ${cluster.name} serves ${svm} (StorageVersionMigration): where ` +
         "kube-controller-manager runs its storage-version-migrator controller, it can do this " +
-        "rewrite instead\n",
+        "rewrite instead (--via-kube-migrator)\n",
     );
   }
   const progress = progressLine(io, !flags.bool("quiet"));
