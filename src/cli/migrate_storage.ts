@@ -11,6 +11,7 @@ import { CliError, FLAGS, type FlagSpec, outputFlag, type ParsedFlags } from "./
 import { CLUSTER_FLAGS, clusterError, clusterTargetOf, openCluster } from "./cluster.ts";
 import { defineCommand } from "./command.ts";
 import { type MigratedObject, writeAll } from "./migrate_run.ts";
+import { migratorAPI, type MigratorResult, runViaMigrator } from "./migrate_migrator.ts";
 import { type MigrationTarget, resolveMigrationTarget } from "./migrate_target.ts";
 import { type Io, progressLine, renderTable, toJson } from "./output.ts";
 
@@ -30,8 +31,11 @@ export interface MigrationReport {
   dryRun: boolean;
   fieldManager: string;
   objects: MigratedObject[];
-  succeeded: number;
-  failed: number;
+  /** null with `--via-kube-migrator`: the migrator reports no per-object results. */
+  succeeded: number | null;
+  failed: number | null;
+  /** With `--via-kube-migrator`: the StorageVersionMigration and how it ended. */
+  migration?: MigratorResult;
   pruned: boolean;
   pruneError?: string;
   warnings?: string[];
@@ -43,6 +47,7 @@ interface MigrateOptions {
   dryRun: boolean;
   prune: boolean;
   namespace?: string;
+  viaMigrator: boolean;
 }
 
 /** `--concurrency`: any integer; zero or less means one write at a time. */
@@ -131,6 +136,11 @@ async function migrate(flags: ParsedFlags, io: Io, o: MigrateOptions) {
     warnings.push(`--namespace ${namespace} ignored: ${target.crd} is cluster-scoped`);
     namespace = undefined;
   }
+  if (namespace !== undefined && o.viaMigrator) {
+    throw new CliError(
+      "--via-kube-migrator migrates every object of the resource: drop --namespace",
+    );
+  }
   if (namespace !== undefined && o.prune) {
     throw new CliError(
       "--prune-stored-versions needs every object of the CRD migrated: drop --namespace",
@@ -142,6 +152,7 @@ async function migrate(flags: ParsedFlags, io: Io, o: MigrateOptions) {
     plural: target.plural,
     namespace,
   };
+  if (o.viaMigrator) return await viaMigrator(cluster, target, warnings, flags, io, o);
   let listed: KubeObject[];
   try {
     listed = (await cluster.client.listAll(ref, { limit: PAGE_SIZE })).items;
@@ -154,7 +165,7 @@ async function migrate(flags: ParsedFlags, io: Io, o: MigrateOptions) {
     io.err(
       `NOTE: cluster ${cluster.name} serves ${svm} (StorageVersionMigration): where ` +
         "kube-controller-manager runs its storage-version-migrator controller, it can do this " +
-        "rewrite instead\n",
+        "rewrite instead (--via-kube-migrator)\n",
     );
   }
   const progress = progressLine(io, !flags.bool("quiet"));
@@ -192,6 +203,67 @@ async function migrate(flags: ParsedFlags, io: Io, o: MigrateOptions) {
     }
   }
   const report: MigrationReport = {
+    ...reportBase(target, o),
+    objects,
+    succeeded: objects.length - failed,
+    failed,
+    pruned,
+    ...(pruneError !== undefined ? { pruneError } : {}),
+    ...(warnings.length > 0 ? { warnings } : {}),
+  };
+  return report;
+}
+
+async function viaMigrator(
+  cluster: { client: KubeClient; name: string },
+  target: MigrationTarget,
+  warnings: string[],
+  flags: ParsedFlags,
+  io: Io,
+  o: MigrateOptions,
+): Promise<MigrationReport> {
+  const apiVersion = await migratorAPI(cluster.client, cluster.name);
+  io.err(
+    `migrate-storage: creating a ${apiVersion} StorageVersionMigration for ` +
+      `${target.plural}.${target.group} on cluster ${cluster.name} (storage version ` +
+      `${target.storageVersion})${
+        o.prune
+          ? `, then set status.storedVersions of CRD ${target.crd} to ` +
+            `[${target.storageVersion}] if it succeeds`
+          : ""
+      }\n`,
+  );
+  const progress = progressLine(io, !flags.bool("quiet"));
+  const migration = await runViaMigrator(
+    { client: cluster.client, cluster: cluster.name, apiVersion },
+    target,
+    (seconds) => progress.update(`waiting for the StorageVersionMigration (${duration(seconds)})`),
+  );
+  progress.done();
+  let pruneError: string | undefined;
+  if (o.prune) {
+    if (migration.condition === "Succeeded") {
+      pruneError = await prune(
+        { client: cluster.client, cluster: cluster.name },
+        target.crd,
+        target.storageVersion,
+      );
+    } else warnings.push("--prune-stored-versions skipped: the StorageVersionMigration failed");
+  }
+  return {
+    ...reportBase(target, o),
+    objects: [],
+    succeeded: null,
+    failed: null,
+    migration,
+    pruned: o.prune && migration.condition === "Succeeded" && pruneError === undefined,
+    ...(pruneError !== undefined ? { pruneError } : {}),
+    ...(warnings.length > 0 ? { warnings } : {}),
+  };
+}
+
+function reportBase(target: MigrationTarget, o: MigrateOptions) {
+  return {
     resourceKind: target.resourceKind,
     resource: target.resource,
     crd: target.crd,
@@ -203,14 +275,16 @@ async function migrate(flags: ParsedFlags, io: Io, o: MigrateOptions) {
     namespaced: target.namespaced,
     dryRun: o.dryRun,
     fieldManager: o.fieldManager,
-    objects,
-    succeeded: objects.length - failed,
-    failed,
-    pruned,
-    ...(pruneError !== undefined ? { pruneError } : {}),
-    ...(warnings.length > 0 ? { warnings } : {}),
   };
-  return report;
+}
+
+function objectsLine(r: MigrationReport): string {
+  if (r.migration !== undefined) {
+    const m = r.migration;
+    return `unknown (StorageVersionMigration ${m.name}: ${m.condition}` +
+      `${m.message ? `: ${m.message}` : ""})`;
+  }
+  return `${r.objects.length} (${r.succeeded} ok, ${r.failed} failed)`;
 }
 
 function pruneStatus(r: MigrationReport): string {
@@ -226,7 +300,7 @@ export function migrationTable(r: MigrationReport): string {
     `CRD:      ${r.crd}`,
     `GVK:      ${r.group}/${r.storageVersion}, Kind=${r.kind} (${r.plural})`,
     `STORED:   ${(r.storedVersions ?? []).join(", ") || "-"}`,
-    `OBJECTS:  ${r.objects.length} (${r.succeeded} ok, ${r.failed} failed)`,
+    `OBJECTS:  ${objectsLine(r)}`,
     `PRUNE:    ${pruneStatus(r)}`,
   ];
   let text = `${lines.join("\n")}\n`;
@@ -251,7 +325,7 @@ const NAME_FLAGS: readonly FlagSpec[] = [
 export const migrateStorageCommand = defineCommand({
   name: "migrate-storage",
   usage: "convctl migrate-storage (-x NAME | --crd NAME) [--kubeconfig F] [--context C] [-n NS] " +
-    "[--dry-run] [--concurrency N] [--field-manager M] [--prune-stored-versions] " +
+    "[--dry-run] [--via-kube-migrator] [--concurrency N] [--field-manager M] [--prune-stored-versions] " +
     "[-o table|json] [--quiet]",
   summary: "Rewrite a CRD's objects in a cluster so etcd stores them at the storage version.",
   target: "none",
@@ -285,6 +359,11 @@ export const migrateStorageCommand = defineCommand({
       default: "convctl",
     },
     {
+      name: "via-kube-migrator",
+      kind: "bool",
+      help: "create a StorageVersionMigration and wait for kube-controller-manager to do it",
+    },
+    {
       name: "prune-stored-versions",
       kind: "bool",
       help: "when every object succeeded, set the CRD's status.storedVersions to [storage]",
@@ -294,12 +373,19 @@ export const migrateStorageCommand = defineCommand({
   ],
   groups: [{ exactlyOne: ["xrd", "crd"] }],
   options: (flags): MigrateOptions => {
+    if (flags.bool("via-kube-migrator") && flags.bool("dry-run")) {
+      throw new CliError(
+        "--dry-run cannot be combined with --via-kube-migrator: a StorageVersionMigration has " +
+          "no dry run (run --dry-run without --via-kube-migrator to check the writes)",
+      );
+    }
     return {
       concurrency: concurrencyOf(flags.string("concurrency")),
       fieldManager: flags.string("field-manager") ?? "convctl",
       dryRun: flags.bool("dry-run"),
       prune: flags.bool("prune-stored-versions"),
       namespace: flags.string("namespace"),
+      viaMigrator: flags.bool("via-kube-migrator"),
     };
   },
   run: ({ flags, io, options }) => migrate(flags, io, options),
@@ -307,5 +393,8 @@ export const migrateStorageCommand = defineCommand({
     formats: { table: migrationTable, json: (r) => toJson(r) },
     default: "table",
   },
-  exitCode: (r) => r.failed > 0 || r.pruneError !== undefined ? 1 : 0,
+  exitCode: (r) =>
+    (r.failed ?? 0) > 0 || r.migration?.condition === "Failed" || r.pruneError !== undefined
+      ? 1
+      : 0,
 });

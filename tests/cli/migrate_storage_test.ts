@@ -4,7 +4,7 @@
  * real apiserver are tests/e2e/migrate_storage_test.ts.
  */
 import assert from "node:assert/strict";
-import { concurrencyOf, progressText } from "../../src/cli/migrate_storage.ts";
+import { concurrencyOf, migrationTable, progressText } from "../../src/cli/migrate_storage.ts";
 import { b64, createCA } from "../support/certs.ts";
 import { assertToolError, convctl } from "./_convctl.ts";
 
@@ -84,4 +84,64 @@ Deno.test("migrate-storage: the progress line has the count, the rate and the ti
   assert.equal(progressText(0, 10, 0), "migrated 0/10 objects (0.0/s)");
   assert.equal(progressText(50, 200, 2000), "migrated 50/200 objects (25.0/s, ETA 6s)");
   assert.equal(progressText(100, 10_000, 4000), "migrated 100/10000 objects (25.0/s, ETA 6m36s)");
+});
+
+Deno.test("migrate-storage: --via-kube-migrator with --dry-run is refused before any cluster is read", async () => {
+  const r = await convctl(
+    "migrate-storage",
+    "--crd",
+    "a.example.com",
+    "--kubeconfig",
+    "/nonexistent/kubeconfig",
+    "--via-kube-migrator",
+    "--dry-run",
+  );
+  assertToolError(
+    r,
+    "--dry-run cannot be combined with --via-kube-migrator: a StorageVersionMigration has no dry " +
+      "run (run --dry-run without --via-kube-migrator to check the writes)",
+  );
+  assert.equal(r.stdout, "");
+});
+
+Deno.test("migrate-storage: the table of a --via-kube-migrator run marks the counts unknown", () => {
+  const text = migrationTable({
+    resourceKind: "CustomResourceDefinition",
+    resource: "things.example.com",
+    crd: "things.example.com",
+    group: "example.com",
+    kind: "Thing",
+    plural: "things",
+    storageVersion: "v2",
+    storedVersions: ["v1", "v2"],
+    namespaced: true,
+    dryRun: false,
+    fieldManager: "convctl",
+    objects: [],
+    succeeded: null,
+    failed: null,
+    migration: {
+      apiVersion: "storagemigration.k8s.io/v1",
+      name: "convctl-things.example.com-abcde",
+      condition: "Failed",
+      message: "migration failed",
+    },
+    pruned: false,
+    warnings: ["--prune-stored-versions skipped: the StorageVersionMigration failed"],
+  });
+  assert.equal(
+    text,
+    [
+      "MODE:     applied",
+      "TARGET:   CustomResourceDefinition things.example.com",
+      "CRD:      things.example.com",
+      "GVK:      example.com/v2, Kind=Thing (things)",
+      "STORED:   v1, v2",
+      "OBJECTS:  unknown (StorageVersionMigration convctl-things.example.com-abcde: Failed: " +
+      "migration failed)",
+      "PRUNE:    not pruned",
+      "WARNING: --prune-stored-versions skipped: the StorageVersionMigration failed",
+      "",
+    ].join("\n"),
+  );
 });

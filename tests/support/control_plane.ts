@@ -46,6 +46,11 @@ export interface ControlPlaneOptions {
    * (`--enable-aggregator-routing`), so it calls the Pods behind a Service. Needs root.
    */
   kubelet?: KubeletOptions;
+  /**
+   * Run kube-controller-manager with these controllers (by the names of its `--controllers`
+   * flag), without a kubelet; with the `kubelet` option, added to the controllers it runs.
+   */
+  controllers?: string[];
 }
 
 /** Options of {@link ControlPlane.restartApiServer}. */
@@ -843,16 +848,19 @@ async function startLocal(
       await res.body?.cancel();
       return res.ok;
     }, { timeoutMs });
-    if (opts.kubelet && network) {
+    const controllers = [...(opts.kubelet ? KCM_CONTROLLERS : []), ...(opts.controllers ?? [])];
+    if (controllers.length > 0) {
       procs.push(spawn("kube-controller-manager", dir, assets.kubeControllerManager, [
         `--kubeconfig=${kubeconfigPath}`,
-        `--controllers=${KCM_CONTROLLERS.join(",")}`,
+        `--controllers=${[...new Set(controllers)].join(",")}`,
         "--leader-elect=false",
         "--bind-address=127.0.0.1",
         `--secure-port=${freePort()}`,
         `--cert-dir=${dir}/kcm`,
         "--use-service-account-credentials=false",
       ]));
+    }
+    if (opts.kubelet && network) {
       const kubeletClient = Deno.createHttpClient({
         caCerts: [ca.cert],
         cert: admin.cert,
