@@ -1,6 +1,6 @@
 /**
- * The scale run's result JSON: what `hack/scalegen.ts --result-json` writes and
- * `hack/scale_report.ts` compares. schemaVersion 2: `throughputPerSecond` is requests divided by
+ * The scale run's result JSON: what a scale run writes (the measuring run is not built yet;
+ * `hack/scalegen.ts` generates its fleet) and `hack/scale_report.ts` compares. schemaVersion 2: `throughputPerSecond` is requests divided by
  * the wall-clock time of the whole phase (version 1 used 1/p50, so the two are not comparable).
  */
 import { z } from "zod";

@@ -42,15 +42,7 @@ Deno.test("workflows: every file parses into jobs of steps that use existing den
   const all = await workflows();
   assert.deepEqual(
     [...all.keys()].sort(),
-    [
-      "chart.yml",
-      "ci.yml",
-      "convctl-actions.yml",
-      "image.yml",
-      "release.yml",
-      "scale.yml",
-      "soak.yml",
-    ],
+    ["chart.yml", "ci.yml", "convctl-actions.yml", "image.yml", "release.yml"],
   );
   for (const [file, wf] of all) {
     assert.equal(typeof wf.name, "string", `${file}: name`);
@@ -140,59 +132,6 @@ Deno.test("workflows: images per role with the ROLE build arg; the release ships
   assert.ok(
     (release.jobs["github-release"].steps as Obj[]).some((s) =>
       String(s.uses).startsWith("softprops/action-gh-release@")
-    ),
-  );
-});
-
-// The scale and soak entry points are being built; every other hack/ script a workflow runs exists.
-const PENDING_ENTRIES = new Set(["hack/e2e_scale.ts", "hack/e2e_soak.ts"]);
-
-Deno.test("workflows: scale.yml and soak.yml run nightly, upload their results, compare scale runs", async () => {
-  const all = await workflows();
-  for (const [file, wf] of all) {
-    for (const ref of runs(wf).join("\n").matchAll(/\bhack\/[\w./-]+\.(?:ts|sh)\b/g)) {
-      if (PENDING_ENTRIES.has(ref[0])) continue;
-      assert.ok(
-        await Deno.stat(`${REPO}${ref[0]}`).then(() => true, () => false),
-        `${file}: ${ref[0]}`,
-      );
-    }
-  }
-  const scale = all.get("scale.yml");
-  assert.deepEqual(scale.on.schedule, [{ cron: "30 3 * * *" }]);
-  const inputs = scale.on.workflow_dispatch.inputs;
-  assert.deepEqual(
-    Object.fromEntries(
-      Object.entries(inputs as Record<string, Obj>).map(([k, v]) => [k, v.default]),
-    ),
-    { targets: "300", instances: "20", parallel: "16", threshold: "1.5" },
-  );
-  assert.equal(scale.permissions.actions, "read", "scale.yml reads the previous run's artifact");
-  const job = scale.jobs.scale;
-  assert.equal(job["timeout-minutes"], 75);
-  const upload = (job.steps as Obj[]).find((s) =>
-    String(s.uses).startsWith("actions/upload-artifact@")
-  );
-  assert.deepEqual(
-    [upload.with.name, upload.with.path, upload.with["retention-days"]],
-    ["scale-result", "scale-result.json", 90],
-  );
-  const script = runs(scale).join("\n");
-  assert.match(script, /hack\/e2e_scale\.ts[^]*--result-json scale-result\.json/);
-  assert.match(script, /gh run list [^\n]*--workflow scale\.yml --status success/);
-  assert.match(script, /gh run download [^\n]*--name scale-result/);
-  assert.match(script, /hack\/scale_report\.ts --current scale-result\.json/);
-  assert.match(script, /GITHUB_STEP_SUMMARY/);
-  assert.match(script, /exit "\$\{PIPESTATUS\[0\]\}"/, "the job fails when scale_report.ts does");
-
-  const soak = all.get("soak.yml");
-  assert.deepEqual(soak.on.schedule, [{ cron: "30 2 * * *" }]);
-  assert.ok("workflow_dispatch" in soak.on);
-  assert.equal(soak.jobs.soak["timeout-minutes"], 45);
-  assert.match(runs(soak).join("\n"), /hack\/e2e_soak\.ts --duration 480 --restarts 4/);
-  assert.ok(
-    (soak.jobs.soak.steps as Obj[]).some((s) =>
-      String(s.uses).startsWith("actions/upload-artifact@") && s.with.name === "soak-result"
     ),
   );
 });
