@@ -22,7 +22,7 @@ export const CLUSTER_FLAGS: readonly FlagSpec[] = [
 
 /** A connected cluster and the name errors and reports give it. */
 export interface Cluster extends Disposable {
-  /** The context name when one was given, else the server URL. */
+  /** The context name (given, else the kubeconfig's current one), else the server URL. */
   name: string;
   client: KubeClient;
 }
@@ -49,7 +49,7 @@ export async function openCluster(target: ClusterTarget): Promise<Cluster> {
     throw new CliError(`cluster ${label}: ${firstLine(e)}`);
   }
   const client = new KubeClient(connection, { userAgent: "convctl", timeoutMs: 30_000 });
-  const name = target.name ?? target.context ?? connection.server;
+  const name = target.name ?? target.context ?? connection.context ?? connection.server;
   return { name, client, [Symbol.dispose]: () => client.close() };
 }
 

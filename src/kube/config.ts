@@ -70,6 +70,8 @@ export interface ClusterConnection {
   namespace: string;
   /** For logs: where this came from. */
   description: string;
+  /** The kubeconfig context used (absent in-cluster): what a person calls this cluster. */
+  context?: string;
 }
 
 /** Options of {@link loadConfig}. */
@@ -241,5 +243,6 @@ export async function loadKubeconfig(
     auth: new KubeConfigAuth(kc, initial),
     namespace: kc.getContextObject(ctxName)?.namespace || "default",
     description: `kubeconfig ${paths.join(":")} context ${ctxName}`,
+    context: ctxName,
   };
 }

@@ -89,7 +89,7 @@ e2eTest(
       to: local,
       hasDeltas: false,
       clusterConfig: {
-        cluster: cp.server,
+        cluster: cp.kubeConfig.getCurrentContext(),
         name: "widgets",
         found: true,
         schema: "cluster",
@@ -114,7 +114,7 @@ e2eTest(
         `target: ${CRD_TARGET}`,
         `cluster:widgets → ${local}`,
         "no differences",
-        `cluster ${cp.server}: widgets: phase Applied, generation 1 (observed 1), applied plan ` +
+        `cluster ${cp.kubeConfig.getCurrentContext()}: widgets: phase Applied, generation 1 (observed 1), applied plan ` +
         "sha256:0123abcd",
         "  Ready=True (Applied): conversion applied to the target",
         "",
@@ -160,7 +160,7 @@ e2eTest(
     const absentReport = JSON.parse(absent.stdout);
     assert.equal(absentReport.from, "cluster:(no CRDConversionConfig not-applied)");
     assert.deepEqual(absentReport.clusterConfig, {
-      cluster: cp.server,
+      cluster: cp.kubeConfig.getCurrentContext(),
       name: "not-applied",
       found: false,
       schema: "cluster",
@@ -175,7 +175,10 @@ e2eTest(
     const orphanFile = await fileOf(dir, "orphan.yaml", orphan);
     const missing = await convctl("diff", "-c", orphanFile, ...live);
     assert.equal(missing.code, 2);
-    assert.equal(missing.stderr, `error: cluster ${cp.server}: CRD gadgets.${GROUP} not found\n`);
+    assert.equal(
+      missing.stderr,
+      `error: cluster ${cp.kubeConfig.getCurrentContext()}: CRD gadgets.${GROUP} not found\n`,
+    );
   },
 );
 
@@ -204,7 +207,7 @@ e2eTest("convctl diff --live: an XRDConversionConfig against the cluster's XRD",
   assert.equal(report.hasDeltas, false);
   // No status written: found, no phase, no applied plan.
   assert.deepEqual(report.clusterConfig, {
-    cluster: cp.server,
+    cluster: cp.kubeConfig.getCurrentContext(),
     name: "xwidgets",
     found: true,
     schema: "cluster",

@@ -134,7 +134,7 @@ e2eTest("convctl retarget and crossplane status: a Namespaced XRD", async (cp) =
   assert.equal(dry.code, 0, dry.stderr);
   assert.equal(
     dry.stderr,
-    `retarget: cluster ${cp.server}: dry run (server-side) of patching 2 of 3 object(s) of XRD ` +
+    `retarget: cluster ${cp.kubeConfig.getCurrentContext()}: dry run (server-side) of patching 2 of 3 object(s) of XRD ` +
       `${name} (3 selected, 1 already on target) to select Compositions xrd-api-version=v2, ` +
       "field manager convctl-retarget\n",
   );
@@ -255,7 +255,10 @@ e2eTest("convctl retarget and crossplane status: a Namespaced XRD", async (cp) =
   assert.equal(bad.stderr, `error: --to v9: not a version of XRD ${name} (versions: v1, v2)\n`);
   const none = await convctl("crossplane", "status", `nothing.${GROUP}`, ...kube);
   assert.equal(none.code, 2);
-  assert.equal(none.stderr, `error: cluster ${cp.server}: XRD nothing.${GROUP} not found\n`);
+  assert.equal(
+    none.stderr,
+    `error: cluster ${cp.kubeConfig.getCurrentContext()}: XRD nothing.${GROUP} not found\n`,
+  );
 });
 
 /**
@@ -356,7 +359,9 @@ e2eTest(
     assert.equal(refused.result, "failed");
     assert.match(
       refused.error,
-      new RegExp(`^cluster ${cp.server}: patching refused: .*refused by the test policy`),
+      new RegExp(
+        `^cluster ${cp.kubeConfig.getCurrentContext()}: patching refused: .*refused by the test policy`,
+      ),
     );
     report.objects = report.objects.filter((o: Obj) => o !== refused);
     assert.deepEqual(report.objects.map((o: Obj) => [o.namespace, o.name, o.crdRole, o.result]), [

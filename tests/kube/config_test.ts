@@ -76,6 +76,7 @@ Deno.test("precedence: --kubeconfig, then KUBECONFIG, then in-cluster, then HOME
   assert.equal(c3.server, "https://10.0.0.1:443");
   assert.equal(c3.namespace, "operators");
   assert.equal(c3.description, `in-cluster (${f.sa})`);
+  assert.equal(c3.context, undefined, "in-cluster has no context");
   assert.equal(await c3.auth?.authorization({ refresh: false }), "Bearer sa-token");
 
   const c4 = await loadConfig({ serviceAccountDir: f.sa, env: f.env({ HOME: `${f.dir}/home` }) });
@@ -92,8 +93,10 @@ Deno.test("KUBECONFIG with several files merges them; the context option selects
   const env = f.env({ KUBECONFIG: `${f.envA}:${f.envB}` });
   const first = await loadConfig({ env });
   assert.equal(first.server, "https://a.example:6443", "the first file's current-context");
+  assert.equal(first.context, "a", "the connection names the current context");
   const b = await loadConfig({ env, context: "b" });
   assert.equal(b.server, "https://b.example:6443");
+  assert.equal(b.context, "b");
   assert.equal(await b.auth?.authorization({ refresh: true }), "Bearer tok-b");
 });
 
