@@ -20,7 +20,6 @@ import {
   convertObject,
   convertWithPlan,
   createRouter,
-  type Direction,
   type JsonObject,
   type JsonValue,
   linkPlan,
@@ -28,28 +27,15 @@ import {
   type Router,
   type SchemaNode,
 } from "../../src/engine/mod.ts";
-import { createRng, generateResource, type Rng } from "../../src/engine/generate.ts";
+import { createRng, generateResource } from "../../src/engine/generate.ts";
 import { generate, literal } from "../../src/engine/link_compiled.ts";
-import { isJsonObject } from "../../src/lib/json.ts";
 import { setKey } from "../../src/engine/value.ts";
 import { configFor, pairSource } from "./_helpers.ts";
 import { apiVersion, HUB, KIND, SPOKE } from "./_schemas.ts";
-import "./laws/cases/mod.ts";
-import { type LawCase, lawCases } from "./laws/registry.ts";
-import { mirroredCase } from "./laws/mirror.ts";
+import { analyzeCase, corrupt, DIFFERENTIAL_CASES, DIRECTIONS, outcome } from "./_differential.ts";
+import { lawCases } from "./laws/registry.ts";
 
-const DIRECTIONS: readonly Direction[] = ["hubToSpoke", "spokeToHub"];
 const INPUTS = 40;
-
-function analyzeCase(c: LawCase): AnalysisResult {
-  const spec = configFor(
-    { [SPOKE]: c.rules },
-    c.policy === "Warn"
-      ? { unmappedFieldPolicy: "Warn", unmappedFieldReason: "law case" }
-      : { unmappedFieldPolicy: c.policy },
-  );
-  return analyze(pairSource(c.hub, c.spoke), spec);
-}
 
 /** The four linkings: compiled (default) and interpreted, each with and without sharing. */
 function routers(result: AnalysisResult): [string, Router][] {
@@ -61,36 +47,7 @@ function routers(result: AnalysisResult): [string, Router][] {
   ];
 }
 
-/** The observable outcome: the answer's bytes, or the error message. */
-function outcome(router: Router, input: JsonObject, to: string): string {
-  try {
-    return `ok ${stringifyJson(convertObject(router, input, to))}`;
-  } catch (e) {
-    if (e instanceof ConversionError) return `error ${e.message}`;
-    throw e;
-  }
-}
-
-const WRONG: readonly JsonValue[] = ["x", 7, -1.5, null, true, [], [1, "a"], {}, { k: "v" }];
-
-/** Replaces some values (maps descended) with values of random other types. */
-function corrupt(v: JsonValue, rng: Rng, depth: number): JsonValue {
-  if (Array.isArray(v)) return v.map((e) => corrupt(e, rng, depth + 1));
-  if (!isJsonObject(v)) return v;
-  const out: JsonObject = {};
-  for (const key of Object.keys(v)) {
-    const replace = depth > 0 && key !== "apiVersion" && rng.chance(0.25);
-    setKey(out, key, replace ? rng.pick(WRONG) : corrupt(v[key], rng, depth + 1));
-  }
-  return out;
-}
-
-const CASES: readonly LawCase[] = [
-  ...lawCases(),
-  ...lawCases().flatMap((c) => c.noMirror === undefined ? mirroredCase(c) ?? [] : []),
-];
-
-for (const c of CASES) {
+for (const c of DIFFERENTIAL_CASES) {
   Deno.test(`compiled ≡ interpreted: [${c.family}] ${c.name}`, () => {
     const result = analyzeCase(c);
     if (result.spokes[0]?.plan === undefined) return; // a mirrored case the checks reject

@@ -7,22 +7,14 @@
  * router links nothing until used, and a compile result never carries plans that do not link.
  */
 import assert from "node:assert/strict";
-import { stringifyJson } from "../../src/lib/json_exact.ts";
 import {
-  type AnalysisResult,
-  analyze,
-  ConversionError,
   convertObject,
   createRouter,
-  type Direction,
   type JsonObject,
-  type JsonValue,
   type PlanData,
   Router,
 } from "../../src/engine/mod.ts";
-import { createRng, generateResource, type Rng } from "../../src/engine/generate.ts";
-import { setKey } from "../../src/engine/value.ts";
-import { isJsonObject } from "../../src/lib/json.ts";
+import { createRng, generateResource } from "../../src/engine/generate.ts";
 import { compiledResult } from "../../src/webhook/compile.ts";
 import {
   decodePlans,
@@ -30,54 +22,20 @@ import {
   encodePlans,
   LINK_OPTIONS,
 } from "../../src/webhook/plan_codec.ts";
-import { configFor, pairSource } from "../engine/_helpers.ts";
 import { apiVersion, HUB, KIND, SPOKE } from "../engine/_schemas.ts";
-import "../engine/laws/cases/mod.ts";
-import { type LawCase, lawCases } from "../engine/laws/registry.ts";
-import { mirroredCase } from "../engine/laws/mirror.ts";
+import {
+  analyzeCase,
+  corrupt,
+  DIFFERENTIAL_CASES,
+  DIRECTIONS,
+  outcome,
+} from "../engine/_differential.ts";
+import { lawCases } from "../engine/laws/registry.ts";
 
-const DIRECTIONS: readonly Direction[] = ["hubToSpoke", "spokeToHub"];
 const INPUTS = 24;
-const WRONG: readonly JsonValue[] = ["x", 7, -1.5, null, true, [], [1, "a"], {}, { k: "v" }];
-
-function analyzeCase(c: LawCase): AnalysisResult {
-  const spec = configFor(
-    { [SPOKE]: c.rules },
-    c.policy === "Warn"
-      ? { unmappedFieldPolicy: "Warn", unmappedFieldReason: "law case" }
-      : { unmappedFieldPolicy: c.policy },
-  );
-  return analyze(pairSource(c.hub, c.spoke), spec);
-}
-
-function outcome(router: Router, input: JsonObject, to: string): string {
-  try {
-    return `ok ${stringifyJson(convertObject(router, input, to))}`;
-  } catch (e) {
-    if (e instanceof ConversionError) return `error ${e.message}`;
-    throw e;
-  }
-}
-
-function corrupt(v: JsonValue, rng: Rng, depth: number): JsonValue {
-  if (Array.isArray(v)) return v.map((e) => corrupt(e, rng, depth + 1));
-  if (!isJsonObject(v)) return v;
-  const out: JsonObject = {};
-  for (const key of Object.keys(v)) {
-    const replace = depth > 0 && key !== "apiVersion" && rng.chance(0.25);
-    setKey(out, key, replace ? rng.pick(WRONG) : corrupt(v[key], rng, depth + 1));
-  }
-  return out;
-}
-
-const CASES: readonly LawCase[] = [
-  ...lawCases(),
-  ...lawCases().flatMap((c) => c.noMirror === undefined ? mirroredCase(c) ?? [] : []),
-];
-
 const tally = { cases: 0, conversions: 0 };
 
-for (const c of CASES) {
+for (const c of DIFFERENTIAL_CASES) {
   Deno.test(`encoded plans ≡ linked plans: [${c.family}] ${c.name}`, () => {
     const result = analyzeCase(c);
     const plans = result.spokes.flatMap((s) => s.plan === undefined ? [] : [s.plan]);
