@@ -131,12 +131,12 @@ e2eTest(
       cp.kubeconfigPath,
       "--via-kube-migrator",
     );
+    // The cluster is named by the kubeconfig's current context.
+    const cluster = cp.kubeConfig.getCurrentContext();
     assertToolError(
       r,
-      new RegExp(
-        "^error: --via-kube-migrator: cluster \\S+ does not serve storagemigration\\.k8s\\.io " +
-          "\\(StorageVersionMigration\\)\\n$",
-      ),
+      `--via-kube-migrator: cluster ${cluster} does not serve storagemigration.k8s.io ` +
+        "(StorageVersionMigration)",
     );
   },
   { apiServerArgs: ["--runtime-config=storagemigration.k8s.io/v1=false"] },
