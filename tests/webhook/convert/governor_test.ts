@@ -279,8 +279,10 @@ Deno.test("in-flight gauges and limits are exposed", async () => {
 
 Deno.test("--max-connections: a connection over the cap is closed at accept and counted", async () => {
   await using f = await startConversion({ limits: { maxConnections: 2 } });
-  const a = await holdRequest(f, 10);
-  const b = await holdRequest(f, 10);
+  // Declared longer than what is sent, so each request stays open (a shorter declaration would
+  // complete it and leave the rest of the bytes to be parsed as a broken next request).
+  const a = await holdRequest(f, 1_000);
+  const b = await holdRequest(f, 1_000);
   await waitFor("two connections open", () => f.server.connections === 2);
   const third = await Deno.connect({ hostname: "127.0.0.1", port: f.server.addr.port });
   const buf = new Uint8Array(16);
