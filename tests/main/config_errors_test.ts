@@ -4,27 +4,13 @@
  * pair (webhook server).
  */
 import assert from "node:assert/strict";
-
-async function run(file: string, args: string[]) {
-  const out = await new Deno.Command(Deno.execPath(), {
-    args: [
-      "run",
-      "--allow-all",
-      new URL(`../../src/main/${file}`, import.meta.url).pathname,
-      ...args,
-    ],
-    stdout: "piped",
-    stderr: "piped",
-  }).output();
-  const dec = new TextDecoder();
-  return { code: out.code, stdout: dec.decode(out.stdout), stderr: dec.decode(out.stderr) };
-}
+import { type RoleRun, runRole as run } from "./_role_run.ts";
 
 /**
  * Exit 1 and exactly one `error: ` line on stderr matching `want`, no stack anywhere, nothing on
  * stdout; `alone`: nothing else on stderr either (mistakes found before anything started).
  */
-function assertOneErrorLine(r: Awaited<ReturnType<typeof run>>, want: RegExp, alone = true): void {
+function assertOneErrorLine(r: RoleRun, want: RegExp, alone = true): void {
   assert.equal(r.code, 1, r.stderr);
   const lines = r.stderr.split("\n").filter((l) => l !== "");
   const errors = lines.filter((l) => l.startsWith("error: "));

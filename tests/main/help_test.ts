@@ -3,26 +3,12 @@
  * wrong flag still exits 1 with one line naming it.
  */
 import assert from "node:assert/strict";
+import { runRole as run } from "./_role_run.ts";
 
 const ROLES = [
   { file: "manager.ts", flag: "--leader-elect" },
   { file: "webhook_server.ts", flag: "--request-timeout (default 30s)" },
 ];
-
-async function run(file: string, args: string[]) {
-  const out = await new Deno.Command(Deno.execPath(), {
-    args: [
-      "run",
-      "--allow-all",
-      new URL(`../../src/main/${file}`, import.meta.url).pathname,
-      ...args,
-    ],
-    stdout: "piped",
-    stderr: "piped",
-  }).output();
-  const dec = new TextDecoder();
-  return { code: out.code, stdout: dec.decode(out.stdout), stderr: dec.decode(out.stderr) };
-}
 
 for (const { file, flag } of ROLES) {
   Deno.test(`${file} --help prints the flags and exits 0`, async () => {
