@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Provides the control-plane binaries the e2e tests run against — kube-apiserver,
-# kube-controller-manager, kubectl, etcd and helm at pinned versions — and prints the absolute directory holding them as its ONLY stdout
+# kube-controller-manager, kubectl, etcd, helm and crossplane at pinned versions — and prints the absolute directory holding them as its ONLY stdout
 # line (all progress goes to stderr), so callers can do `KUBEBUILDER_ASSETS="$(hack/testenv.sh)"`.
 #
 # Neither Debian nor npm has kube-apiserver and no machine of ours has Docker, so the binaries are
@@ -11,7 +11,9 @@
 # Overrides (envtest's names), each skipping the corresponding build:
 #   TEST_ASSET_KUBE_APISERVER, TEST_ASSET_KUBE_CONTROLLER_MANAGER, TEST_ASSET_ETCD,
 #   TEST_ASSET_KUBECTL, TEST_ASSET_HELM  one binary each
-#   KUBEBUILDER_ASSETS  a directory (e.g. from setup-envtest) holding any of the five by name
+#   TEST_ASSET_CROSSPLANE  the crossplane binary; TEST_ASSET_CROSSPLANE_CRDS its CRDs' directory
+#   KUBEBUILDER_ASSETS  a directory (e.g. from setup-envtest) holding any of the six by name
+#                       (crossplane's CRDs, if it holds crossplane, in crossplane-crds/ there)
 # Anything not overridden is built; a mix is printed as a directory of symlinks.
 #
 # Other knobs: DCO_TESTENV_CACHE (cache root), GOFLAGS/GOPROXY/GOMODCACHE/GOCACHE as usual.
@@ -20,6 +22,9 @@ set -euo pipefail
 K8S_VERSION=v1.37.2   # k8s.io/kubernetes; staging modules k8s.io/* are pinned to v0.37.2
 ETCD_VERSION=v3.6.16  # go.etcd.io/etcd/server/v3 (k8s 1.37 talks to etcd >= 3.5 through client v3.7)
 HELM_VERSION=v3.22.0  # helm.sh/helm/v3
+# Not in PINS (that would rebuild everything): after a bump, rm -rf <pins>/.parts/crossplane
+# <pins>/bin/crossplane <pins>/bin/crossplane-crds and run this script again.
+CROSSPLANE_VERSION=v2.4.0 # github.com/crossplane/crossplane/v2 (cmd/crossplane; CRDs: cluster/crds)
 PINS="k8s-${K8S_VERSION}_etcd-${ETCD_VERSION}_helm-${HELM_VERSION}"
 
 cache_root="${DCO_TESTENV_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/dco-testenv}"
@@ -34,6 +39,7 @@ die() {
 
 # --- resolve overrides --------------------------------------------------------------------------
 tools=(kube-apiserver kube-controller-manager etcd kubectl helm)
+tools+=(crossplane)
 declare -A env_of=([kube-apiserver]=TEST_ASSET_KUBE_APISERVER [etcd]=TEST_ASSET_ETCD
   [kube-controller-manager]=TEST_ASSET_KUBE_CONTROLLER_MANAGER
   [kubectl]=TEST_ASSET_KUBECTL [helm]=TEST_ASSET_HELM)
@@ -41,6 +47,9 @@ declare -A env_of=([kube-apiserver]=TEST_ASSET_KUBE_APISERVER [etcd]=TEST_ASSET_
 # gains it by one more (warm: ~2 min) build instead of a cold rebuild of the whole kube group.
 declare -A group_of=([kube-apiserver]=kube [kubectl]=kube [kube-controller-manager]=kcm
   [etcd]=etcd [helm]=helm)
+# crossplane joined the same way (group crossplane).
+env_of[crossplane]=TEST_ASSET_CROSSPLANE
+group_of[crossplane]=crossplane
 declare -A given=() # tool -> absolute path supplied by the user
 for t in "${tools[@]}"; do
   var="${env_of[$t]}"
@@ -55,7 +64,7 @@ if [ -n "${KUBEBUILDER_ASSETS:-}" ] && [ ! -d "$KUBEBUILDER_ASSETS" ]; then
   die "KUBEBUILDER_ASSETS=$KUBEBUILDER_ASSETS is not a directory"
 fi
 needed_groups=()
-for g in kube kcm etcd helm; do
+for g in kube kcm etcd helm crossplane; do
   for t in "${tools[@]}"; do
     if [ "${group_of[$t]}" = "$g" ] && [ -z "${given[$t]:-}" ]; then
       needed_groups+=("$g")
@@ -170,6 +179,25 @@ build_group() { # group
         -ldflags="$ldflags_common -X helm.sh/helm/v3/internal/version.version=$HELM_VERSION" \
         -o "$tmp/helm" helm.sh/helm/v3/cmd/helm) >&2 || return 1
       ;;
+    crossplane)
+      # Crossplane's go.mod replaces its apis module with ./apis; the published one of the same
+      # tag is that directory. Its core CRDs (what `crossplane core init --crds-path` installs)
+      # are plain YAML in the module: copied beside the binary as crossplane-crds/.
+      log "building crossplane from github.com/crossplane/crossplane/v2@$CROSSPLANE_VERSION ..."
+      make_module crossplane github.com/crossplane/crossplane/v2 "$CROSSPLANE_VERSION" \
+        "github.com/crossplane/crossplane/apis/v2=github.com/crossplane/crossplane/apis/v2@$CROSSPLANE_VERSION" ||
+        return 1
+      local xpmod
+      xpmod="$(cd "$dir/src/crossplane" && go mod download -json \
+        "github.com/crossplane/crossplane/v2@$CROSSPLANE_VERSION" |
+        sed -nE 's/^\s*"Dir": "(.*)",?$/\1/p')" || return 1
+      [ -d "$xpmod/cluster/crds" ] || { log "no cluster/crds in $xpmod" && return 1; }
+      (cd "$dir/src/crossplane" && go build -trimpath \
+        -ldflags="$ldflags_common -X github.com/crossplane/crossplane-runtime/v2/pkg/version.version=$CROSSPLANE_VERSION" \
+        -o "$tmp/crossplane" github.com/crossplane/crossplane/v2/cmd/crossplane) >&2 || return 1
+      mkdir "$tmp/crossplane-crds" && cp "$xpmod"/cluster/crds/*.yaml "$tmp/crossplane-crds/" &&
+        chmod -R u+w "$tmp/crossplane-crds" || return 1
+      ;;
   esac
   for b in "${tools[@]}"; do
     if [ "${group_of[$b]}" = "$g" ] && [ ! -x "$tmp/$b" ]; then
@@ -182,6 +210,15 @@ build_group() { # group
   log "built $g in $(($(date +%s) - start))s"
 }
 
+# crossplane-crds/ (a directory, so not in tools) goes into bin/ beside the binary, before it:
+# a bin/ with crossplane always has its CRDs. The harness reads <dir of crossplane>/crossplane-crds
+# (or TEST_ASSET_CROSSPLANE_CRDS).
+add_crossplane_crds() { # target-dir
+  local from="$dir/.parts/crossplane/crossplane-crds" to="$1/crossplane-crds"
+  [ -d "$to" ] || [ ! -d "$from" ] && return 0
+  rm -rf "$to.tmp" && cp -rl "$from" "$to.tmp" && mv -T "$to.tmp" "$to"
+}
+
 total_start=$(date +%s)
 for g in "${needed_groups[@]}"; do
   build_group "$g" || die "building $g failed (log above). Overrides: see the header of hack/testenv.sh"
@@ -190,6 +227,7 @@ done
 if [ "${#given[@]}" -eq 0 ]; then
   if [ -d "$bin" ] && ! complete; then
     # A cache from before a tool joined: add the new binaries (each link appears atomically).
+    add_crossplane_crds "$bin" || die "cannot link crossplane-crds"
     for t in "${tools[@]}"; do
       [ -x "$bin/$t" ] || ln -f "$dir/.parts/${group_of[$t]}/$t" "$bin/$t" || die "cannot link $t"
     done
@@ -198,10 +236,12 @@ if [ "${#given[@]}" -eq 0 ]; then
   if [ ! -d "$bin" ]; then
     stage="$(mktemp -d "$dir/bin.tmp.XXXXXX")"
     for t in "${tools[@]}"; do ln "$dir/.parts/${group_of[$t]}/$t" "$stage/$t"; done
+    add_crossplane_crds "$stage"
     {
       echo "k8s.io/kubernetes $K8S_VERSION"
       echo "go.etcd.io/etcd/server/v3 $ETCD_VERSION"
       echo "helm.sh/helm/v3 $HELM_VERSION"
+      echo "github.com/crossplane/crossplane/v2 $CROSSPLANE_VERSION"
       go version
       cat "$dir"/.parts/*/.build-seconds 2>/dev/null || true
     } >"$stage/VERSIONS"
@@ -219,6 +259,11 @@ for t in "${tools[@]}"; do
   if [ -n "${given[$t]:-}" ]; then p="${given[$t]}"; else p="$dir/.parts/${group_of[$t]}/$t"; fi
   links+="$t=$p"$'\n'
 done
+if [ -n "${TEST_ASSET_CROSSPLANE_CRDS:-}" ]; then
+  links+="crossplane-crds=$(realpath "$TEST_ASSET_CROSSPLANE_CRDS")"$'\n'
+elif [ -z "${given[crossplane]:-}" ]; then
+  links+="crossplane-crds=$dir/.parts/crossplane/crossplane-crds"$'\n'
+fi
 mixed="$cache_root/mixed/$(printf '%s' "$links" | sha256sum | cut -c1-16)"
 if [ ! -d "$mixed" ]; then
   mkdir -p "$cache_root/mixed"
