@@ -30,6 +30,7 @@ import { WaitAbort, waitFor } from "./wait.ts";
 import { b64, createCA, generateKey, writePublicKey } from "./certs.ts";
 import { type KubeletOptions, TestKubelet } from "./kubelet.ts";
 import { PodNetwork } from "./pod_network.ts";
+import { crossplaneCRDsDir, type CrossplaneInstance, startCrossplane } from "./crossplane.ts";
 
 export interface ControlPlaneOptions {
   /** Label used in temp dir names and messages. */
@@ -51,6 +52,11 @@ export interface ControlPlaneOptions {
    * flag), without a kubelet; with the `kubelet` option, added to the controllers it runs.
    */
   controllers?: string[];
+  /**
+   * Run real Crossplane (`crossplane core init`, then `core start`) against the apiserver, after
+   * the controller-manager (see ./crossplane.ts).
+   */
+  crossplane?: boolean;
 }
 
 /** Options of {@link ControlPlane.restartApiServer}. */
@@ -69,6 +75,7 @@ export interface Assets {
   kubectl: string;
   /** Only known when hack/testenv.sh or KUBEBUILDER_ASSETS provided it. */
   helm?: string;
+  crossplane: string;
 }
 
 /** Result of running kubectl. */
@@ -101,6 +108,8 @@ export interface ControlPlane extends AsyncDisposable {
   readonly etcdURL: string | undefined;
   /** The test kubelet, when started with the `kubelet` option. */
   readonly kubelet: TestKubelet | undefined;
+  /** Crossplane, when started with the `crossplane` option. */
+  readonly crossplane: CrossplaneInstance | undefined;
   /** A typed API client, e.g. `cp.api(k8s.CoreV1Api)`. */
   api<T extends k8s.ApiType>(cls: k8s.ApiConstructor<T>): T;
   /** Server-side apply (field manager "dco-e2e", force). Tracked for deletion when external. */
@@ -173,12 +182,14 @@ async function findAssets(): Promise<Assets> {
       etcd: env("TEST_ASSET_ETCD") ?? at("etcd"),
       kubectl: env("TEST_ASSET_KUBECTL") ?? at("kubectl"),
       helm: env("TEST_ASSET_HELM") ?? at("helm"),
+      crossplane: env("TEST_ASSET_CROSSPLANE") ?? at("crossplane"),
     };
   };
   let found = pick(env("KUBEBUILDER_ASSETS"));
   const complete = async (a: typeof found) =>
     await isExecutable(a.kubeApiServer) && await isExecutable(a.etcd) &&
-    await isExecutable(a.kubectl) && await isExecutable(a.kubeControllerManager);
+    await isExecutable(a.kubectl) && await isExecutable(a.kubeControllerManager) &&
+    await isExecutable(a.crossplane);
   if (!await complete(found)) {
     const script = `${repoRoot}/hack/testenv.sh`;
     console.error(
@@ -211,6 +222,7 @@ async function findAssets(): Promise<Assets> {
     etcd: found.etcd!,
     kubectl: found.kubectl!,
     helm: await isExecutable(found.helm) ? found.helm : undefined,
+    crossplane: found.crossplane!,
   };
 }
 
@@ -378,6 +390,7 @@ abstract class BaseControlPlane implements ControlPlane {
   abstract readonly pgids: readonly number[];
   abstract readonly etcdURL: string | undefined;
   abstract readonly kubelet: TestKubelet | undefined;
+  abstract readonly crossplane: CrossplaneInstance | undefined;
   readonly webhookHost: string;
   #objects: k8s.KubernetesObjectApi;
   /** Made by this harness and deleted on dispose when the cluster outlives us. */
@@ -498,6 +511,7 @@ class ExternalControlPlane extends BaseControlPlane {
   readonly pgids: readonly number[] = [];
   readonly etcdURL = undefined;
   readonly kubelet = undefined;
+  readonly crossplane = undefined;
   #disposed = false;
   #tempDirs: string[] = [];
 
@@ -548,6 +562,7 @@ class LocalControlPlane extends BaseControlPlane {
   network: PodNetwork | undefined;
   kubelet: TestKubelet | undefined;
   kubeletClient: Deno.HttpClient | undefined;
+  crossplane: CrossplaneInstance | undefined;
 
   constructor(
     name: string,
@@ -886,6 +901,23 @@ async function startLocal(
       const kubelet = new TestKubelet(call, network, opts.kubelet, dir, apiPort, ca.cert);
       cp.kubelet = kubelet;
       await kubelet.start();
+    }
+    if (opts.crossplane) {
+      cp.crossplane = await startCrossplane({
+        binary: assets.crossplane,
+        crdsDir: await crossplaneCRDsDir(assets.crossplane),
+        kubectl: assets.kubectl,
+        kubeconfigPath,
+        dir,
+        timeoutMs,
+        spawn: (label, argv) => {
+          const p = spawn(label, dir, "env", argv);
+          procs.push(p);
+          return p;
+        },
+        freePort,
+        tail,
+      });
     }
     return cp;
   } catch (e) {
