@@ -1,10 +1,22 @@
 /**
- * Playing Crossplane's part in the XRD e2e tests (`xrd_manager_test.ts`,
- * `xrd_end_to_end_test.ts`): Crossplane's own controller does not run here.
+ * Playing Crossplane's part in the XRD e2e tests that do not run real Crossplane
+ * (`manager_test.ts`, `end_to_end_test.ts` through `_targets.ts`, `convctl_live_diff_test.ts`,
+ * `convctl_retarget_test.ts`; `config_deps_contract_test.ts` and `migrate_storage_test.ts` use only
+ * the XRD CRD). Real Crossplane v2 runs in `crossplane_real_test.ts` (tests/support/crossplane.ts),
+ * which shows what this stand-in relies on: Crossplane copies an XRD's `spec.conversion` into every
+ * CRD it generates and renders their versions from the XRD's.
+ *
+ * Why a stand-in remains: `manager_test.ts` needs states real Crossplane never holds still (an XRD
+ * with no generated CRD, a CRD rendered without the stanza, then the copy) and runs without a
+ * kubelet; the others stay free of Crossplane's ~14 s start-up and of the crossplane build. What
+ * real Crossplane cannot do in any test here: install packages (no registry), so no Composition
+ * function runs and no package establisher rewrites an XRD.
  *
  * - `XRD_CRD`: a minimal stand-in of Crossplane's CompositeResourceDefinition CRD
  *   (`testdata/crossplane_xrd_crd.yaml`); `COMPOSITION_CRD`, of its Composition CRD
  *   (`testdata/crossplane_composition_crd.yaml`, for the convctl commands that read Compositions).
+ *   Unlike Crossplane's, the stand-in's v1 schema admits `spec.conversion: {strategy: None}` (see
+ *   docs/limitations.md on deleting the config of a legacy XRD).
  * - `FakeCrossplane`: marks XRDs Established, renders the CRDs Crossplane generates from an XRD
  *   (composite, plus the claim CRD when the XRD offers claims, owned by the XRD, versions and
  *   schemas taken from the XRD, `storage` = `referenceable`) and, while asked to, keeps their
@@ -17,7 +29,7 @@
  * `spec.compositeDeletePolicy`/`spec.resourceRef` on a claim), the `crossplane`/`composite`/`claim`
  * categories and printer columns, and the status subresource; nor does the stand-in XRD get
  * Crossplane's status (`controllers`, `Offered`). Only conversion of the XRD's own fields is
- * exercised.
+ * exercised with it.
  */
 import type * as k8s from "@kubernetes/client-node";
 import { parse } from "yaml";
