@@ -20,6 +20,8 @@
  * - a full-object XRD write without the stanza (what a package establisher or a GitOps apply
  *   does) is put back by dco's XRD conversion guard at admission, so Crossplane never copies a
  *   stanza-less XRD: the generated CRD still flipped once.
+ * - `convctl crossplane status` reads the real objects, and after `convctl retarget` Crossplane
+ *   selects through the new selector and pins the XRs again.
  *
  * What Crossplane cannot do here (nothing can be fetched from a package registry): install
  * packages, so no Composition function runs (the XRs stay Synced=False) and no package
@@ -50,6 +52,7 @@ import {
   xrdGuardWebhookConfiguration,
 } from "../support/dco_stack.ts";
 import { httpGet } from "../support/role_process.ts";
+import { convctl } from "../cli/_convctl.ts";
 import { recordWatch, type WatchRecorder } from "../support/watch_recorder.ts";
 import { MANAGED_BY, PLAN_HASH } from "./_targets.ts";
 
@@ -244,7 +247,7 @@ e2eTest(TITLE, async (cp, t) => {
       await cp.apply({
         apiVersion: "apiextensions.crossplane.io/v1",
         kind: "Composition",
-        metadata: { name: "xwidgets-noop" },
+        metadata: { name: "xwidgets-noop", labels: { "xrd-api-version": "v1" } },
         spec: {
           compositeTypeRef: { apiVersion: `${GROUP}/v1`, kind: "XWidget" },
           mode: "Pipeline",
@@ -424,6 +427,54 @@ e2eTest(TITLE, async (cp, t) => {
       assert.equal(counts.reverts, "0", "a guarded write is no revert");
     },
   );
+
+  await t.step("convctl crossplane status and retarget against real Crossplane", async () => {
+    const kube = ["--kubeconfig", cp.kubeconfigPath];
+    const st = await convctl("crossplane", "status", WIDGETS, ...kube, "-o", "json");
+    assert.equal(st.code, 0, st.stderr);
+    const status = JSON.parse(st.stdout);
+    assert.equal(status.scope, "Namespaced");
+    // Both XRs pinned by Crossplane itself to the one Composition it selected.
+    assert.deepEqual(status.compositions, [{ name: "xwidgets-noop", version: "v1", pinnedBy: 2 }]);
+    assert.equal(status.unpinned, 0);
+    assert.equal(status.xrdConversionStrategy, "Webhook");
+    assert.deepEqual(status.versions.map((v: Obj) => [v.name, v.ruleSet]), [["v1", "hub"], [
+      "v2",
+      "spoke",
+    ]]);
+    const g = status.generatedCRDs[0];
+    assert.deepEqual(
+      [g.name, g.found, g.conversionStrategy, g.storageVersion, g.objects, g.propagationGap],
+      [WIDGETS, true, "Webhook", "v1", 2, false],
+    );
+    assert.equal(status.config.phase, "Applied");
+    // retarget: the pins are nulled and a selector set; Crossplane then selects through the
+    // selector and pins the XRs again.
+    const r = await convctl(
+      "retarget",
+      "-x",
+      WIDGETS,
+      "--to",
+      "v1",
+      ...kube,
+      "-o",
+      "json",
+      "--quiet",
+    );
+    assert.equal(r.code, 0, r.stderr);
+    assert.deepEqual(
+      JSON.parse(r.stdout).objects.map((o: Obj) => [o.name, o.action, o.result]),
+      [["w1", "patch", "patched"], ["w2", "patch", "patched"]],
+    );
+    const repinned = await waitFor("Crossplane re-pinned w1 through the selector", async () => {
+      const o = await getJSON(`xwidgets.v2.${GROUP}`, "w1", "-n", objNs);
+      return o.spec.crossplane?.compositionRef?.name === "xwidgets-noop" ? o : undefined;
+    }, { timeoutMs: 30_000 }).catch(failing);
+    assert.deepEqual(repinned.spec.crossplane.compositionSelector, {
+      matchLabels: { "xrd-api-version": "v1" },
+    });
+    assert.equal(repinned.spec.capacity, 3, "still converted at v2");
+  });
 
   await t.step(
     "Crossplane's XRD controllers: established, no error but retried races",
