@@ -27,7 +27,9 @@ import {
   configAffectsServers,
   defaultFlagChanged,
   defaultServerNames,
+  leaseServer,
   reconcileServer,
+  servedReportChanged,
   serverReconcileDeps,
 } from "./server/mod.ts";
 
@@ -94,8 +96,12 @@ export function setupServerController(
   });
   const allServers = () => caches.servers.list().map((s) => s.metadata?.name ?? "");
   enqueueFor(caches.servers, controller.queue);
-  for (const cache of [...caches.deployments, ...caches.services]) {
+  for (const cache of [...caches.deployments, ...caches.services, ...caches.hpas, ...caches.pdbs]) {
     enqueueFor(cache, controller.queue, ownerServer);
+  }
+  // A replica's report (or its Lease appearing or going) → that instance's status.
+  for (const cache of caches.leases) {
+    enqueueFor(cache, controller.queue, leaseServer, { predicate: servedReportChanged });
   }
   const registry = settings.registry;
   for (const configCache of caches.configs.values()) {

@@ -341,22 +341,41 @@ const NEEDS: Need[] = [
       source: ["src/manager/server/reconcile.ts", `deps.apply(${ref}(ns)`],
     },
   ]),
-  {
-    who: "manager",
-    scope: "servers",
-    group: "autoscaling",
-    resource: "horizontalpodautoscalers",
-    verbs: ["create", "patch"],
-    source: ["src/manager/server/reconcile.ts", "deps.apply(HPAS(ns), children.hpa)"],
-  },
-  {
-    who: "manager",
-    scope: "servers",
-    group: "policy",
-    resource: "poddisruptionbudgets",
-    verbs: ["create", "patch"],
-    source: ["src/manager/server/reconcile.ts", "deps.apply(PDBS(ns), children.pdb)"],
-  },
+  ...[["autoscaling", "horizontalpodautoscalers", "HPAS", "hpa"], [
+    "policy",
+    "poddisruptionbudgets",
+    "PDBS",
+    "pdb",
+  ]].flatMap(([group, resource, ref, child]): Need[] => [
+    {
+      who: "manager",
+      scope: "servers",
+      group,
+      resource,
+      verbs: ["list", "watch"],
+      source: ["src/manager/caches.ts", `informer(${ref}(ns), OWNED_SELECTOR)`],
+    },
+    {
+      who: "manager",
+      scope: "servers",
+      group,
+      resource,
+      verbs: ["create", "patch"],
+      source: ["src/manager/server/reconcile.ts", `deps.apply(${ref}(ns), children.${child})`],
+    },
+    {
+      // A removed `autoscaling` / `podDisruptionBudget` block: the server's own child goes.
+      who: "manager",
+      scope: "servers",
+      group,
+      resource,
+      verbs: ["delete"],
+      source: [
+        "src/manager/server/reconcile_deps.ts",
+        "client.delete(ref, name, { preconditions: { uid } })",
+      ],
+    },
+  ]),
   {
     who: "manager",
     scope: "servers",
@@ -376,6 +395,14 @@ const NEEDS: Need[] = [
     resource: "leases",
     verbs: ["list"],
     source: ["src/manager/caches.ts", "client.list(LEASES(serverNamespace)"],
+  },
+  {
+    who: "manager",
+    scope: "servers",
+    group: "coordination.k8s.io",
+    resource: "leases",
+    verbs: ["list", "watch"],
+    source: ["src/manager/caches.ts", "informer(LEASES(ns), SERVED_LEASE_CACHE_SELECTOR)"],
   },
   {
     who: "manager",

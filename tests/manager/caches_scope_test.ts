@@ -1,10 +1,12 @@
 /**
- * The manager's owned-children caches follow `--webhook-server-namespaces`: one Deployment and one
- * Service informer per allowed namespace (the chart's Roles grant list/watch only there), or one
- * cluster-wide of each when no namespaces are given; the cluster-scoped kinds stay cluster-wide.
+ * The manager's owned-children caches follow `--webhook-server-namespaces`: one Deployment, Service,
+ * HPA, PDB and served-target Lease informer per allowed namespace (the chart's Roles grant
+ * list/watch only there), or one cluster-wide of each when no namespaces are given; the
+ * cluster-scoped kinds stay cluster-wide. The Lease cache holds only Leases that are owned and name
+ * an instance.
  */
 import assert from "node:assert/strict";
-import { createManagerCaches } from "../../src/manager/caches.ts";
+import { createManagerCaches, SERVED_LEASE_CACHE_SELECTOR } from "../../src/manager/caches.ts";
 import { createLogger } from "../../src/obs/log.ts";
 
 const client = {} as never; // informers only talk to it once started
@@ -41,4 +43,34 @@ Deno.test("caches: without namespaces, one cluster-wide informer of each", () =>
   assert.deepEqual(c.deployments.map((i) => i.resource.namespace), [undefined]);
   assert.deepEqual(c.services.map((i) => i.name), ["services"]);
   assert.match(c.description, /cluster-wide; Secrets never cached/);
+});
+
+Deno.test("caches: HPAs, PDBs and served-target Leases are scoped like the Deployments", () => {
+  const c = createManagerCaches({
+    client,
+    kinds: ["CRDConversionConfig"],
+    logger,
+    namespaces: ["dco-system", "team-a"],
+  });
+  const scoped = [
+    [c.hpas, "horizontalpodautoscalers.autoscaling"],
+    [c.pdbs, "poddisruptionbudgets.policy"],
+    [c.leases, "leases.coordination.k8s.io"],
+  ] as const;
+  for (const [list, kind] of scoped) {
+    assert.deepEqual(list.map((i) => i.name), [`${kind}/dco-system`, `${kind}/team-a`]);
+    for (const i of list) assert.ok(c.informers.includes(i), "started and synced with the rest");
+  }
+  assert.equal(
+    SERVED_LEASE_CACHE_SELECTOR,
+    "app.kubernetes.io/managed-by=declarative-conversion-operator," +
+      "conversion.terasky.com/webhook-server",
+  );
+  assert.ok(
+    c.description.includes(`served-target Leases only with ${SERVED_LEASE_CACHE_SELECTOR}`),
+  );
+  const wide = createManagerCaches({ client, kinds: ["CRDConversionConfig"], logger });
+  for (const list of [wide.hpas, wide.pdbs, wide.leases]) {
+    assert.deepEqual(list.map((i) => i.resource.namespace), [undefined]);
+  }
 });
