@@ -320,10 +320,14 @@ const NEEDS: Need[] = [
     when: (f) => f.builtinCA,
     source: ["src/manager/secret_store.ts", "client.create(SECRETS(namespace), secret)"],
   },
-  // -- manager, every webhook-server namespace
-  ...[["apps", "deployments", "DEPLOYMENTS"], ["", "services", "SERVICES"]].flatMap((
-    [group, resource, ref],
-  ): Need[] => [
+  // -- manager, every webhook-server namespace: the children it caches and applies; the optional
+  // ones (HPA, PDB) are deleted again when their block leaves a server's spec
+  ...([
+    ["apps", "deployments", "DEPLOYMENTS", false],
+    ["", "services", "SERVICES", false],
+    ["autoscaling", "horizontalpodautoscalers", "HPAS", true],
+    ["policy", "poddisruptionbudgets", "PDBS", true],
+  ] as const).flatMap(([group, resource, ref, pruned]): Need[] => [
     {
       who: "manager",
       scope: "servers",
@@ -340,41 +344,19 @@ const NEEDS: Need[] = [
       verbs: ["create", "patch"],
       source: ["src/manager/server/reconcile.ts", `deps.apply(${ref}(ns)`],
     },
-  ]),
-  ...[["autoscaling", "horizontalpodautoscalers", "HPAS", "hpa"], [
-    "policy",
-    "poddisruptionbudgets",
-    "PDBS",
-    "pdb",
-  ]].flatMap(([group, resource, ref, child]): Need[] => [
-    {
-      who: "manager",
-      scope: "servers",
-      group,
-      resource,
-      verbs: ["list", "watch"],
-      source: ["src/manager/caches.ts", `informer(${ref}(ns), OWNED_SELECTOR)`],
-    },
-    {
-      who: "manager",
-      scope: "servers",
-      group,
-      resource,
-      verbs: ["create", "patch"],
-      source: ["src/manager/server/reconcile.ts", `deps.apply(${ref}(ns), children.${child})`],
-    },
-    {
-      // A removed `autoscaling` / `podDisruptionBudget` block: the server's own child goes.
-      who: "manager",
-      scope: "servers",
-      group,
-      resource,
-      verbs: ["delete"],
-      source: [
-        "src/manager/server/reconcile_deps.ts",
-        "client.delete(ref, name, { preconditions: { uid } })",
-      ],
-    },
+    ...(pruned
+      ? [{
+        who: "manager" as const,
+        scope: "servers" as const,
+        group,
+        resource,
+        verbs: ["delete"],
+        source: [
+          "src/manager/server/reconcile_deps.ts",
+          "client.delete(ref, name, { preconditions: { uid } })",
+        ] as [string, string],
+      }]
+      : []),
   ]),
   {
     who: "manager",

@@ -12,7 +12,7 @@ import { createLogger } from "../../src/obs/log.ts";
 const client = {} as never; // informers only talk to it once started
 const logger = createLogger("test");
 
-Deno.test("caches: Deployments and Services are watched per allowed namespace", () => {
+Deno.test("caches: the owned children and served-target Leases are watched per allowed namespace", () => {
   const c = createManagerCaches({
     client,
     kinds: ["CRDConversionConfig"],
@@ -36,22 +36,6 @@ Deno.test("caches: Deployments and Services are watched per allowed namespace", 
   assert.deepEqual(c.services.map((i) => i.name), ["services/dco-system", "services/team-a"]);
   assert.equal(c.servers.resource.namespace, undefined);
   assert.match(c.description, /in namespace\(s\) dco-system, team-a/);
-});
-
-Deno.test("caches: without namespaces, one cluster-wide informer of each", () => {
-  const c = createManagerCaches({ client, kinds: ["CRDConversionConfig"], logger });
-  assert.deepEqual(c.deployments.map((i) => i.resource.namespace), [undefined]);
-  assert.deepEqual(c.services.map((i) => i.name), ["services"]);
-  assert.match(c.description, /cluster-wide; Secrets never cached/);
-});
-
-Deno.test("caches: HPAs, PDBs and served-target Leases are scoped like the Deployments", () => {
-  const c = createManagerCaches({
-    client,
-    kinds: ["CRDConversionConfig"],
-    logger,
-    namespaces: ["dco-system", "team-a"],
-  });
   const scoped = [
     [c.hpas, "horizontalpodautoscalers.autoscaling"],
     [c.pdbs, "poddisruptionbudgets.policy"],
@@ -69,8 +53,14 @@ Deno.test("caches: HPAs, PDBs and served-target Leases are scoped like the Deplo
   assert.ok(
     c.description.includes(`served-target Leases only with ${SERVED_LEASE_CACHE_SELECTOR}`),
   );
-  const wide = createManagerCaches({ client, kinds: ["CRDConversionConfig"], logger });
-  for (const list of [wide.hpas, wide.pdbs, wide.leases]) {
+});
+
+Deno.test("caches: without namespaces, one cluster-wide informer of each", () => {
+  const c = createManagerCaches({ client, kinds: ["CRDConversionConfig"], logger });
+  assert.deepEqual(c.deployments.map((i) => i.resource.namespace), [undefined]);
+  assert.deepEqual(c.services.map((i) => i.name), ["services"]);
+  assert.match(c.description, /cluster-wide; Secrets never cached/);
+  for (const list of [c.hpas, c.pdbs, c.leases]) {
     assert.deepEqual(list.map((i) => i.resource.namespace), [undefined]);
   }
 });
