@@ -29,7 +29,12 @@ import { normalizeSerial, SERVING_SERIAL_ANNOTATION } from "../api/served_lease.
 import { createLogger } from "../obs/log.ts";
 import { registerBuildInfo } from "../obs/build_info.ts";
 import { createMetricsRegistry, metricsResponse } from "../obs/metrics.ts";
-import { processTracer, RequestSampler, tracingEnvProblem } from "../obs/tracing.ts";
+import {
+  denoOtelActive,
+  processTracer,
+  RequestSampler,
+  tracingEnvProblem,
+} from "../obs/tracing.ts";
 import { Controller } from "../kube/controller.ts";
 import { CompilePool, defaultPoolSize, syncPlan } from "../webhook/compile_pool.ts";
 import { createReplicaCaches } from "../webhook/cluster.ts";
@@ -65,7 +70,11 @@ async function main(argv: readonly string[]): Promise<never> {
   const flags = parseRoleFlags("webhook-server", argv, (args) => {
     const f = parseWebhookServerFlags(args);
     // Tracing needs Deno's OpenTelemetry, which only the environment at start turns on.
-    const problem = tracingEnvProblem(tracingSettingsOf(f), (name) => Deno.env.get(name));
+    const problem = tracingEnvProblem(
+      tracingSettingsOf(f),
+      (name) => Deno.env.get(name),
+      denoOtelActive(),
+    );
     if (problem !== undefined) throw new FlagError(problem);
     return f;
   });

@@ -68,27 +68,36 @@ export function otelEnv(
   };
 }
 
-/** Whether Deno's OpenTelemetry was turned on for this process (it reads `OTEL_DENO` at start). */
-export function denoOtelOn(env: (name: string) => string | undefined): boolean {
-  const v = env("OTEL_DENO")?.toLowerCase();
-  return v === "true" || v === "1";
+/**
+ * Whether this process runs with Deno's OpenTelemetry on: Deno then registers its providers in
+ * `@opentelemetry/api`'s global registry. (Off, the API hands out no-op tracers.) Deno decides
+ * when the process starts, from `OTEL_DENO`; a `deno compile` binary decided when it was compiled.
+ */
+export function denoOtelActive(): boolean {
+  const registry = (globalThis as Record<symbol, { trace?: unknown } | undefined>)[
+    Symbol.for("opentelemetry.js.api.1")
+  ];
+  return registry?.trace !== undefined;
 }
 
 /**
  * Why this process cannot trace as `s` asks, or undefined when it can (or `s` asks for nothing):
- * Deno's OpenTelemetry is off, or it exports somewhere else than the flag says. A traces-specific
- * endpoint (`OTEL_EXPORTER_OTLP_TRACES_ENDPOINT`) is the operator's explicit choice and wins.
+ * Deno's OpenTelemetry is off (`active` false), or it exports somewhere else than the flag says.
+ * A traces-specific endpoint (`OTEL_EXPORTER_OTLP_TRACES_ENDPOINT`) is the operator's explicit
+ * choice and wins.
  */
 export function tracingEnvProblem(
   s: TracingSettings,
   env: (name: string) => string | undefined,
+  active: boolean,
 ): string | undefined {
   if (s.endpoint === "") return undefined;
   const want = otelEnv(s);
   const lines = Object.entries(want).map(([k, v]) => `${k}=${v}`).join(" ");
-  const hint = `Deno reads its OpenTelemetry settings only at process start; set ${lines} ` +
-    `(the manager sets them for the webhook-server Pods it runs)`;
-  if (!denoOtelOn(env)) {
+  const hint = `Deno reads its OpenTelemetry settings only at process start (a deno compile ` +
+    `binary: when it is compiled); set ${lines} (the manager sets them for the webhook-server ` +
+    `Pods it runs)`;
+  if (!active) {
     return `--otel-exporter-otlp-endpoint needs Deno's OpenTelemetry, which is off: ${hint}`;
   }
   if (env("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT")) return undefined;

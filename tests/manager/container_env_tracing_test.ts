@@ -49,7 +49,11 @@ Deno.test("container env: the --otel-* flags of extraArgs become Deno's OpenTele
   // What the Pod runs: these args with this env start (the process's own check passes).
   const flags = parseWebhookServerFlags(["--webhook-server-name=a", ...extraArgs]);
   assert.equal(
-    tracingEnvProblem(tracingSettingsOf(flags), (n) => env.find((e) => e.name === n)?.value),
+    tracingEnvProblem(
+      tracingSettingsOf(flags),
+      (n) => env.find((e) => e.name === n)?.value,
+      otel.OTEL_DENO === "true", // what Deno makes of that environment
+    ),
     undefined,
   );
 

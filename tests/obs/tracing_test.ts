@@ -5,6 +5,7 @@
  */
 import assert from "node:assert/strict";
 import {
+  denoOtelActive,
   otelEnv,
   otlpEndpointUrl,
   parseTraceparent,
@@ -38,17 +39,19 @@ Deno.test("tracing: the endpoint flag becomes the URL Deno exports to", () => {
 });
 
 Deno.test("tracing: a process whose environment did not turn Deno's OpenTelemetry on refuses", () => {
-  assert.equal(tracingEnvProblem(on(""), envOf({})), undefined, "tracing off: nothing needed");
-  const off = tracingEnvProblem(on("c:4318", true), envOf({}));
+  assert.equal(denoOtelActive(), false, "this test process runs without OTEL_DENO");
+  assert.equal(tracingEnvProblem(on(""), envOf({}), false), undefined, "off: nothing needed");
+  const off = tracingEnvProblem(on("c:4318", true), envOf({ OTEL_DENO: "true" }), false);
   assert.match(off ?? "", /needs Deno's OpenTelemetry, which is off/);
   assert.match(off ?? "", /OTEL_DENO=true .*OTEL_EXPORTER_OTLP_ENDPOINT=http:\/\/c:4318/);
   const elsewhere = tracingEnvProblem(
     on("c:4318", true),
     envOf({ OTEL_DENO: "true", OTEL_EXPORTER_OTLP_ENDPOINT: "http://other:4318" }),
+    true,
   );
   assert.match(elsewhere ?? "", /but Deno exports to "http:\/\/other:4318"/);
   assert.match(
-    tracingEnvProblem(on("c:4318"), envOf({ OTEL_DENO: "1" })) ?? "",
+    tracingEnvProblem(on("c:4318"), envOf({}), true) ?? "",
     /exports to "http:\/\/localhost:4318"/,
     "unset: Deno's default",
   );
@@ -56,13 +59,15 @@ Deno.test("tracing: a process whose environment did not turn Deno's OpenTelemetr
     tracingEnvProblem(
       on("c:4318", true),
       envOf({ OTEL_DENO: "true", OTEL_EXPORTER_OTLP_ENDPOINT: "http://c:4318" }),
+      true,
     ),
     undefined,
   );
   assert.equal(
     tracingEnvProblem(
       on("c:4318"),
-      envOf({ OTEL_DENO: "TRUE", OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: "http://x/v1/traces" }),
+      envOf({ OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: "http://x/v1/traces" }),
+      true,
     ),
     undefined,
     "a traces-specific endpoint is the operator's choice",
