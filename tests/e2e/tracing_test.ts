@@ -12,17 +12,14 @@
 import assert from "node:assert/strict";
 import type * as k8s from "@kubernetes/client-node";
 import { otelEnv, WEBHOOK_SERVICE_NAME } from "../../src/obs/tracing.ts";
-import { writeServingPair } from "../support/certs.ts";
-import { type ControlPlane, e2eTest, freePort, waitFor } from "../support/control_plane.ts";
-import { installDcoCRDs, twoVersionCRD, urlWebhookConversion } from "../support/dco_stack.ts";
+import { e2eTest, freePort, waitFor } from "../support/control_plane.ts";
 import { type ReceivedSpan, startCollector } from "../support/otel_collector.ts";
-import { httpGet, startRoleProcess } from "../support/role_process.ts";
+import { httpGet } from "../support/role_process.ts";
+import { applyGizmoTarget, startGizmoServer } from "./_gizmos.ts";
 
 const GROUP = "trace.dco.test";
 const PLURAL = "gizmos";
 const TARGET = `${PLURAL}.${GROUP}`;
-const REPO = new URL("../../", import.meta.url).pathname;
-const ENTRY = `${REPO}src/main/webhook_server.ts`;
 
 // kube-apiserver reads its tracing configuration at start: the collector's gRPC port and the
 // file are fixed before the control plane starts.
@@ -46,38 +43,6 @@ function gizmo(name: string, namespace: string, size: number): k8s.KubernetesObj
   } as k8s.KubernetesObject;
 }
 
-async function applyTarget(cp: ControlPlane, port: number, caPEM: string): Promise<void> {
-  await cp.apply({
-    apiVersion: "terasky.com/v1alpha1",
-    kind: "ConversionWebhookServer",
-    metadata: { name: "dco" },
-    spec: { default: true, certificate: { issuerRef: { name: "dco-selfsigned" } } },
-  } as k8s.KubernetesObject);
-  await cp.apply(twoVersionCRD({
-    group: GROUP,
-    plural: PLURAL,
-    kind: "Gizmo",
-    conversion: urlWebhookConversion(`https://127.0.0.1:${port}/convert/${TARGET}`, caPEM),
-  }));
-  await cp.waitForCRD(TARGET);
-  await cp.apply({
-    apiVersion: "terasky.com/v1alpha1",
-    kind: "CRDConversionConfig",
-    metadata: { name: "gizmos" },
-    spec: {
-      targetCRD: { name: TARGET },
-      hubVersion: "v1",
-      spokes: [{
-        version: "v2",
-        rules: [{
-          strategy: "FieldRename",
-          fieldRename: { hubPath: "spec.size", spokePath: "spec.capacity" },
-        }],
-      }],
-    },
-  } as k8s.KubernetesObject);
-}
-
 const isReview = (s: ReceivedSpan) =>
   s.name === "ConversionReview" && s.service === WEBHOOK_SERVICE_NAME;
 const childrenOf = (spans: ReceivedSpan[], parent: ReceivedSpan) =>
@@ -87,29 +52,15 @@ e2eTest(
   "tracing: the collector receives ConversionReview and Convert spans for real conversions",
   async (cp, t) => {
     await using collector = await startCollector(DIR, { grpcPort: APISERVER_OTLP_PORT });
-    await installDcoCRDs(cp);
-    const certDir = await cp.makeTempDir("trace-tls");
-    const { ca } = await writeServingPair(certDir, {
-      caName: "dco-trace-ca",
-      commonName: "dco-webhook",
-      hosts: ["127.0.0.1"],
-    });
-    const port = freePort();
-    await applyTarget(cp, port, ca.cert);
+    const gizmos = await applyGizmoTarget(cp, GROUP);
+    const { port } = gizmos;
     const ns = await cp.createNamespace("trace");
 
     const tracing = { endpoint: collector.httpEndpoint, insecure: true, sampleRatio: 0 };
-    const metricsPort = freePort();
-    await using role = startRoleProcess(
-      ENTRY,
-      ["--allow-net", "--allow-env", `--allow-read=${certDir},${cp.kubeconfigPath},${REPO}src`],
+    await using role = startGizmoServer(
+      cp,
+      gizmos,
       [
-        "--webhook-server-name=dco",
-        `--tls-cert-dir=${certDir}`,
-        `--conversion-bind-address=127.0.0.1:${port}`,
-        `--metrics-bind-address=127.0.0.1:${metricsPort}`,
-        `--kubeconfig=${cp.kubeconfigPath}`,
-        "--enable-xrd-support=false",
         "--conversion-workers=1",
         "--conversion-inline-max-bytes=0",
         `--otel-exporter-otlp-endpoint=${tracing.endpoint}`,
@@ -121,7 +72,7 @@ e2eTest(
     );
     await waitFor(
       "webhook server ready",
-      async () => (await httpGet(`http://127.0.0.1:${metricsPort}/readyz`)).status === 200,
+      async () => (await httpGet(`${role.metricsURL}/readyz`)).status === 200,
       { timeoutMs: 60_000 },
     );
     assert.match(role.output(), /tracing on/);
@@ -169,7 +120,7 @@ e2eTest(
       },
     );
 
-    const client = Deno.createHttpClient({ caCerts: [ca.cert] });
+    const client = Deno.createHttpClient({ caCerts: [gizmos.caPEM] });
     const post = async (objects: unknown[], traceparent?: string) => {
       const res = await fetch(`https://127.0.0.1:${port}/convert/${TARGET}`, {
         method: "POST",

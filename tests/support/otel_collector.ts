@@ -6,6 +6,7 @@
  * collector received and passed on.
  */
 import { freePort, resolveAssets } from "./control_plane.ts";
+import { startProcess } from "./role_process.ts";
 import { WaitAbort, waitFor } from "./wait.ts";
 
 /** One span as the collector passed it on. */
@@ -163,33 +164,17 @@ service:
       exporters: [otlp_http]
 `,
   );
-  const child = new Deno.Command(otelcol, {
-    args: [`--config=file:${config}`],
-    stdout: "piped",
-    stderr: "piped",
-  }).spawn();
-  let log = "";
-  const decoder = new TextDecoder();
-  const drain = async (s: ReadableStream<Uint8Array>) => {
-    for await (const chunk of s) log += decoder.decode(chunk);
-  };
-  const drained = Promise.all([drain(child.stdout), drain(child.stderr)]);
+  const collector = startProcess(otelcol, [`--config=file:${config}`]);
   let exited = false;
-  child.status.then(() => exited = true);
+  collector.child.status.then(() => exited = true);
   const stop = async () => {
-    try {
-      child.kill("SIGTERM");
-    } catch {
-      // already exited
-    }
-    await child.status;
-    await drained;
+    await collector[Symbol.asyncDispose]();
     await sink.shutdown();
   };
   try {
     // Ready once its OTLP/HTTP receiver accepts an (empty) export.
     await waitFor("otelcol OTLP/HTTP receiver", async () => {
-      if (exited) throw new WaitAbort(`otelcol exited:\n${log}`);
+      if (exited) throw new WaitAbort(`otelcol exited:\n${collector.output()}`);
       try {
         const r = await fetch(`http://127.0.0.1:${httpPort}/v1/traces`, {
           method: "POST",
@@ -223,7 +208,7 @@ service:
         throw new Error(`${(e as Error).message}; received: ${JSON.stringify([...seen])}`);
       }
     },
-    output: () => log,
+    output: collector.output,
     [Symbol.asyncDispose]: stop,
   };
 }
