@@ -17,7 +17,7 @@ import { UID_SCAN_BYTES } from "./body.ts";
 import { convertContext, type ConvertHandlerOptions } from "./context.ts";
 import { RETRY_AFTER_SECONDS } from "./governor.ts";
 import { answerOffloaded, type OffloadOptions } from "./offload.ts";
-import { endReviewSpan, reviewParent, startReviewSpan } from "./spans.ts";
+import { endReviewSpan, startReviewSpan } from "./spans.ts";
 
 /** The path prefix; the rest of the path is the registry key. */
 export const CONVERT_PREFIX = "/convert/";
@@ -92,10 +92,9 @@ export function createNodeConvertListener(
       writeNode(res, { status: 404, contentType: TEXT_TYPE, body: NOT_FOUND, close: false });
       return;
     }
-    const sampler = ctx.sampler;
-    const span = sampler === undefined
+    const review = ctx.sampler === undefined
       ? undefined
-      : startReviewSpan(sampler, target, singleHeader(req.headers.traceparent));
+      : startReviewSpan(ctx.sampler, target, singleHeader(req.headers.traceparent));
     const declaredLength = declaredLengthOf(req.headers["content-length"]);
     if (ctx.governor !== undefined && req.method === "POST") {
       const admission = ctx.governor.admit(heldBytes(declaredLength, ctx.maxRequestBytes));
@@ -103,7 +102,7 @@ export function createNodeConvertListener(
         ctx.metrics?.countRejected(admission.reason);
         req.resume(); // the body is discarded as it arrives, never held
         const answer = tooManyRequests(admission.message);
-        if (span !== undefined) endReviewSpan(span, answer);
+        if (review !== undefined) endReviewSpan(review.span, answer);
         writeNode(res, answer);
         return;
       }
@@ -114,7 +113,7 @@ export function createNodeConvertListener(
       method: req.method ?? "",
       declaredLength,
       body: incomingChunks(req),
-      spans: span === undefined ? undefined : reviewParent(sampler!, span),
+      spans: review?.spans,
     };
     (offload === undefined
       ? answerConvert(ctx, target, request, startedAt)
@@ -123,10 +122,10 @@ export function createNodeConvertListener(
           // Drain instead of destroying: a reset could discard the answer before the client reads it.
           discardRest(req);
         }
-        if (span !== undefined) endReviewSpan(span, answer);
+        if (review !== undefined) endReviewSpan(review.span, answer);
         writeNode(res, answer);
       }).catch(() => {
-        span?.end();
+        review?.span.end();
         res.destroy();
       });
   };

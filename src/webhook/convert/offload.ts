@@ -15,7 +15,7 @@ import {
 } from "./answer.ts";
 import { type BodyRead, readBodyLimited } from "./body.ts";
 import type { ConvertContext } from "./context.ts";
-import { reviewTraceparent } from "./spans.ts";
+import { traceparentOf } from "../../obs/tracing.ts";
 
 /** Converts a body already read (the pool). */
 export interface ReviewOffload {
@@ -82,6 +82,6 @@ export async function answerOffloaded(
     target,
     read.bytes,
     arrived,
-    spans === undefined ? undefined : reviewTraceparent(spans),
+    spans === undefined ? undefined : traceparentOf(spans),
   );
 }

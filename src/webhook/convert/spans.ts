@@ -19,29 +19,29 @@ import {
   type RequestSampler,
   type SpanParent,
   startChild,
-  traceparentOf,
 } from "../../obs/tracing.ts";
 import type { ConvertAnswer } from "./answer.ts";
 
 export const REVIEW_SPAN = "ConversionReview";
 export const CONVERT_SPAN = "Convert";
 
+/** A traced request: its review span, and where its `Convert` spans hang on this thread. */
+export interface ReviewTrace {
+  span: Span;
+  spans: SpanParent;
+}
+
 /** The review span of a request for `target`, or undefined when the request is not traced. */
 export function startReviewSpan(
   sampler: RequestSampler,
   target: string,
   traceparent: string | undefined,
-): Span | undefined {
-  return sampler.startRoot(REVIEW_SPAN, traceparent, { target });
+): ReviewTrace | undefined {
+  const span = sampler.startRoot(REVIEW_SPAN, traceparent, { target });
+  return span === undefined
+    ? undefined
+    : { span, spans: { tracer: sampler.tracer, context: contextOf(span) } };
 }
-
-/** Where the `Convert` spans of a review span hang on this thread. */
-export function reviewParent(sampler: RequestSampler, span: Span): SpanParent {
-  return { tracer: sampler.tracer, context: contextOf(span) };
-}
-
-/** The `traceparent` a Worker is handed for the review span. */
-export const reviewTraceparent: (parent: SpanParent) => string = traceparentOf;
 
 /** A Worker's parent for the review span whose `traceparent` it was handed. */
 export function workerParent(traceparent: string | undefined): SpanParent | undefined {
