@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Provides the control-plane binaries the e2e tests run against — kube-apiserver,
-# kube-controller-manager, kubectl, etcd and helm at pinned versions — and prints the absolute directory holding them as its ONLY stdout
+# kube-controller-manager, kubectl, etcd and helm at pinned versions, and an OpenTelemetry
+# Collector (otelcol) — and prints the absolute directory holding them as its ONLY stdout
 # line (all progress goes to stderr), so callers can do `KUBEBUILDER_ASSETS="$(hack/testenv.sh)"`.
 #
 # Neither Debian nor npm has kube-apiserver and no machine of ours has Docker, so the binaries are
