@@ -69,6 +69,8 @@ export interface Assets {
   kubectl: string;
   /** Only known when hack/testenv.sh or KUBEBUILDER_ASSETS provided it. */
   helm?: string;
+  /** The OpenTelemetry Collector (hack/testenv.sh group otelcol); known like `helm`. */
+  otelcol?: string;
 }
 
 /** Result of running kubectl. */
@@ -173,6 +175,7 @@ async function findAssets(): Promise<Assets> {
       etcd: env("TEST_ASSET_ETCD") ?? at("etcd"),
       kubectl: env("TEST_ASSET_KUBECTL") ?? at("kubectl"),
       helm: env("TEST_ASSET_HELM") ?? at("helm"),
+      otelcol: env("TEST_ASSET_OTELCOL") ?? at("otelcol"),
     };
   };
   let found = pick(env("KUBEBUILDER_ASSETS"));
@@ -201,7 +204,7 @@ async function findAssets(): Promise<Assets> {
     found = pick(dir);
   }
   for (const [k, v] of Object.entries(found)) {
-    if (k !== "helm" && !await isExecutable(v)) {
+    if (k !== "helm" && k !== "otelcol" && !await isExecutable(v)) {
       throw new Error(`control-plane binary ${k} is not an executable file: ${v}`);
     }
   }
@@ -211,6 +214,7 @@ async function findAssets(): Promise<Assets> {
     etcd: found.etcd!,
     kubectl: found.kubectl!,
     helm: await isExecutable(found.helm) ? found.helm : undefined,
+    otelcol: await isExecutable(found.otelcol) ? found.otelcol : undefined,
   };
 }
 
