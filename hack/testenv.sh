@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Provides the control-plane binaries the e2e tests run against — kube-apiserver,
-# kube-controller-manager, kubectl, etcd, helm and crossplane at pinned versions — and prints the absolute directory holding them as its ONLY stdout
+# kube-controller-manager, kubectl, etcd, helm and crossplane at pinned versions, and an
+# OpenTelemetry Collector (otelcol) — and prints the absolute directory holding them as its ONLY stdout
 # line (all progress goes to stderr), so callers can do `KUBEBUILDER_ASSETS="$(hack/testenv.sh)"`.
 #
 # Neither Debian nor npm has kube-apiserver and no machine of ours has Docker, so the binaries are
@@ -10,9 +11,9 @@
 #
 # Overrides (envtest's names), each skipping the corresponding build:
 #   TEST_ASSET_KUBE_APISERVER, TEST_ASSET_KUBE_CONTROLLER_MANAGER, TEST_ASSET_ETCD,
-#   TEST_ASSET_KUBECTL, TEST_ASSET_HELM  one binary each
+#   TEST_ASSET_KUBECTL, TEST_ASSET_HELM, TEST_ASSET_OTELCOL  one binary each
 #   TEST_ASSET_CROSSPLANE  the crossplane binary; TEST_ASSET_CROSSPLANE_CRDS its CRDs' directory
-#   KUBEBUILDER_ASSETS  a directory (e.g. from setup-envtest) holding any of the six by name
+#   KUBEBUILDER_ASSETS  a directory (e.g. from setup-envtest) holding any of them by name
 #                       (crossplane's CRDs, if it holds crossplane, in crossplane-crds/ there)
 # Anything not overridden is built; a mix is printed as a directory of symlinks.
 #
@@ -22,6 +23,9 @@ set -euo pipefail
 K8S_VERSION=v1.37.2   # k8s.io/kubernetes; staging modules k8s.io/* are pinned to v0.37.2
 ETCD_VERSION=v3.6.16  # go.etcd.io/etcd/server/v3 (k8s 1.37 talks to etcd >= 3.5 through client v3.7)
 HELM_VERSION=v3.22.0  # helm.sh/helm/v3
+# The OpenTelemetry Collector (group otelcol): outside PINS, like kcm, so adding it builds one group.
+OTELCOL_VERSION=v0.165.0      # go.opentelemetry.io/collector beta modules (otelcol, otlp receiver, …)
+OTELCOL_STABLE_VERSION=v1.71.0 # its stable modules of the same release (confmap providers)
 # Not in PINS (that would rebuild everything): after a bump, rm -rf <pins>/.parts/crossplane
 # <pins>/bin/crossplane <pins>/bin/crossplane-crds and run this script again.
 CROSSPLANE_VERSION=v2.4.0 # github.com/crossplane/crossplane/v2 (cmd/crossplane; CRDs: cluster/crds)
@@ -47,6 +51,10 @@ declare -A env_of=([kube-apiserver]=TEST_ASSET_KUBE_APISERVER [etcd]=TEST_ASSET_
 # gains it by one more (warm: ~2 min) build instead of a cold rebuild of the whole kube group.
 declare -A group_of=([kube-apiserver]=kube [kubectl]=kube [kube-controller-manager]=kcm
   [etcd]=etcd [helm]=helm)
+# otelcol: an OpenTelemetry Collector (OTLP receiver; otlphttp and debug exporters) for the trace e2e.
+tools+=(otelcol)
+env_of[otelcol]=TEST_ASSET_OTELCOL
+group_of[otelcol]=otelcol
 # crossplane joined the same way (group crossplane).
 env_of[crossplane]=TEST_ASSET_CROSSPLANE
 group_of[crossplane]=crossplane
@@ -63,8 +71,11 @@ done
 if [ -n "${KUBEBUILDER_ASSETS:-}" ] && [ ! -d "$KUBEBUILDER_ASSETS" ]; then
   die "KUBEBUILDER_ASSETS=$KUBEBUILDER_ASSETS is not a directory"
 fi
+groups=(kube kcm etcd helm)
+groups+=(otelcol)
+groups+=(crossplane)
 needed_groups=()
-for g in kube kcm etcd helm crossplane; do
+for g in "${groups[@]}"; do
   for t in "${tools[@]}"; do
     if [ "${group_of[$t]}" = "$g" ] && [ -z "${given[$t]:-}" ]; then
       needed_groups+=("$g")
@@ -120,6 +131,64 @@ make_module() { # group require-module version [replace-spec...]
   (cd "$src" && go mod init "dco.test/testenv/$g" 2>/dev/null && go mod edit -require="$mod@$ver") >&2 ||
     { log "cannot create the build module in $src" && return 1; }
   for r in "$@"; do (cd "$src" && go mod edit -replace="$r") >&2 || return 1; done
+}
+
+# The collector distribution: the main package the collector's builder (ocb) generates, for the
+# components the tests use, in the throwaway module of group otelcol.
+write_otelcol_main() { # src-dir
+  cat >"$1/main.go" <<'GO'
+// Program otelcol is an OpenTelemetry Collector for dco's tests: OTLP in, otlphttp or debug out.
+package main
+
+import (
+	"os"
+
+	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/collector/confmap"
+	"go.opentelemetry.io/collector/confmap/provider/envprovider"
+	"go.opentelemetry.io/collector/confmap/provider/fileprovider"
+	"go.opentelemetry.io/collector/confmap/provider/yamlprovider"
+	"go.opentelemetry.io/collector/exporter"
+	"go.opentelemetry.io/collector/exporter/debugexporter"
+	"go.opentelemetry.io/collector/exporter/otlphttpexporter"
+	"go.opentelemetry.io/collector/otelcol"
+	"go.opentelemetry.io/collector/receiver"
+	"go.opentelemetry.io/collector/receiver/otlpreceiver"
+	"go.opentelemetry.io/collector/service/telemetry/otelconftelemetry"
+)
+
+func components() (otelcol.Factories, error) {
+	var err error
+	factories := otelcol.Factories{Telemetry: otelconftelemetry.NewFactory()}
+	if factories.Receivers, err = otelcol.MakeFactoryMap[receiver.Factory](otlpreceiver.NewFactory()); err != nil {
+		return otelcol.Factories{}, err
+	}
+	if factories.Exporters, err = otelcol.MakeFactoryMap[exporter.Factory](
+		debugexporter.NewFactory(), otlphttpexporter.NewFactory()); err != nil {
+		return otelcol.Factories{}, err
+	}
+	return factories, nil
+}
+
+var version = "dev" // set by -ldflags -X
+
+func main() {
+	set := otelcol.CollectorSettings{
+		BuildInfo: component.BuildInfo{Command: "otelcol", Description: "dco test collector", Version: version},
+		Factories: components,
+		ConfigProviderSettings: otelcol.ConfigProviderSettings{
+			ResolverSettings: confmap.ResolverSettings{
+				ProviderFactories: []confmap.ProviderFactory{
+					envprovider.NewFactory(), fileprovider.NewFactory(), yamlprovider.NewFactory(),
+				},
+			},
+		},
+	}
+	if err := otelcol.NewCommand(set).Execute(); err != nil {
+		os.Exit(1)
+	}
+}
+GO
 }
 
 # NB: called as `build_group g || die`, where `set -e` is off: every step checks its own status.
@@ -178,6 +247,22 @@ build_group() { # group
       (cd "$dir/src/helm" && go build -trimpath \
         -ldflags="$ldflags_common -X helm.sh/helm/v3/internal/version.version=$HELM_VERSION" \
         -o "$tmp/helm" helm.sh/helm/v3/cmd/helm) >&2 || return 1
+      ;;
+    otelcol)
+      log "building otelcol from go.opentelemetry.io/collector@$OTELCOL_VERSION ..."
+      make_module otelcol go.opentelemetry.io/collector/otelcol "$OTELCOL_VERSION" || return 1
+      local m
+      for m in receiver/otlpreceiver exporter/otlphttpexporter exporter/debugexporter service; do
+        (cd "$dir/src/otelcol" && go mod edit -require="go.opentelemetry.io/collector/$m@$OTELCOL_VERSION") >&2 || return 1
+      done
+      for m in envprovider fileprovider yamlprovider; do
+        (cd "$dir/src/otelcol" && go mod edit \
+          -require="go.opentelemetry.io/collector/confmap/provider/$m@$OTELCOL_STABLE_VERSION") >&2 || return 1
+      done
+      write_otelcol_main "$dir/src/otelcol" || return 1
+      (cd "$dir/src/otelcol" && go build -trimpath \
+        -ldflags="$ldflags_common -X main.version=$OTELCOL_VERSION" -o "$tmp/otelcol" .) >&2 ||
+        return 1
       ;;
     crossplane)
       # Crossplane's go.mod replaces its apis module with ./apis; the published one of the same
@@ -241,6 +326,7 @@ if [ "${#given[@]}" -eq 0 ]; then
       echo "k8s.io/kubernetes $K8S_VERSION"
       echo "go.etcd.io/etcd/server/v3 $ETCD_VERSION"
       echo "helm.sh/helm/v3 $HELM_VERSION"
+      echo "go.opentelemetry.io/collector $OTELCOL_VERSION"
       echo "github.com/crossplane/crossplane/v2 $CROSSPLANE_VERSION"
       go version
       cat "$dir"/.parts/*/.build-seconds 2>/dev/null || true

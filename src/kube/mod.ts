@@ -26,3 +26,4 @@ export * from "./watch_map_metrics.ts";
 export * from "./status.ts";
 export * from "./leader.ts";
 export * from "./delegated_auth.ts";
+export * from "./discovery.ts";

@@ -15,6 +15,12 @@ import { startAdmission } from "../manager/admission_setup.ts";
 import { setupCARotation } from "../manager/ca_rotation_setup.ts";
 import { createManagerCaches, type DepsOptions } from "../manager/caches.ts";
 import { setupConfigControllers } from "../manager/config_controller.ts";
+import {
+  checkCrossplane,
+  CROSSPLANE_GROUP_VERSION,
+  XRD_SUPPORT_OFF_FLAG,
+  XRD_SUPPORT_OFF_HELM_VALUE,
+} from "../manager/crossplane_check.ts";
 import { admissionDenialEvent, managerEventRecorder } from "../manager/events.ts";
 import {
   parseManagerFlags,
@@ -82,6 +88,21 @@ async function main(argv: readonly string[]): Promise<never> {
   registerBuildInfo(registry);
   const client = await role.client(flags.kubeconfig, registry);
   role.onStop("client", () => client.close());
+  if (flags.enableXrdSupport) {
+    // Before any cache: an XRD informer without Crossplane's API could never sync.
+    const crossplane = await role.step(
+      `cannot discover whether ${CROSSPLANE_GROUP_VERSION} is served (--enable-xrd-support)`,
+      {},
+      () => checkCrossplane(client, { signal: role.signal }),
+    );
+    if (!crossplane.ok) {
+      await role.fail(crossplane.message, {
+        missing: crossplane.missing,
+        flag: XRD_SUPPORT_OFF_FLAG,
+        helmValue: XRD_SUPPORT_OFF_HELM_VALUE,
+      });
+    }
+  }
   const certificateMode = await role.step(
     "cannot discover whether cert-manager.io/v1 is served (--certificate-mode=auto)",
     {},

@@ -29,6 +29,12 @@ import { normalizeSerial, SERVING_SERIAL_ANNOTATION } from "../api/served_lease.
 import { createLogger } from "../obs/log.ts";
 import { registerBuildInfo } from "../obs/build_info.ts";
 import { createMetricsRegistry, metricsResponse } from "../obs/metrics.ts";
+import {
+  denoOtelActive,
+  processTracer,
+  RequestSampler,
+  tracingEnvProblem,
+} from "../obs/tracing.ts";
 import { Controller } from "../kube/controller.ts";
 import { CompilePool, defaultPoolSize, syncPlan } from "../webhook/compile_pool.ts";
 import { createReplicaCaches } from "../webhook/cluster.ts";
@@ -45,7 +51,7 @@ import {
   RequestGovernor,
 } from "../webhook/convert/mod.ts";
 import { availableCpus } from "../webhook/cpu_limit.ts";
-import { parseWebhookServerFlags } from "../webhook/flags.ts";
+import { FlagError, parseWebhookServerFlags, tracingSettingsOf } from "../webhook/flags.ts";
 import { WebhookMetrics } from "../webhook/metrics.ts";
 import { PlanRegistry } from "../webhook/registry.ts";
 import { initialSyncPass, RegistryController } from "../webhook/registry_controller.ts";
@@ -61,7 +67,18 @@ import { parseRoleFlags, Role } from "./_role.ts";
 const RETRY_INITIAL_SYNC_MS = 2_000;
 
 async function main(argv: readonly string[]): Promise<never> {
-  const flags = parseRoleFlags("webhook-server", argv, parseWebhookServerFlags);
+  const flags = parseRoleFlags("webhook-server", argv, (args) => {
+    const f = parseWebhookServerFlags(args);
+    // Tracing needs Deno's OpenTelemetry, which only the environment at start turns on.
+    const problem = tracingEnvProblem(
+      tracingSettingsOf(f),
+      (name) => Deno.env.get(name),
+      denoOtelActive(),
+    );
+    if (problem !== undefined) throw new FlagError(problem);
+    return f;
+  });
+  const tracing = tracingSettingsOf(flags);
   const kinds: ConfigKind[] = [];
   if (flags.enableCrdSupport) kinds.push("crd");
   if (flags.enableXrdSupport) kinds.push("xrd");
@@ -221,7 +238,17 @@ async function main(argv: readonly string[]): Promise<never> {
     governor,
     maxRequestBytes: bounds.maxRequestBytes,
     requestTimeoutMs: flags.requestTimeoutMs,
+    sampler: tracing.endpoint === ""
+      ? undefined
+      : new RequestSampler(processTracer(), tracing.sampleRatio),
   };
+  if (handler.sampler !== undefined) {
+    log.info("tracing on", {
+      endpoint: tracing.endpoint,
+      sampleRatio: handler.sampler.ratio,
+      insecure: tracing.insecure,
+    });
+  }
   const conversionWorkers = flags.conversionWorkers > 0
     ? flags.conversionWorkers
     : await availableCpus();

@@ -4,7 +4,8 @@
  *
  * Reads come from the caches (a stale read is corrected by the write's optimistic lock or the next
  * event); the reads that must not be stale (the served-target Leases, a Secret) go to the
- * apiserver.
+ * apiserver. The served-target Leases are watched all the same (only to wake the server
+ * controller), so a replica's report reaches its server's status within seconds.
  */
 import type { EventRecorder } from "../kube/events.ts";
 import {
@@ -17,7 +18,11 @@ import {
   XRD_CONFIG_KIND,
 } from "../api/mod.ts";
 import { CONFIG_RESOURCES, SERVER_RESOURCE, XRD_RESOURCE } from "../api/resources.ts";
-import { type ServedLeaseLike, servedLeaseSelector } from "../api/served_lease.ts";
+import {
+  type ServedLeaseLike,
+  servedLeaseSelector,
+  WEBHOOK_SERVER_LABEL,
+} from "../api/served_lease.ts";
 import type { ServerInfo } from "../assign/resolve.ts";
 import type { JsonObject } from "../engine/mod.ts";
 import {
@@ -27,7 +32,7 @@ import {
   type KubeObject,
   type ResourceRef,
 } from "../kube/mod.ts";
-import { CRD_RESOURCE, DEPLOYMENTS, LEASES, SERVICES } from "../kube/resources.ts";
+import { CRD_RESOURCE, DEPLOYMENTS, HPAS, LEASES, PDBS, SERVICES } from "../kube/resources.ts";
 import type { Logger } from "../obs/log.ts";
 import type { Registry } from "prom-client";
 import type { ConfigSummary } from "./admission/context.ts";
@@ -43,6 +48,12 @@ export const TARGET_RESOURCES: Readonly<Record<ConfigKind, ResourceRef>> = {
 
 /** The selector every cached child type carries; Secrets are never cached. */
 export const OWNED_SELECTOR = `${LABEL_MANAGED_BY}=${MANAGED_BY}`;
+
+/**
+ * The selector of the served-target Lease cache: owned (managed-by) and naming an instance, so no
+ * other Lease (a node's, a leader election's) is ever cached.
+ */
+export const SERVED_LEASE_CACHE_SELECTOR = `${OWNED_SELECTOR},${WEBHOOK_SERVER_LABEL}`;
 
 /** Name of the config informers' index on the target name. */
 export const TARGET_INDEX = "target";
@@ -64,6 +75,14 @@ export interface ManagerCaches {
    */
   readonly deployments: readonly Informer[];
   readonly services: readonly Informer[];
+  /** The owned HorizontalPodAutoscalers and PodDisruptionBudgets, scoped like the Deployments. */
+  readonly hpas: readonly Informer[];
+  readonly pdbs: readonly Informer[];
+  /**
+   * The served-target Leases ({@link SERVED_LEASE_CACHE_SELECTOR}), scoped like the Deployments:
+   * watched to wake the server controller; reads still go to the apiserver.
+   */
+  readonly leases: readonly Informer[];
   readonly informers: readonly Informer[];
   /** One line describing the scoping (logged at startup). */
   readonly description: string;
@@ -140,6 +159,9 @@ export function createManagerCaches(opts: {
   const servers = informer(SERVER_RESOURCE);
   const deployments = scopes.map((ns) => informer(DEPLOYMENTS(ns), OWNED_SELECTOR));
   const services = scopes.map((ns) => informer(SERVICES(ns), OWNED_SELECTOR));
+  const hpas = scopes.map((ns) => informer(HPAS(ns), OWNED_SELECTOR));
+  const pdbs = scopes.map((ns) => informer(PDBS(ns), OWNED_SELECTOR));
+  const leases = scopes.map((ns) => informer(LEASES(ns), SERVED_LEASE_CACHE_SELECTOR));
   // Generated CRDs are read from a CRD cache: shared with the CRD target informer.
   let crds: Informer | undefined;
   let ownCRDs: Informer[] = [];
@@ -157,6 +179,9 @@ export function createManagerCaches(opts: {
     servers,
     ...deployments,
     ...services,
+    ...hpas,
+    ...pdbs,
+    ...leases,
   ];
   const kinds = [...configs.keys()].join(", ") || "none";
   return {
@@ -166,10 +191,13 @@ export function createManagerCaches(opts: {
     servers,
     deployments,
     services,
+    hpas,
+    pdbs,
+    leases,
     informers,
     description: `cluster-wide: ConversionWebhookServers, configs (${kinds}) and their targets` +
       (crds === undefined ? "" : " (plus all CRDs for the XRDs' generated CRDs)") + "; " +
-      `Deployments and Services only with ${OWNED_SELECTOR}, ${
+      `Deployments, Services, HorizontalPodAutoscalers and PodDisruptionBudgets only with ${OWNED_SELECTOR}, served-target Leases only with ${SERVED_LEASE_CACHE_SELECTOR}, ${
         opts.namespaces === undefined
           ? "cluster-wide"
           : `in namespace(s) ${opts.namespaces.join(", ")}`

@@ -5,8 +5,8 @@
  */
 import {
   Controller,
+  discoverGroupVersion,
   enqueueFor,
-  isNotFound,
   type KubeClient,
   type KubeObject,
 } from "../kube/mod.ts";
@@ -27,12 +27,11 @@ import {
   configAffectsServers,
   defaultFlagChanged,
   defaultServerNames,
+  leaseServer,
   reconcileServer,
+  servedReportChanged,
   serverReconcileDeps,
 } from "./server/mod.ts";
-
-const DISCOVERY_ATTEMPTS = 5;
-const DISCOVERY_RETRY_MS = 2_000;
 
 /** The owner CWS name of a child (its controller owner reference), if any. */
 export function ownerServer(obj: KubeObject): string | undefined {
@@ -43,27 +42,13 @@ export function ownerServer(obj: KubeObject): string | undefined {
 }
 
 /**
- * `cert-manager.io/v1` served with `certificates` (discovery). 404 => false; any other failure is
- * retried a few times and then thrown: guessing wrong would make two issuers fight over a Secret.
+ * `cert-manager.io/v1` served with `certificates` (discovery). Not served => false; any other
+ * failure is retried a few times and then thrown: guessing wrong would make two issuers fight over
+ * a Secret.
  */
 async function certManagerServed(client: KubeClient, signal: AbortSignal): Promise<boolean> {
-  let last: unknown;
-  for (let attempt = 0; attempt < DISCOVERY_ATTEMPTS; attempt++) {
-    if (attempt > 0) await new Promise((r) => setTimeout(r, DISCOVERY_RETRY_MS));
-    if (signal.aborted) throw signal.reason;
-    try {
-      const list = await client.call<{ resources?: Array<{ name?: string }> }>(
-        "GET",
-        "/apis/cert-manager.io/v1",
-        { signal },
-      );
-      return (list?.resources ?? []).some((r) => r.name === "certificates");
-    } catch (e) {
-      if (isNotFound(e)) return false;
-      last = e;
-    }
-  }
-  throw last;
+  const resources = await discoverGroupVersion(client, "cert-manager.io/v1", { signal });
+  return (resources ?? []).some((r) => r.name === "certificates");
 }
 
 /** `--certificate-mode`, with `auto` resolved by discovery. */
@@ -111,8 +96,12 @@ export function setupServerController(
   });
   const allServers = () => caches.servers.list().map((s) => s.metadata?.name ?? "");
   enqueueFor(caches.servers, controller.queue);
-  for (const cache of [...caches.deployments, ...caches.services]) {
+  for (const cache of [...caches.deployments, ...caches.services, ...caches.hpas, ...caches.pdbs]) {
     enqueueFor(cache, controller.queue, ownerServer);
+  }
+  // A replica's report (or its Lease appearing or going) → that instance's status.
+  for (const cache of caches.leases) {
+    enqueueFor(cache, controller.queue, leaseServer, { predicate: servedReportChanged });
   }
   const registry = settings.registry;
   for (const configCache of caches.configs.values()) {

@@ -6,6 +6,7 @@
 import { parseGoDuration } from "../engine/units.ts";
 import { labelSelectorFromJSON } from "../kube/label_selector.ts";
 import { type FieldFlag, FlagError, parseFlagRecord } from "../lib/flags.ts";
+import { DEFAULT_TRACE_SAMPLE_RATIO, type TracingSettings } from "../obs/tracing.ts";
 import { DEFAULT_INLINE_MAX_BYTES } from "./convert/inline_policy.ts";
 
 export { FlagError };
@@ -43,6 +44,26 @@ export interface WebhookServerFlags {
   shutdownTimeoutMs: number;
   /** Out-of-cluster use (development, tests); in a Pod the service account is used. */
   kubeconfig: string;
+  /** `--otel-exporter-otlp-endpoint`: "" = tracing off (docs/observability.md#tracing). */
+  otelExporterOtlpEndpoint: string;
+  /** `--otel-trace-sample-ratio`, clamped to [0, 1]. */
+  otelTraceSampleRatio: number;
+  otelExporterOtlpInsecure: boolean;
+}
+
+/** The `--otel-*` flags as tracing settings. */
+export function tracingSettingsOf(f: WebhookServerFlags): TracingSettings {
+  return {
+    endpoint: f.otelExporterOtlpEndpoint,
+    sampleRatio: f.otelTraceSampleRatio,
+    insecure: f.otelExporterOtlpInsecure,
+  };
+}
+
+function sampleRatio(raw: string, flag: string): number {
+  const v = raw.trim() === "" ? NaN : Number(raw);
+  if (!Number.isFinite(v)) throw new FlagError(`${flag}: ${JSON.stringify(raw)} is not a number`);
+  return Math.min(1, Math.max(0, v));
 }
 
 function durationMs(raw: string, flag: string): number {
@@ -73,10 +94,9 @@ const FLAGS: Record<string, FieldFlag<WebhookServerFlags>> = {
   "request-timeout": { field: "requestTimeoutMs", parse: durationMs },
   "shutdown-timeout": { field: "shutdownTimeoutMs", parse: durationMs },
   "kubeconfig": { field: "kubeconfig", kind: "string" },
-  // Accepted and ignored: this build has no tracing (docs/webhook-server.md).
-  "otel-exporter-otlp-endpoint": { field: undefined, kind: "string" },
-  "otel-trace-sample-ratio": { field: undefined, kind: "string" },
-  "otel-exporter-otlp-insecure": { field: undefined, kind: "bool" },
+  "otel-exporter-otlp-endpoint": { field: "otelExporterOtlpEndpoint", kind: "string" },
+  "otel-trace-sample-ratio": { field: "otelTraceSampleRatio", parse: sampleRatio },
+  "otel-exporter-otlp-insecure": { field: "otelExporterOtlpInsecure", kind: "bool" },
 };
 
 export const DEFAULT_FLAGS: Readonly<WebhookServerFlags> = Object.freeze({
@@ -99,6 +119,9 @@ export const DEFAULT_FLAGS: Readonly<WebhookServerFlags> = Object.freeze({
   requestTimeoutMs: 30_000,
   shutdownTimeoutMs: 30_000,
   kubeconfig: "",
+  otelExporterOtlpEndpoint: "",
+  otelTraceSampleRatio: DEFAULT_TRACE_SAMPLE_RATIO,
+  otelExporterOtlpInsecure: false,
 });
 
 /** Parses `args` (logging flags already removed); throws {@link FlagError}. */

@@ -320,10 +320,14 @@ const NEEDS: Need[] = [
     when: (f) => f.builtinCA,
     source: ["src/manager/secret_store.ts", "client.create(SECRETS(namespace), secret)"],
   },
-  // -- manager, every webhook-server namespace
-  ...[["apps", "deployments", "DEPLOYMENTS"], ["", "services", "SERVICES"]].flatMap((
-    [group, resource, ref],
-  ): Need[] => [
+  // -- manager, every webhook-server namespace: the children it caches and applies; the optional
+  // ones (HPA, PDB) are deleted again when their block leaves a server's spec
+  ...([
+    ["apps", "deployments", "DEPLOYMENTS", false],
+    ["", "services", "SERVICES", false],
+    ["autoscaling", "horizontalpodautoscalers", "HPAS", true],
+    ["policy", "poddisruptionbudgets", "PDBS", true],
+  ] as const).flatMap(([group, resource, ref, pruned]): Need[] => [
     {
       who: "manager",
       scope: "servers",
@@ -340,23 +344,20 @@ const NEEDS: Need[] = [
       verbs: ["create", "patch"],
       source: ["src/manager/server/reconcile.ts", `deps.apply(${ref}(ns)`],
     },
+    ...(pruned
+      ? [{
+        who: "manager" as const,
+        scope: "servers" as const,
+        group,
+        resource,
+        verbs: ["delete"],
+        source: [
+          "src/manager/server/reconcile_deps.ts",
+          "client.delete(ref, name, { preconditions: { uid } })",
+        ] as [string, string],
+      }]
+      : []),
   ]),
-  {
-    who: "manager",
-    scope: "servers",
-    group: "autoscaling",
-    resource: "horizontalpodautoscalers",
-    verbs: ["create", "patch"],
-    source: ["src/manager/server/reconcile.ts", "deps.apply(HPAS(ns), children.hpa)"],
-  },
-  {
-    who: "manager",
-    scope: "servers",
-    group: "policy",
-    resource: "poddisruptionbudgets",
-    verbs: ["create", "patch"],
-    source: ["src/manager/server/reconcile.ts", "deps.apply(PDBS(ns), children.pdb)"],
-  },
   {
     who: "manager",
     scope: "servers",
@@ -376,6 +377,14 @@ const NEEDS: Need[] = [
     resource: "leases",
     verbs: ["list"],
     source: ["src/manager/caches.ts", "client.list(LEASES(serverNamespace)"],
+  },
+  {
+    who: "manager",
+    scope: "servers",
+    group: "coordination.k8s.io",
+    resource: "leases",
+    verbs: ["list", "watch"],
+    source: ["src/manager/caches.ts", "informer(LEASES(ns), SERVED_LEASE_CACHE_SELECTOR)"],
   },
   {
     who: "manager",

@@ -8,17 +8,13 @@
  */
 import assert from "node:assert/strict";
 import type * as k8s from "@kubernetes/client-node";
-import { writeServingPair } from "../support/certs.ts";
-import { e2eTest, freePort, waitFor } from "../support/control_plane.ts";
-import { installDcoCRDs, twoVersionCRD, urlWebhookConversion } from "../support/dco_stack.ts";
-import { httpGet, startRoleProcess } from "../support/role_process.ts";
+import { e2eTest, waitFor } from "../support/control_plane.ts";
+import { httpGet } from "../support/role_process.ts";
+import { applyGizmoTarget, startGizmoServer } from "./_gizmos.ts";
 
 const GROUP = "gov.dco.test";
 const PLURAL = "gizmos";
 const TARGET = `${PLURAL}.${GROUP}`;
-const REPO = new URL("../../", import.meta.url).pathname;
-const ENTRY = `${REPO}src/main/webhook_server.ts`;
-const SOURCES = `${REPO}src`;
 const HEAP_MIB = 96;
 
 /** A review of about `bytes` bytes: v1 Gizmos with a long string field. */
@@ -56,61 +52,15 @@ function sample(metrics: string, name: string, labels = ""): number | undefined 
 e2eTest(
   "request governance on the conversion port, through a real kube-apiserver",
   async (cp, t) => {
-    await installDcoCRDs(cp);
-    const certDir = await cp.makeTempDir("gov-tls");
-    const { ca } = await writeServingPair(certDir, {
-      caName: "dco-gov-ca",
-      commonName: "dco-webhook",
-      hosts: ["127.0.0.1"],
-    });
-    const port = freePort();
-    const metricsPort = freePort();
-    await cp.apply({
-      apiVersion: "terasky.com/v1alpha1",
-      kind: "ConversionWebhookServer",
-      metadata: { name: "dco" },
-      spec: { default: true, certificate: { issuerRef: { name: "dco-selfsigned" } } },
-    } as k8s.KubernetesObject);
-    await cp.apply(twoVersionCRD({
-      group: GROUP,
-      plural: PLURAL,
-      kind: "Gizmo",
-      conversion: urlWebhookConversion(`https://127.0.0.1:${port}/convert/${TARGET}`, ca.cert),
-    }));
-    await cp.waitForCRD(TARGET);
-    await cp.apply({
-      apiVersion: "terasky.com/v1alpha1",
-      kind: "CRDConversionConfig",
-      metadata: { name: "gizmos" },
-      spec: {
-        targetCRD: { name: TARGET },
-        hubVersion: "v1",
-        spokes: [{
-          version: "v2",
-          rules: [{
-            strategy: "FieldRename",
-            fieldRename: { hubPath: "spec.size", spokePath: "spec.capacity" },
-          }],
-        }],
-      },
-    } as k8s.KubernetesObject);
+    const gizmos = await applyGizmoTarget(cp, GROUP);
+    const { port } = gizmos;
+    const ca = { cert: gizmos.caPEM };
     const ns = await cp.createNamespace("gov");
 
-    await using role = startRoleProcess(
-      ENTRY,
-      ["--allow-net", "--allow-env", `--allow-read=${certDir},${cp.kubeconfigPath},${SOURCES}`],
-      [
-        "--webhook-server-name=dco",
-        `--tls-cert-dir=${certDir}`,
-        `--conversion-bind-address=127.0.0.1:${port}`,
-        `--metrics-bind-address=127.0.0.1:${metricsPort}`,
-        `--kubeconfig=${cp.kubeconfigPath}`,
-        "--enable-xrd-support=false",
-        "--initial-sync-workers=1",
-      ],
-      { DENO_V8_FLAGS: `--max-old-space-size=${HEAP_MIB}` },
-    );
-    const base = `http://127.0.0.1:${metricsPort}`;
+    await using role = startGizmoServer(cp, gizmos, ["--initial-sync-workers=1"], {
+      DENO_V8_FLAGS: `--max-old-space-size=${HEAP_MIB}`,
+    });
+    const base = role.metricsURL;
     await waitFor("ready", async () => (await httpGet(`${base}/readyz`)).status === 200);
     let exited = false;
     role.child.status.then(() => exited = true);

@@ -1,7 +1,7 @@
 /**
  * Configuration mistakes end a role with one line `error: <reason>` on stderr and exit 1 — no JSON,
  * no JS stack: a bad flag value (logging flags included), a missing kubeconfig, an unreadable TLS
- * pair (webhook server).
+ * pair (webhook server), tracing asked for in a process whose Deno OpenTelemetry is off.
  */
 import assert from "node:assert/strict";
 import { type RoleRun, runRole as run } from "./_role_run.ts";
@@ -73,4 +73,16 @@ Deno.test("webhook_server.ts: an unreadable TLS pair is one error line", async (
   } finally {
     await Deno.remove(dir, { recursive: true });
   }
+});
+
+Deno.test("webhook_server.ts: tracing without Deno's OpenTelemetry on is one error line", async () => {
+  // This test process (and so the child) runs without OTEL_DENO: the flag cannot be honoured.
+  assertOneErrorLine(
+    await run("webhook_server.ts", [
+      ...SERVER,
+      "--otel-exporter-otlp-endpoint=127.0.0.1:4318",
+      "--otel-exporter-otlp-insecure",
+    ]),
+    /^error: invalid flags: --otel-exporter-otlp-endpoint needs Deno's OpenTelemetry, which is off: .*OTEL_DENO=true .*OTEL_EXPORTER_OTLP_ENDPOINT=http:\/\/127\.0\.0\.1:4318/,
+  );
 });

@@ -1,16 +1,18 @@
 /**
- * The manager's owned-children caches follow `--webhook-server-namespaces`: one Deployment and one
- * Service informer per allowed namespace (the chart's Roles grant list/watch only there), or one
- * cluster-wide of each when no namespaces are given; the cluster-scoped kinds stay cluster-wide.
+ * The manager's owned-children caches follow `--webhook-server-namespaces`: one Deployment, Service,
+ * HPA, PDB and served-target Lease informer per allowed namespace (the chart's Roles grant
+ * list/watch only there), or one cluster-wide of each when no namespaces are given; the
+ * cluster-scoped kinds stay cluster-wide. The Lease cache holds only Leases that are owned and name
+ * an instance.
  */
 import assert from "node:assert/strict";
-import { createManagerCaches } from "../../src/manager/caches.ts";
+import { createManagerCaches, SERVED_LEASE_CACHE_SELECTOR } from "../../src/manager/caches.ts";
 import { createLogger } from "../../src/obs/log.ts";
 
 const client = {} as never; // informers only talk to it once started
 const logger = createLogger("test");
 
-Deno.test("caches: Deployments and Services are watched per allowed namespace", () => {
+Deno.test("caches: the owned children and served-target Leases are watched per allowed namespace", () => {
   const c = createManagerCaches({
     client,
     kinds: ["CRDConversionConfig"],
@@ -34,6 +36,23 @@ Deno.test("caches: Deployments and Services are watched per allowed namespace", 
   assert.deepEqual(c.services.map((i) => i.name), ["services/dco-system", "services/team-a"]);
   assert.equal(c.servers.resource.namespace, undefined);
   assert.match(c.description, /in namespace\(s\) dco-system, team-a/);
+  const scoped = [
+    [c.hpas, "horizontalpodautoscalers.autoscaling"],
+    [c.pdbs, "poddisruptionbudgets.policy"],
+    [c.leases, "leases.coordination.k8s.io"],
+  ] as const;
+  for (const [list, kind] of scoped) {
+    assert.deepEqual(list.map((i) => i.name), [`${kind}/dco-system`, `${kind}/team-a`]);
+    for (const i of list) assert.ok(c.informers.includes(i), "started and synced with the rest");
+  }
+  assert.equal(
+    SERVED_LEASE_CACHE_SELECTOR,
+    "app.kubernetes.io/managed-by=declarative-conversion-operator," +
+      "conversion.terasky.com/webhook-server",
+  );
+  assert.ok(
+    c.description.includes(`served-target Leases only with ${SERVED_LEASE_CACHE_SELECTOR}`),
+  );
 });
 
 Deno.test("caches: without namespaces, one cluster-wide informer of each", () => {
@@ -41,4 +60,7 @@ Deno.test("caches: without namespaces, one cluster-wide informer of each", () =>
   assert.deepEqual(c.deployments.map((i) => i.resource.namespace), [undefined]);
   assert.deepEqual(c.services.map((i) => i.name), ["services"]);
   assert.match(c.description, /cluster-wide; Secrets never cached/);
+  for (const list of [c.hpas, c.pdbs, c.leases]) {
+    assert.deepEqual(list.map((i) => i.resource.namespace), [undefined]);
+  }
 });

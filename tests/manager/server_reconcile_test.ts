@@ -27,13 +27,16 @@ import {
 } from "../../src/manager/server/mod.ts";
 import {
   configAffectsServers,
+  controlledByServer,
   defaultFlagChanged,
   defaultServerNames,
   deletionBlockedMessage,
+  leaseServer,
   reconcileServer,
   REQUEUE_SERVER_DELETE_BLOCKED_MS,
   REQUEUE_SERVER_HANDOVER_MS,
   REQUEUE_SERVER_MS,
+  servedReportChanged,
   SERVER_FINALIZER,
   type ServerReconcileDeps,
 } from "../../src/manager/server/mod.ts";
@@ -59,6 +62,10 @@ interface Fake {
   server: KubeObject | undefined;
   finalizerWrites: string[][];
   applied: Array<[string, string]>;
+  /** The stored children by `<plural> <namespace>/<name>` (applies write them, with a uid). */
+  stored: Map<string, KubeObject>;
+  deleted: Array<[string, string, string]>;
+  events: Array<{ reason: string; note: string }>;
   statuses: Array<Record<string, unknown>>;
   lists: number;
   leaseReads: Array<[string, string]>;
@@ -88,6 +95,9 @@ function fake(opts: {
     server: structuredClone(opts.server),
     finalizerWrites: [],
     applied: [],
+    stored: new Map(),
+    deleted: [],
+    events: [],
     statuses: [],
     lists: 0,
     leaseReads: [],
@@ -119,7 +129,11 @@ function fake(opts: {
     },
     apply(ref: ResourceRef, obj: KubeObject) {
       f.applied.push([ref.plural, `${ref.namespace}/${obj.metadata.name}`]);
+      const key = `${ref.plural} ${ref.namespace}/${obj.metadata.name}`;
+      const uid = f.stored.get(key)?.metadata.uid ?? `uid-${ref.plural}-${f.stored.size}`;
       const out = structuredClone(obj);
+      out.metadata.uid = uid;
+      f.stored.set(key, structuredClone(out));
       if (ref.plural === "deployments" && opts.deploymentAvailable) {
         out.status = {
           replicas: 2,
@@ -129,6 +143,15 @@ function fake(opts: {
       }
       return Promise.resolve(out);
     },
+    getChild: (ref, name) =>
+      Promise.resolve(structuredClone(f.stored.get(`${ref.plural} ${ref.namespace}/${name}`))),
+    deleteChild(ref, name, uid) {
+      const key = `${ref.plural} ${ref.namespace}/${name}`;
+      f.deleted.push([ref.plural, `${ref.namespace}/${name}`, uid]);
+      if (f.stored.get(key)?.metadata.uid === uid) f.stored.delete(key);
+      return Promise.resolve();
+    },
+    event: (_server, e) => void f.events.push({ reason: e.reason, note: e.note }),
     getSecret: (ns, name) => secrets.get(ns, name),
     patchStatus(_name, _before, after) {
       f.statuses.push(structuredClone(after));
@@ -813,7 +836,7 @@ Deno.test("server reconcile: requeue 30 s while a config moves to or from the se
 });
 
 // ---------------------------------------------------------------------------------------------
-// Watch predicates (wired in src/main/manager.ts)
+// Watch predicates (wired in src/manager/server_controller.ts)
 
 function cfg(spec: Record<string, unknown>, status: Record<string, unknown> = {}): KubeObject {
   return {
@@ -859,4 +882,146 @@ Deno.test("watch: a default flip wakes every default server", () => {
     ]),
     ["beta", "zeta"],
   );
+});
+
+// ---------------------------------------------------------------------------------------------
+// Pruning removed optional children
+
+const SCALING = {
+  autoscaling: { minReplicas: 2, maxReplicas: 4, targetCPUUtilizationPercentage: 70 },
+  podDisruptionBudget: { minAvailable: 1 },
+};
+const HPA_KEY = "horizontalpodautoscalers wh/alpha-webhook-server";
+const PDB_KEY = "poddisruptionbudgets wh/alpha-webhook-server";
+
+Deno.test("server reconcile: removing autoscaling deletes the HPA, then the PDB goes too", async () => {
+  const f = fake({ server: rawServer(SCALING), certMode: "ExistingSecret" });
+  await reconcileServer("alpha", f.deps);
+  assert.ok(f.stored.has(HPA_KEY) && f.stored.has(PDB_KEY), "both applied");
+  assert.deepEqual(f.deleted, []);
+  const hpaUid = f.stored.get(HPA_KEY)!.metadata.uid!;
+  const pdbUid = f.stored.get(PDB_KEY)!.metadata.uid!;
+
+  f.server!.spec = { namespace: "wh", podDisruptionBudget: SCALING.podDisruptionBudget };
+  const applies = f.applied.length;
+  await reconcileServer("alpha", f.deps);
+  assert.deepEqual(f.applied.slice(applies).map(([plural]) => plural), [
+    "services",
+    "deployments",
+    "poddisruptionbudgets",
+  ]);
+  assert.deepEqual(f.deleted, [["horizontalpodautoscalers", "wh/alpha-webhook-server", hpaUid]]);
+  assert.ok(!f.stored.has(HPA_KEY) && f.stored.has(PDB_KEY));
+  assert.deepEqual(f.events.filter((e) => e.reason === "ChildDeleted"), [{
+    reason: "ChildDeleted",
+    note: "deleted HorizontalPodAutoscaler wh/alpha-webhook-server: its spec block was removed",
+  }]);
+
+  f.server!.spec = { namespace: "wh" };
+  await reconcileServer("alpha", f.deps);
+  assert.deepEqual(f.deleted.at(-1), ["poddisruptionbudgets", "wh/alpha-webhook-server", pdbUid]);
+  assert.ok(!f.stored.has(PDB_KEY));
+  const deletes = f.deleted.length;
+  await reconcileServer("alpha", f.deps);
+  assert.equal(f.deleted.length, deletes, "nothing left to delete");
+});
+
+Deno.test("server reconcile: an HPA or PDB this server does not control is never deleted", async () => {
+  const f = fake({ server: rawServer(), certMode: "ExistingSecret" });
+  const owner = {
+    apiVersion: "terasky.com/v1alpha1",
+    kind: "ConversionWebhookServer",
+    name: "alpha",
+    uid: "uid-1",
+    controller: true,
+  };
+  const labels = { "app.kubernetes.io/managed-by": "declarative-conversion-operator" };
+  const foreign = (uid: string, metadata: Record<string, unknown>): KubeObject => ({
+    metadata: { name: "alpha-webhook-server", namespace: "wh", uid, ...metadata },
+  });
+  f.stored.set(HPA_KEY, foreign("h1", { labels, ownerReferences: [{ ...owner, uid: "uid-old" }] }));
+  f.stored.set(PDB_KEY, foreign("p1", { ownerReferences: [owner] })); // no managed-by label
+  await reconcileServer("alpha", f.deps);
+  assert.deepEqual(f.deleted, []);
+  f.stored.set(
+    HPA_KEY,
+    foreign("h2", { labels, ownerReferences: [{ ...owner, controller: false }] }),
+  );
+  f.stored.set(PDB_KEY, foreign("p2", { labels, ownerReferences: [{ ...owner, kind: "Other" }] }));
+  await reconcileServer("alpha", f.deps);
+  assert.deepEqual(f.deleted, []);
+});
+
+Deno.test("server reconcile: a failed delete fails the reconcile, naming the child", async () => {
+  const f = fake({ server: rawServer(SCALING), certMode: "ExistingSecret" });
+  await reconcileServer("alpha", f.deps);
+  f.server!.spec = { namespace: "wh" };
+  f.deps.deleteChild = () => Promise.reject(new Error("forbidden"));
+  await assert.rejects(
+    reconcileServer("alpha", f.deps),
+    /deleting the HorizontalPodAutoscaler wh\/alpha-webhook-server that ConversionWebhookServer alpha no longer asks for/,
+  );
+});
+
+Deno.test("controlledByServer: the managed-by label and this server's controller reference", () => {
+  const obj = (labels: Record<string, string>, refs: Array<Record<string, unknown>>) => ({
+    metadata: { name: "x", labels, ownerReferences: refs },
+  });
+  const labels = { "app.kubernetes.io/managed-by": "declarative-conversion-operator" };
+  const ref = {
+    apiVersion: "terasky.com/v1alpha1",
+    kind: "ConversionWebhookServer",
+    uid: "u",
+    controller: true,
+  };
+  assert.equal(controlledByServer(obj(labels, [ref]), "u"), true);
+  assert.equal(controlledByServer(obj(labels, [ref]), ""), false, "no uid, no match");
+  assert.equal(controlledByServer(obj({}, [ref]), "u"), false);
+  assert.equal(controlledByServer(obj(labels, [{ ...ref, apiVersion: "other/v1" }]), "u"), false);
+  assert.equal(controlledByServer(obj(labels, []), "u"), false);
+});
+
+function leaseObject(
+  labels: Record<string, string>,
+  annotations: Record<string, string>,
+): KubeObject {
+  return {
+    apiVersion: "coordination.k8s.io/v1",
+    kind: "Lease",
+    metadata: { name: "dco-served-p", namespace: "wh", labels, annotations },
+    spec: { renewTime: "2030-01-01T00:00:00.000000Z" },
+  };
+}
+
+Deno.test("watch: a served-target Lease wakes its server on a report change, not a heartbeat", () => {
+  const label = { "conversion.terasky.com/webhook-server": "alpha" };
+  const report = { [SERVED_TARGETS_ANNOTATION]: encodeServedTargets(["a.x"]) };
+  const base = leaseObject(label, report);
+  assert.equal(leaseServer(base), "alpha");
+  assert.equal(leaseServer(leaseObject({}, report)), undefined, "no label, nothing");
+  assert.equal(servedReportChanged("add", base), true);
+  assert.equal(servedReportChanged("delete", base), true);
+  const heartbeat = structuredClone(base);
+  heartbeat.spec = { renewTime: "2030-01-01T00:00:30.000000Z" };
+  const updates: [string, KubeObject, boolean][] = [
+    ["a heartbeat (renewTime)", heartbeat, false],
+    [
+      "the report",
+      leaseObject(label, { [SERVED_TARGETS_ANNOTATION]: encodeServedTargets(["b.x"]) }),
+      true,
+    ],
+    [
+      "truncated",
+      leaseObject(label, { ...report, [SERVED_TARGETS_TRUNCATED_ANNOTATION]: "true" }),
+      true,
+    ],
+    [
+      "the instance",
+      leaseObject({ "conversion.terasky.com/webhook-server": "beta" }, report),
+      true,
+    ],
+  ];
+  for (const [what, updated, want] of updates) {
+    assert.equal(servedReportChanged("update", updated, base), want, what);
+  }
 });

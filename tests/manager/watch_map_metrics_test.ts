@@ -9,7 +9,14 @@ import { Registry } from "prom-client";
 import { type ConfigKind, CRD_CONFIG_KIND, XRD_CONFIG_KIND } from "../../src/api/mod.ts";
 import { CONFIG_RESOURCES, SERVER_RESOURCE, XRD_RESOURCE } from "../../src/api/resources.ts";
 import { Informer, type KubeClient, type ResourceRef } from "../../src/kube/mod.ts";
-import { CRD_RESOURCE, DEPLOYMENTS, SERVICES } from "../../src/kube/resources.ts";
+import {
+  CRD_RESOURCE,
+  DEPLOYMENTS,
+  HPAS,
+  LEASES,
+  PDBS,
+  SERVICES,
+} from "../../src/kube/resources.ts";
 import { createLogger } from "../../src/obs/log.ts";
 import type { ManagerCaches } from "../../src/manager/caches.ts";
 import { TARGET_INDEX } from "../../src/manager/caches.ts";
@@ -64,7 +71,15 @@ function caches(opts: { indexConfigs: boolean }): ManagerCaches {
   const servers = informer(SERVER_RESOURCE);
   const deployments = informer(DEPLOYMENTS());
   const services = informer(SERVICES());
-  const informers = [...configs.values(), ...targets.values(), servers, deployments, services];
+  const children = [informer(HPAS()), informer(PDBS()), informer(LEASES())];
+  const informers = [
+    ...configs.values(),
+    ...targets.values(),
+    servers,
+    deployments,
+    services,
+    ...children,
+  ];
   return {
     configs,
     targets,
@@ -72,6 +87,9 @@ function caches(opts: { indexConfigs: boolean }): ManagerCaches {
     servers,
     deployments: [deployments],
     services: [services],
+    hpas: [children[0]],
+    pdbs: [children[1]],
+    leases: [children[2]],
     informers,
     description: "test",
     start: () => informers.forEach((i) => i.start()),

@@ -75,6 +75,8 @@ export interface Assets {
   kubectl: string;
   /** Only known when hack/testenv.sh or KUBEBUILDER_ASSETS provided it. */
   helm?: string;
+  /** The OpenTelemetry Collector (hack/testenv.sh group otelcol); known like `helm`. */
+  otelcol?: string;
   crossplane: string;
 }
 
@@ -182,6 +184,7 @@ async function findAssets(): Promise<Assets> {
       etcd: env("TEST_ASSET_ETCD") ?? at("etcd"),
       kubectl: env("TEST_ASSET_KUBECTL") ?? at("kubectl"),
       helm: env("TEST_ASSET_HELM") ?? at("helm"),
+      otelcol: env("TEST_ASSET_OTELCOL") ?? at("otelcol"),
       crossplane: env("TEST_ASSET_CROSSPLANE") ?? at("crossplane"),
     };
   };
@@ -212,7 +215,7 @@ async function findAssets(): Promise<Assets> {
     found = pick(dir);
   }
   for (const [k, v] of Object.entries(found)) {
-    if (k !== "helm" && !await isExecutable(v)) {
+    if (k !== "helm" && k !== "otelcol" && !await isExecutable(v)) {
       throw new Error(`control-plane binary ${k} is not an executable file: ${v}`);
     }
   }
@@ -222,6 +225,7 @@ async function findAssets(): Promise<Assets> {
     etcd: found.etcd!,
     kubectl: found.kubectl!,
     helm: await isExecutable(found.helm) ? found.helm : undefined,
+    otelcol: await isExecutable(found.otelcol) ? found.otelcol : undefined,
     crossplane: found.crossplane!,
   };
 }

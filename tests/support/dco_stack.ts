@@ -177,6 +177,8 @@ export interface ManagerOptions {
   metricsSecure?: boolean;
   /** `--webhook-server-metrics-secure`. */
   webhookServerMetricsSecure?: boolean;
+  /** `--webhook-server-namespaces` (as the chart passes it; its Roles exist only there). */
+  webhookServerNamespaces?: readonly string[];
 }
 
 /** The manager process and the URLs of its listeners. */
@@ -212,6 +214,7 @@ function managerArgs(
     ...optionalFlag("zap-log-level", opts.logLevel),
     ...(opts.metricsSecure ? ["--metrics-secure"] : []),
     ...(opts.webhookServerMetricsSecure ? ["--webhook-server-metrics-secure"] : []),
+    ...optionalFlag("webhook-server-namespaces", opts.webhookServerNamespaces?.join(",")),
   ];
 }
 

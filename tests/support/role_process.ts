@@ -17,8 +17,17 @@ export function startRoleProcess(
   args: string[],
   env: Record<string, string> = {},
 ): RoleProcess {
-  const child = new Deno.Command(Deno.execPath(), {
-    args: ["run", ...denoFlags, entry, ...args],
+  return startProcess(Deno.execPath(), ["run", ...denoFlags, entry, ...args], env);
+}
+
+/** Any program run the same way: its output captured, SIGTERM and awaited on dispose. */
+export function startProcess(
+  command: string,
+  args: string[],
+  env: Record<string, string> = {},
+): RoleProcess {
+  const child = new Deno.Command(command, {
+    args,
     stdout: "piped",
     stderr: "piped",
     env: { NO_COLOR: "1", RUST_BACKTRACE: "0", ...env },

@@ -1,10 +1,15 @@
-/** The webhook server's flags: defaults, the ignored tracing flags, validation (a FlagError). */
+/** The webhook server's flags: defaults, the tracing flags, validation (a FlagError). */
 import assert from "node:assert/strict";
-import { DEFAULT_FLAGS, FlagError, parseWebhookServerFlags } from "../../src/webhook/flags.ts";
+import {
+  DEFAULT_FLAGS,
+  FlagError,
+  parseWebhookServerFlags,
+  tracingSettingsOf,
+} from "../../src/webhook/flags.ts";
 
 const NAME = "--webhook-server-name=ws";
 
-Deno.test("webhook flags: defaults, value forms and the ignored --otel-* flags", () => {
+Deno.test("webhook flags: defaults, value forms and the --otel-* flags", () => {
   assert.deepEqual(parseWebhookServerFlags([NAME]), { ...DEFAULT_FLAGS, webhookServerName: "ws" });
   const f = parseWebhookServerFlags([
     "--webhook-server-name",
@@ -34,6 +39,21 @@ Deno.test("webhook flags: defaults, value forms and the ignored --otel-* flags",
   assert.equal(f.enableXrdSupport, false);
   assert.equal(f.requestTimeoutMs, 60_000);
   assert.equal(f.initialSyncWorkers, 3);
+  assert.deepEqual(tracingSettingsOf(f), {
+    endpoint: "collector:4317",
+    sampleRatio: 0.5,
+    insecure: true,
+  });
+  assert.deepEqual(tracingSettingsOf(DEFAULT_FLAGS), {
+    endpoint: "",
+    sampleRatio: 0.1,
+    insecure: false,
+  });
+  const ratio = (v: string) =>
+    parseWebhookServerFlags([NAME, `--otel-trace-sample-ratio=${v}`]).otelTraceSampleRatio;
+  assert.equal(ratio("2"), 1, "clamped to [0, 1]");
+  assert.equal(ratio("-0.5"), 0);
+  assert.equal(ratio("1e-2"), 0.01);
 });
 
 Deno.test("webhook flags: invalid input is a FlagError", () => {
@@ -51,6 +71,8 @@ Deno.test("webhook flags: invalid input is a FlagError", () => {
     [[NAME, "--conversion-workers=-1"], /--conversion-workers must be >= 0/],
     [[NAME, "--conversion-inline-max-bytes=-1"], /--conversion-inline-max-bytes must be >= 0/],
     [[NAME, "--tls-cert-dir"], /flag needs an argument: --tls-cert-dir/],
+    [[NAME, "--otel-trace-sample-ratio=half"], /--otel-trace-sample-ratio: "half" is not a number/],
+    [[NAME, "--otel-trace-sample-ratio="], /--otel-trace-sample-ratio: "" is not a number/],
   ];
   for (const [args, message] of bad) {
     assert.throws(() => parseWebhookServerFlags(args), (e: unknown) => {

@@ -1,9 +1,13 @@
 /**
  * The webhook-server container's environment: the downward-API identity, the V8 heap limit derived
- * from the memory limit (docs/design/server-children.md#heap-limit), then `spec.extraEnv`.
+ * from the memory limit (docs/design/server-children.md#heap-limit), the OpenTelemetry settings
+ * the `--otel-*` flags of `spec.extraArgs` imply (docs/observability.md#tracing), then
+ * `spec.extraEnv`.
  */
 import type { IntOrString } from "../../api/mod.ts";
 import { quantityToMillis } from "../../engine/units.ts";
+import { otelEnv } from "../../obs/tracing.ts";
+import { scanFlags } from "./container_args.ts";
 import type { Spec } from "./settings.ts";
 import type { EnvVar } from "./types.ts";
 
@@ -66,5 +70,26 @@ export function containerEnv(spec: Spec): EnvVar[] {
       }
     }
   }
+  const named = new Set(extra.map((e) => e.name));
+  for (const [name, value] of Object.entries(tracingEnvOf(spec.extraArgs))) {
+    if (!named.has(name)) env.push({ name, value });
+  }
   return [...env, ...extra];
+}
+
+/**
+ * What Deno's OpenTelemetry needs at process start for the `--otel-*` flags among `args` (the
+ * last occurrence of a flag wins, as in the flag parser); nothing without an endpoint. A user
+ * `extraEnv` entry of the same name replaces the derived one.
+ */
+export function tracingEnvOf(args: readonly string[] | undefined): Record<string, string> {
+  let endpoint = "";
+  let insecure = false;
+  for (const f of scanFlags(args ?? [])) {
+    if (f.name === "otel-exporter-otlp-endpoint") endpoint = f.value ?? "";
+    if (f.name === "otel-exporter-otlp-insecure") {
+      insecure = f.value === undefined || f.value === "true" || f.value === "1";
+    }
+  }
+  return otelEnv({ endpoint, insecure, sampleRatio: 0 });
 }

@@ -14,6 +14,7 @@ export * from "./deployment.ts";
 export * from "./hpa.ts";
 export * from "./pdb.ts";
 export * from "./children.ts";
+export * from "./prune.ts";
 export * from "./readiness.ts";
 export * from "./status.ts";
 export * from "./watch.ts";

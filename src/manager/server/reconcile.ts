@@ -1,5 +1,6 @@
 /**
- * The ConversionWebhookServer reconcile: ensure the finalizer, apply the children, issue the
+ * The ConversionWebhookServer reconcile: ensure the finalizer, apply the children, delete the
+ * optional children the spec no longer asks for (./prune.ts), issue the
  * built-in serving certificate in `Builtin` certificate mode, then write the status from what the
  * applies returned plus the TLS Secret read through
  * (docs/design/server-children.md#the-cws-reconcile-and-delete-guard). A server being deleted goes
@@ -32,6 +33,7 @@ import { type ConfigSummaryWithPhase, decodeServer } from "../caches.ts";
 import { aggregateServedTargets } from "../served_targets.ts";
 import { MISSING_ISSUER_MESSAGE, servingDnsNames } from "./certificate.ts";
 import { serverChildren } from "./children.ts";
+import { staleChildren } from "./prune.ts";
 import { reconcileDelete, SERVER_FINALIZER } from "./delete_guard.ts";
 import { childName, podLabels, tlsSecretName } from "./names.ts";
 import {
@@ -81,6 +83,10 @@ export interface ServerReconcileDeps {
   listServedLeases(serverName: string, namespace: string): Promise<readonly ServedLeaseLike[]>;
   /** Server-side apply (dco's field manager, force); returns the object as stored. */
   apply(ref: ResourceRef, obj: KubeObject): Promise<KubeObject>;
+  /** The stored owned child `name` of kind `ref` (in `ref.namespace`), undefined when absent. */
+  getChild(ref: ResourceRef, name: string): Promise<KubeObject | undefined>;
+  /** Deletes child `name` of kind `ref` if it still has `uid`; already gone is success. */
+  deleteChild(ref: ResourceRef, name: string, uid: string): Promise<void>;
   /** A Secret, undefined when not found (read through). */
   getSecret(namespace: string, name: string): Promise<KubeObject | undefined>;
   /** Merge patch of `/status` from `before` to `after`. */
@@ -128,6 +134,38 @@ async function applyChildren(
     return { service, deployment };
   } catch (e) {
     throw new Error(`applying the children of ConversionWebhookServer ${name}`, { cause: e });
+  }
+}
+
+/** Deletes the optional children `children` no longer renders and the server controls. */
+async function pruneChildren(
+  raw: KubeObject,
+  children: ServerChildren,
+  deps: ServerReconcileDeps,
+): Promise<void> {
+  const name = raw.metadata.name ?? "";
+  const stale = await staleChildren(
+    name,
+    raw.metadata.uid ?? "",
+    children,
+    (ref, child) => deps.getChild(ref, child),
+  );
+  for (const child of stale) {
+    try {
+      await deps.deleteChild(child.ref, child.name, child.uid);
+    } catch (e) {
+      throw new Error(
+        `deleting the ${child.kind} ${children.namespace}/${child.name} that ` +
+          `ConversionWebhookServer ${name} no longer asks for`,
+        { cause: e },
+      );
+    }
+    deps.event?.(raw, {
+      type: "Normal",
+      reason: "ChildDeleted",
+      action: "Delete",
+      note: `deleted ${child.kind} ${children.namespace}/${child.name}: its spec block was removed`,
+    });
   }
 }
 
@@ -214,6 +252,7 @@ export async function reconcileServer(
   const children = renderChildren(cws, deps.settings);
   const ns = children.namespace;
   const { service, deployment } = await applyChildren(name, children, deps);
+  await pruneChildren(raw, children, deps);
   const cert = await certificateStep(name, cws, ns, deps);
 
   // Status.

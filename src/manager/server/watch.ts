@@ -1,7 +1,12 @@
 /**
- * The watch predicates of the server controller (wired in src/main/manager.ts): which config and
- * server events wake which servers.
+ * The watch predicates of the server controller (wired in src/manager/server_controller.ts): which
+ * config, server and served-target Lease events wake which servers.
  */
+import {
+  SERVED_TARGETS_ANNOTATION,
+  SERVED_TARGETS_TRUNCATED_ANNOTATION,
+  WEBHOOK_SERVER_LABEL,
+} from "../../api/served_lease.ts";
 import type { KubeObject } from "../../kube/mod.ts";
 import { compare } from "./status.ts";
 
@@ -54,4 +59,31 @@ export function defaultFlagChanged(event: WatchEvent, obj: KubeObject, old?: Kub
 /** The names of the servers marked default in `servers` (the DefaultConflict fan-out). */
 export function defaultServerNames(servers: readonly KubeObject[]): string[] {
   return servers.filter(isDefaultServer).map((s) => s.metadata?.name ?? "").sort(compare);
+}
+
+/** The server a served-target Lease reports for (its `conversion.terasky.com/webhook-server`). */
+export function leaseServer(obj: KubeObject): string | undefined {
+  const name = obj.metadata?.labels?.[WEBHOOK_SERVER_LABEL];
+  return name === undefined || name === "" ? undefined : name;
+}
+
+function servedReport(obj: KubeObject | undefined): [string | null, string | null] {
+  const a = obj?.metadata?.annotations;
+  return [a?.[SERVED_TARGETS_ANNOTATION] ?? null, a?.[SERVED_TARGETS_TRUNCATED_ANNOTATION] ?? null];
+}
+
+/**
+ * Lease → its server: creates and deletes pass; an update only when the report (the
+ * served-targets or the truncated annotation) or the instance label changed, so the replicas'
+ * 30 s heartbeats (`renewTime`) wake nothing. Staleness is evaluated whenever the server is next
+ * reconciled.
+ */
+export function servedReportChanged(
+  event: WatchEvent,
+  obj: KubeObject,
+  old?: KubeObject,
+): boolean {
+  if (event !== "update") return true;
+  return JSON.stringify([servedReport(obj), leaseServer(obj) ?? null]) !==
+    JSON.stringify([servedReport(old), old === undefined ? null : leaseServer(old) ?? null]);
 }

@@ -23,8 +23,10 @@ import { parseJson, stringifyJson } from "../../lib/json_exact.ts";
 import type { LossyDirection, Observer, ReviewResult } from "../metrics.ts";
 import { isServable, type RegistryEntry } from "../registry.ts";
 import { type BodyRead, readBodyLimited, recoverUid, scanBody, UID_SCAN_BYTES } from "./body.ts";
+import type { SpanParent } from "../../obs/tracing.ts";
 import type { ConvertContext } from "./context.ts";
 import { objectProblem } from "./object_check.ts";
+import { endConvertSpan, startConvertSpan } from "./spans.ts";
 
 export const REVIEW_API_VERSION = "apiextensions.k8s.io/v1";
 /** What the apiserver sends when a target lists `v1beta1` before `v1`; same shape as v1. */
@@ -52,6 +54,8 @@ export interface ReviewOutcome {
   /** Request-level direction label: `<from>-><to>`, `unknown` or `mixed`. */
   direction: string;
   uid: string;
+  /** A Failure's message, or a 400's text. */
+  message?: string;
 }
 
 /** A transport-neutral answer. */
@@ -63,6 +67,9 @@ export interface ConvertAnswer {
   headers?: Record<string, string>;
   /** The request body was not read to its end: the connection cannot be reused. */
   close: boolean;
+  /** For a review the table answered: its metric `result`, and a failure's message (spans). */
+  result?: ReviewResult;
+  message?: string;
 }
 
 /** One request in transport-neutral terms. */
@@ -71,6 +78,8 @@ export interface ConvertRequest {
   /** Content-Length, when declared. */
   declaredLength: number | undefined;
   body: AsyncIterable<Uint8Array> | null;
+  /** The traced request's review span, as the parent of its `Convert` spans; undefined: untraced. */
+  spans?: SpanParent;
 }
 
 /** A ConversionReview response as the handler writes it (for tests and tools). */
@@ -91,6 +100,8 @@ interface ReviewState {
   uid: string;
   direction: string;
   tallies: Map<string, DirectionTally> | undefined;
+  /** The parent of the `Convert` spans; undefined when the request is not traced. */
+  spans: SpanParent | undefined;
 }
 
 /** Per-direction tallies of one request, flushed to the counters once. */
@@ -121,6 +132,7 @@ function failure(state: ReviewState, result: ReviewResult, message: string): Rev
     result,
     direction: state.direction,
     uid: state.uid,
+    message,
   };
 }
 
@@ -133,6 +145,7 @@ function badRequest(message: string): ReviewOutcome {
     result: "bad_request",
     direction: "unknown",
     uid: "",
+    message,
   };
 }
 
@@ -176,25 +189,35 @@ export async function answerConvert(
     return answerOf(outcome, true);
   }
   // A body not read to its end (too large) leaves the connection unusable.
-  return answerOf(reviewOutcome(ctx, target, read, startedAt), !read.ok);
+  return answerOf(reviewOutcome(ctx, target, read, startedAt, req.spans), !read.ok);
 }
 
-function answerOf(o: ReviewOutcome, close: boolean): ConvertAnswer {
-  return { status: o.status, contentType: o.contentType, body: o.body, close };
+/** The answer of a review outcome. */
+export function answerOf(o: ReviewOutcome, close: boolean): ConvertAnswer {
+  return {
+    status: o.status,
+    contentType: o.contentType,
+    body: o.body,
+    close,
+    result: o.result,
+    message: o.message,
+  };
 }
 
 /**
  * The synchronous part for a body already read within the limit: decides the answer and records
  * every metric of the request (review, batch, objects, lossy, panics). `startedAt` is the
- * `clock()` reading when the request arrived (the review-duration origin).
+ * `clock()` reading when the request arrived (the review-duration origin); `spans`, for a traced
+ * request, is where its `Convert` spans hang.
  */
 export function convertReviewBytes(
   ctx: ConvertContext,
   target: string,
   bytes: Uint8Array,
   startedAt: number = ctx.clock(),
+  spans?: SpanParent,
 ): ReviewOutcome {
-  return reviewOutcome(ctx, target, { ok: true, bytes }, startedAt);
+  return reviewOutcome(ctx, target, { ok: true, bytes }, startedAt, spans);
 }
 
 /** The review rows, with the one panic path around them. */
@@ -203,12 +226,14 @@ function reviewOutcome(
   target: string,
   read: BodyRead,
   startedAt: number,
+  spans: SpanParent | undefined,
 ): ReviewOutcome {
   const state: ReviewState = {
     apiVersion: REVIEW_API_VERSION,
     uid: "",
     direction: "unknown",
     tallies: undefined,
+    spans,
   };
   let outcome: ReviewOutcome;
   try {
@@ -349,6 +374,7 @@ function convertBatch(
   const tallies = new Map<string, DirectionTally>();
   state.tallies = tallies;
   const metrics = ctx.metrics;
+  const spans = state.spans;
 
   // One clock reading per object: the end of one object is the start of the next.
   let now = ctx.clock();
@@ -388,9 +414,11 @@ function convertBatch(
       }
       lastApiVersion = apiVersion;
     }
+    const span = spans === undefined ? undefined : startConvertSpan(spans, target, tally.from, to);
     try {
       converted[i] = budget.run(() => convertObject(router, obj, desired));
     } catch (e) {
+      if (span !== undefined) endConvertSpan(span, e);
       tally.error++;
       metrics?.objectDuration(target, tally.direction, "error").observe(
         (ctx.clock() - start) / 1000,
@@ -408,6 +436,7 @@ function convertBatch(
       }
       throw e;
     }
+    span?.end();
     now = ctx.clock();
     tally.success++;
     tally.okTimer?.observe((now - start) / 1000);

@@ -12,6 +12,9 @@
  * - `handler, no metrics`: the same without metrics, to show what they cost;
  * - `handler, v2 → v2`: the same payload at the desired version, so the engine only restamps
  *   `apiVersion` — the handler's own overhead without the conversion itself;
+ * - `handler, traced`: the same as `handler` for a traced request (a `Convert` span per object
+ *   under a review span); run with `OTEL_DENO=true` and a collector to measure real spans, else
+ *   it measures the API's no-op spans. `handler` itself is the untraced path;
  * - `parse + convert + stringify, interpreted plans` / `compiled plans`: the engine's part of the
  *   handler alone (no nesting scan, lookup, budget or encoding), through the interpreted linker
  *   and the compiled one the registry links with (docs/design/engine.md#the-compiled-linker).
@@ -35,6 +38,7 @@ import { WebhookMetrics } from "../metrics.ts";
 import { SILENT } from "../_log.ts";
 import { PlanRegistry } from "../registry.ts";
 import { decodePlans } from "../plan_codec.ts";
+import { contextOf, processTracer, type SpanParent } from "../../obs/tracing.ts";
 
 const registry = new PlanRegistry();
 registry.install(syntheticCompiled(), new Date());
@@ -44,6 +48,9 @@ const withMetrics = convertContext({
   logger: SILENT,
 });
 const bare = convertContext({ registry, logger: SILENT });
+const tracer = processTracer();
+const reviewSpan = tracer.startSpan("bench");
+const traced: SpanParent = { tracer, context: contextOf(reviewSpan) };
 const encoder = new TextEncoder();
 /** The registry's linking (compiled by default) against the interpreted reference. */
 const compiledTarget = syntheticCompiled();
@@ -80,6 +87,9 @@ for (const [size, annotationBytes] of [["2KB", 0], ["10KB", 8000]] as const) {
     });
     Deno.bench({ name: `handler ${group}`, group }, () => {
       convertReviewBytes(withMetrics, SYNTHETIC_TARGET, bytes);
+    });
+    Deno.bench({ name: `handler, traced ${group}`, group }, () => {
+      convertReviewBytes(withMetrics, SYNTHETIC_TARGET, bytes, undefined, traced);
     });
     Deno.bench({ name: `handler, no metrics ${group}`, group }, () => {
       convertReviewBytes(bare, SYNTHETIC_TARGET, bytes);

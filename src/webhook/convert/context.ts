@@ -1,5 +1,6 @@
 /** The settings one conversion endpoint runs with, checked and defaulted once at startup. */
 import { createLogger } from "../../obs/log.ts";
+import type { RequestSampler } from "../../obs/tracing.ts";
 import type { WebhookLogger } from "../_log.ts";
 import type { ConversionMetrics } from "../metrics.ts";
 import type { RegistryEntry } from "../registry.ts";
@@ -28,6 +29,8 @@ export interface ConvertHandlerOptions {
   maxJsonDepth?: number;
   /** Monotonic milliseconds (tests inject a clock to exercise the request budget). */
   clock?: () => number;
+  /** Which requests are traced; omit for no tracing (no span is ever built). */
+  sampler?: RequestSampler;
 }
 
 /** Resolved options shared by the answer table and the HTTP adapter. */
@@ -40,6 +43,7 @@ export interface ConvertContext {
   readonly requestTimeoutMs: number;
   readonly maxJsonDepth: number;
   readonly clock: () => number;
+  readonly sampler: RequestSampler | undefined;
 }
 
 export function convertContext(opts: ConvertHandlerOptions): ConvertContext {
@@ -58,5 +62,6 @@ export function convertContext(opts: ConvertHandlerOptions): ConvertContext {
     requestTimeoutMs,
     maxJsonDepth,
     clock: opts.clock ?? (() => performance.now()),
+    sampler: opts.sampler,
   };
 }

@@ -10,6 +10,7 @@ import { convertReviewBytes, TEXT_TYPE } from "./answer.ts";
 import { type ConvertContext, convertContext } from "./context.ts";
 import { MetricsTape } from "./metrics_tape.ts";
 import { PlanReplica } from "./plan_replica.ts";
+import { workerParent } from "./spans.ts";
 import { type FromWorker, type ToWorker, transferable } from "./worker_protocol.ts";
 
 const replica = new PlanReplica();
@@ -64,6 +65,7 @@ self.onmessage = (event: MessageEvent<ToWorker>) => {
         m.target,
         m.body,
         m.startedAt,
+        m.traceparent === undefined ? undefined : workerParent(m.traceparent),
       );
       const body = transferable(outcome.body);
       post({
@@ -73,6 +75,8 @@ self.onmessage = (event: MessageEvent<ToWorker>) => {
         contentType: outcome.contentType,
         body,
         metrics: tape.take(),
+        result: outcome.result,
+        message: outcome.message,
       }, [body.buffer]);
       return;
     }

@@ -17,6 +17,7 @@ import { UID_SCAN_BYTES } from "./body.ts";
 import { convertContext, type ConvertHandlerOptions } from "./context.ts";
 import { RETRY_AFTER_SECONDS } from "./governor.ts";
 import { answerOffloaded, type OffloadOptions } from "./offload.ts";
+import { endReviewSpan, startReviewSpan } from "./spans.ts";
 
 /** The path prefix; the rest of the path is the registry key. */
 export const CONVERT_PREFIX = "/convert/";
@@ -91,19 +92,29 @@ export function createNodeConvertListener(
       writeNode(res, { status: 404, contentType: TEXT_TYPE, body: NOT_FOUND, close: false });
       return;
     }
+    const review = ctx.sampler === undefined
+      ? undefined
+      : startReviewSpan(ctx.sampler, target, singleHeader(req.headers.traceparent));
     const declaredLength = declaredLengthOf(req.headers["content-length"]);
     if (ctx.governor !== undefined && req.method === "POST") {
       const admission = ctx.governor.admit(heldBytes(declaredLength, ctx.maxRequestBytes));
       if (!admission.ok) {
         ctx.metrics?.countRejected(admission.reason);
         req.resume(); // the body is discarded as it arrives, never held
-        writeNode(res, tooManyRequests(admission.message));
+        const answer = tooManyRequests(admission.message);
+        if (review !== undefined) endReviewSpan(review.span, answer);
+        writeNode(res, answer);
         return;
       }
       // "close" follows "finish", and also comes alone when the client went away.
       res.once("close", admission.ticket.release);
     }
-    const request = { method: req.method ?? "", declaredLength, body: incomingChunks(req) };
+    const request = {
+      method: req.method ?? "",
+      declaredLength,
+      body: incomingChunks(req),
+      spans: review?.spans,
+    };
     (offload === undefined
       ? answerConvert(ctx, target, request, startedAt)
       : answerOffloaded(ctx, target, request, startedAt, offload)).then((answer) => {
@@ -111,8 +122,12 @@ export function createNodeConvertListener(
           // Drain instead of destroying: a reset could discard the answer before the client reads it.
           discardRest(req);
         }
+        if (review !== undefined) endReviewSpan(review.span, answer);
         writeNode(res, answer);
-      }).catch(() => res.destroy());
+      }).catch(() => {
+        review?.span.end();
+        res.destroy();
+      });
   };
 }
 
@@ -172,6 +187,11 @@ export function incomingChunks(req: IncomingMessage): AsyncIterable<Uint8Array> 
       };
     },
   };
+}
+
+/** A header that must appear once: a repeated one is ignored. */
+function singleHeader(v: string | string[] | undefined): string | undefined {
+  return typeof v === "string" ? v : undefined;
 }
 
 /** Drains the rest of a body the answer did not read: no chunk is kept, none pauses it again. */

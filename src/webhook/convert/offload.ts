@@ -8,17 +8,27 @@
  */
 import {
   answerConvert,
+  answerOf,
   type ConvertAnswer,
   type ConvertRequest,
   convertReviewBytes,
 } from "./answer.ts";
 import { type BodyRead, readBodyLimited } from "./body.ts";
 import type { ConvertContext } from "./context.ts";
+import { traceparentOf } from "../../obs/tracing.ts";
 
 /** Converts a body already read (the pool). */
 export interface ReviewOffload {
-  /** `startedAt` is `performance.timeOrigin + performance.now()` at arrival. */
-  convert(target: string, body: Uint8Array, startedAt: number): Promise<ConvertAnswer>;
+  /**
+   * `startedAt` is `performance.timeOrigin + performance.now()` at arrival; `traceparent`, for a
+   * traced request, is its review span's.
+   */
+  convert(
+    target: string,
+    body: Uint8Array,
+    startedAt: number,
+    traceparent?: string,
+  ): Promise<ConvertAnswer>;
 }
 
 export interface OffloadOptions {
@@ -45,6 +55,7 @@ export async function answerOffloaded(
   o: OffloadOptions,
 ): Promise<ConvertAnswer> {
   if (req.method !== "POST") return answerConvert(ctx, target, req, startedAt);
+  const spans = req.spans;
   let read: BodyRead;
   try {
     read = await readBodyLimited(req.body, ctx.maxRequestBytes, req.declaredLength);
@@ -53,7 +64,7 @@ export async function answerOffloaded(
     return answerConvert(
       ctx,
       target,
-      { method: "POST", declaredLength: undefined, body },
+      { method: "POST", declaredLength: undefined, body, spans },
       startedAt,
     );
   }
@@ -61,12 +72,16 @@ export async function answerOffloaded(
     // A declared length over the limit makes the table read only the head again: "too large".
     const declaredLength = ctx.maxRequestBytes + 1;
     const body = replay(read.head);
-    return answerConvert(ctx, target, { method: "POST", declaredLength, body }, startedAt);
+    return answerConvert(ctx, target, { method: "POST", declaredLength, body, spans }, startedAt);
   }
   if (o.inline(target, read.bytes.byteLength)) {
-    const out = convertReviewBytes(ctx, target, read.bytes, startedAt);
-    return { status: out.status, contentType: out.contentType, body: out.body, close: false };
+    return answerOf(convertReviewBytes(ctx, target, read.bytes, startedAt, spans), false);
   }
   const arrived = performance.timeOrigin + performance.now() - (ctx.clock() - startedAt);
-  return o.pool.convert(target, read.bytes, arrived);
+  return o.pool.convert(
+    target,
+    read.bytes,
+    arrived,
+    spans === undefined ? undefined : traceparentOf(spans),
+  );
 }

@@ -80,6 +80,8 @@ interface Job {
   target: string;
   body: Uint8Array;
   startedAt: number;
+  /** A traced request's review span. */
+  traceparent: string | undefined;
   version: number;
   dispatchedAt: number;
   resolve: (a: ConvertAnswer) => void;
@@ -133,7 +135,12 @@ export class ConversionPool {
   }
 
   /** Converts one review in a Worker. Never rejects: a lost Worker answers 500. */
-  convert(target: string, body: Uint8Array, startedAt: number): Promise<ConvertAnswer> {
+  convert(
+    target: string,
+    body: Uint8Array,
+    startedAt: number,
+    traceparent?: string,
+  ): Promise<ConvertAnswer> {
     if (this.#closed) return Promise.resolve(serverError("conversion pool is closed"));
     return new Promise((resolve) => {
       this.#queue.push({
@@ -141,6 +148,7 @@ export class ConversionPool {
         target,
         body,
         startedAt,
+        traceparent,
         version: -1,
         dispatchedAt: 0,
         resolve,
@@ -218,7 +226,14 @@ export class ConversionPool {
     slot.job = undefined;
     this.#release(job.version);
     if (this.#o.metrics !== undefined) replayMetrics(m.metrics, this.#o.metrics);
-    job.resolve({ status: m.status, contentType: m.contentType, body: m.body, close: false });
+    job.resolve({
+      status: m.status,
+      contentType: m.contentType,
+      body: m.body,
+      close: false,
+      result: m.result,
+      message: m.message,
+    });
     this.#dispatch();
   }
 
@@ -304,6 +319,7 @@ export class ConversionPool {
         target: job.target,
         body,
         startedAt: job.startedAt,
+        traceparent: job.traceparent,
       }, [body.buffer]);
     }
   }

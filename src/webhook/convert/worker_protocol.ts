@@ -4,6 +4,7 @@
  * transferred `ArrayBuffer`s (moved, never copied); plan sets as plan data
  * (src/webhook/convert/plan_sets.ts).
  */
+import type { ReviewResult } from "../metrics.ts";
 import type { ConvertContext } from "./context.ts";
 import type { MetricOp } from "./metrics_tape.ts";
 import type { FullPlanSet, PlanSetDelta } from "./plan_sets.ts";
@@ -41,6 +42,8 @@ export type ToWorker =
     body: Uint8Array;
     /** Arrival, as `performance.timeOrigin + performance.now()` of the main thread. */
     startedAt: number;
+    /** A traced request's review span; its `Convert` spans are children of it. */
+    traceparent?: string;
   };
 
 export type FromWorker =
@@ -53,6 +56,9 @@ export type FromWorker =
     contentType: string;
     body: Uint8Array;
     metrics: MetricOp[];
+    /** The review's metric `result` and a failure's message (for the review span). */
+    result?: ReviewResult;
+    message?: string;
   };
 
 /** Whether `u` spans its whole `ArrayBuffer`, so transferring the buffer moves exactly `u`. */
