@@ -11,7 +11,7 @@ import { CliError, FLAGS, type FlagSpec, outputFlag, type ParsedFlags } from "./
 import { CLUSTER_FLAGS, clusterError, clusterTargetOf, openCluster } from "./cluster.ts";
 import { defineCommand } from "./command.ts";
 import { type MigratedObject, writeAll } from "./migrate_run.ts";
-import { migratorAPI, type MigratorResult, runViaMigrator } from "./migrate_migrator.ts";
+import { migratorAPI, type MigratorResult, runViaMigrator, timeoutOf } from "./migrate_migrator.ts";
 import { type MigrationTarget, resolveMigrationTarget } from "./migrate_target.ts";
 import { type Io, progressLine, renderTable, toJson } from "./output.ts";
 
@@ -48,6 +48,8 @@ interface MigrateOptions {
   prune: boolean;
   namespace?: string;
   viaMigrator: boolean;
+  /** `--timeout` of the wait for the StorageVersionMigration; none when undefined. */
+  timeoutMs?: number;
 }
 
 /** `--concurrency`: any integer; zero or less means one write at a time. */
@@ -238,8 +240,8 @@ async function viaMigrator(
     { client: cluster.client, cluster: cluster.name, apiVersion },
     target,
     (seconds) => progress.update(`waiting for the StorageVersionMigration (${duration(seconds)})`),
-  );
-  progress.done();
+    { timeoutMs: o.timeoutMs },
+  ).finally(() => progress.done());
   let pruneError: string | undefined;
   if (o.prune) {
     if (migration.condition === "Succeeded") {
@@ -325,7 +327,7 @@ const NAME_FLAGS: readonly FlagSpec[] = [
 export const migrateStorageCommand = defineCommand({
   name: "migrate-storage",
   usage: "convctl migrate-storage (-x NAME | --crd NAME) [--kubeconfig F] [--context C] [-n NS] " +
-    "[--dry-run] [--via-kube-migrator] [--concurrency N] [--field-manager M] [--prune-stored-versions] " +
+    "[--dry-run] [--via-kube-migrator [--timeout D]] [--concurrency N] [--field-manager M] [--prune-stored-versions] " +
     "[-o table|json] [--quiet]",
   summary: "Rewrite a CRD's objects in a cluster so etcd stores them at the storage version.",
   target: "none",
@@ -364,6 +366,13 @@ export const migrateStorageCommand = defineCommand({
       help: "create a StorageVersionMigration and wait for kube-controller-manager to do it",
     },
     {
+      name: "timeout",
+      kind: "string",
+      value: "D",
+      help: "with --via-kube-migrator: stop waiting after D (e.g. 90s, 10m; 0: no bound)",
+      default: "0",
+    },
+    {
       name: "prune-stored-versions",
       kind: "bool",
       help: "when every object succeeded, set the CRD's status.storedVersions to [storage]",
@@ -372,6 +381,7 @@ export const migrateStorageCommand = defineCommand({
     FLAGS.quiet,
   ],
   groups: [{ exactlyOne: ["xrd", "crd"] }],
+  requires: { timeout: "via-kube-migrator" },
   options: (flags): MigrateOptions => {
     if (flags.bool("via-kube-migrator") && flags.bool("dry-run")) {
       throw new CliError(
@@ -386,6 +396,7 @@ export const migrateStorageCommand = defineCommand({
       prune: flags.bool("prune-stored-versions"),
       namespace: flags.string("namespace"),
       viaMigrator: flags.bool("via-kube-migrator"),
+      timeoutMs: timeoutOf(flags.string("timeout")),
     };
   },
   run: ({ flags, io, options }) => migrate(flags, io, options),

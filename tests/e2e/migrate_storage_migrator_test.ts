@@ -4,19 +4,65 @@
  * garbage collector's view of the cluster), with etcd read directly as the proof: {@link COUNT}
  * objects stored at v1, v2 made the storage version, then the command creates a
  * StorageVersionMigration, waits for Succeeded, and prunes `status.storedVersions` to [v2] —
- * every etcd key now holds v2. Also: `--dry-run` and `-n` are refused with it (exit 2), and on an
- * apiserver with the API switched off the flag is a one-line error (exit 2).
+ * every etcd key now holds v2. Then an admission policy refuses every update of the objects: the
+ * controller marks the migration Failed, and the command reports it, skips the prune and exits 1.
+ * Also: `--dry-run` and `-n` are refused with it (exit 2), and on an apiserver with the API
+ * switched off the flag is a one-line error (exit 2).
  */
 import assert from "node:assert/strict";
 import type { MigrationReport } from "../../src/cli/migrate_storage.ts";
 import type { KubeClient, KubeObject, ResourceRef } from "../../src/kube/mod.ts";
 import { CRD_RESOURCE } from "../../src/kube/resources.ts";
 import { assertToolError, convctl } from "../cli/_convctl.ts";
-import { e2eTest, waitFor } from "../support/control_plane.ts";
+import type * as k8s from "@kubernetes/client-node";
+import { type ControlPlane, e2eTest, waitFor } from "../support/control_plane.ts";
 import { countBy, CRD, GROUP, PLURAL, pool, storedVersions, thingsCRD } from "./_migrate_things.ts";
 import { adminClient } from "./kube/_support.ts";
 
 const COUNT = 300;
+
+/**
+ * A ValidatingAdmissionPolicy refusing every update of the things; resolves once it is in force
+ * (a dry-run write in `ns` is refused).
+ */
+async function refuseUpdates(cp: ControlPlane, admin: KubeClient, ns: string): Promise<void> {
+  const policy = "refuse-thing-updates";
+  await cp.apply({
+    apiVersion: "admissionregistration.k8s.io/v1",
+    kind: "ValidatingAdmissionPolicy",
+    metadata: { name: policy },
+    spec: {
+      failurePolicy: "Fail",
+      matchConstraints: {
+        resourceRules: [{
+          apiGroups: [GROUP],
+          apiVersions: ["*"],
+          operations: ["UPDATE"],
+          resources: [PLURAL],
+        }],
+      },
+      validations: [{ expression: "false", message: "refused by the test policy" }],
+    },
+  } as k8s.KubernetesObject);
+  await cp.apply({
+    apiVersion: "admissionregistration.k8s.io/v1",
+    kind: "ValidatingAdmissionPolicyBinding",
+    metadata: { name: policy },
+    spec: { policyName: policy, validationActions: ["Deny"] },
+  } as k8s.KubernetesObject);
+  const things = { group: GROUP, version: "v2", plural: PLURAL, namespace: ns };
+  await waitFor("the admission policy refuses updates", async () => {
+    try {
+      await admin.patch(things, "probe", { metadata: { labels: { probe: "x" } } }, {
+        type: "merge",
+        dryRun: true,
+      });
+      return false;
+    } catch (e) {
+      return String(e).includes("refused by the test policy");
+    }
+  });
+}
 
 const put = (admin: KubeClient, ref: ResourceRef, obj: KubeObject) =>
   admin.apply(ref, obj, { fieldManager: "migrate-e2e" });
@@ -113,6 +159,36 @@ e2eTest(
       );
       assert.match(r.stdout, /^PRUNE: {4}not pruned$/m);
     });
+
+    await t.step(
+      "Failed: the controller's writes are refused; reported, no prune, exit 1",
+      async () => {
+        await refuseUpdates(cp, admin, ns);
+        const r = await convctl(
+          ...base,
+          "--via-kube-migrator",
+          "--prune-stored-versions",
+          "--timeout",
+          "5m",
+          "-o",
+          "json",
+        );
+        assert.equal(r.code, 1, r.stderr);
+        const report = JSON.parse(r.stdout) as MigrationReport;
+        assert.equal(report.migration?.condition, "Failed");
+        assert.equal(report.migration?.message, "migration encountered unhandled error");
+        assert.equal(report.pruned, false);
+        assert.deepEqual(report.warnings, [
+          "--prune-stored-versions skipped: the StorageVersionMigration failed",
+        ]);
+        const table = await convctl(...base, "--via-kube-migrator", "--timeout", "5m");
+        assert.equal(table.code, 1, table.stderr);
+        assert.match(
+          table.stdout,
+          /^OBJECTS: {2}unknown \(StorageVersionMigration convctl-things\.migrate\.dco\.test-\w+: Failed: migration encountered unhandled error\)$/m,
+        );
+      },
+    );
   },
   { controllers: ["garbage-collector-controller", "storage-version-migrator-controller"] },
 );
