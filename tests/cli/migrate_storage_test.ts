@@ -242,3 +242,59 @@ Deno.test("runViaMigrator: past --timeout it stops waiting, naming the migration
   );
   assert.ok(never.reads() >= 2, `polled ${never.reads()} time(s)`);
 });
+
+Deno.test("migrate-storage: an XRD offering claims has a line per CRD and a CRD column", () => {
+  const crd = (name: string, role: "composite" | "claim", failed: number) => ({
+    crd: name,
+    role,
+    kind: role === "claim" ? "Net" : "XNet",
+    storageVersion: "v2",
+    storedVersions: ["v1", "v2"],
+    namespaced: role === "claim",
+    succeeded: 1,
+    failed,
+    pruned: false,
+  });
+  const text = migrationTable({
+    resourceKind: "CompositeResourceDefinition",
+    resource: "xnets.example.org",
+    crd: "xnets.example.org",
+    group: "example.org",
+    kind: "XNet",
+    plural: "xnets",
+    storageVersion: "v2",
+    storedVersions: ["v1", "v2"],
+    namespaced: false,
+    dryRun: false,
+    fieldManager: "convctl",
+    objects: [
+      { crd: "xnets.example.org", name: "a" },
+      { crd: "nets.example.org", namespace: "team", name: "b" },
+      { crd: "nets.example.org", namespace: "team", name: "c", error: "Forbidden: no" },
+    ],
+    succeeded: 2,
+    failed: 1,
+    pruned: false,
+    crds: [crd("xnets.example.org", "composite", 0), crd("nets.example.org", "claim", 1)],
+  });
+  assert.equal(
+    text,
+    [
+      "MODE:     applied",
+      "TARGET:   CompositeResourceDefinition xnets.example.org",
+      "CRD:      xnets.example.org",
+      "GVK:      example.org/v2, Kind=XNet (xnets)",
+      "STORED:   v1, v2",
+      "OBJECTS:  3 (2 ok, 1 failed)",
+      "PRUNE:    not pruned",
+      "  composite xnets.example.org at v2 (stored v1, v2): 1 (1 ok, 0 failed)",
+      "  claim nets.example.org at v2 (stored v1, v2): 2 (1 ok, 1 failed)",
+      "",
+      "CRD                NAMESPACE  NAME  RESULT",
+      "xnets.example.org             a     ok",
+      "nets.example.org   team       b     ok",
+      "nets.example.org   team       c     Forbidden: no",
+      "",
+    ].join("\n"),
+  );
+});

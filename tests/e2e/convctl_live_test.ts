@@ -11,7 +11,8 @@
  * copies its webhook into them): composites and claims are both sampled, each sample names its
  * CRD, `--namespace` narrows the claims only, and `--verify-propagation` reports the webhook
  * propagated — until the claim CRD loses it, when the run fails naming that CRD, and says the
- * applied config's own condition disagrees.
+ * applied config's own condition disagrees. `migrate-storage -x` then rewrites both CRDs' objects;
+ * a claim an admission policy refuses blocks the prune of both, and once let through both prune.
  */
 import assert from "node:assert/strict";
 import * as k8s from "@kubernetes/client-node";
@@ -37,7 +38,7 @@ import {
 import { KubeClient, loadKubeconfig } from "../../src/kube/mod.ts";
 import { schemaSourceFromXRD } from "../../src/engine/mod.ts";
 import { CRDS, FakeCrossplane, XRD_CRD } from "./_crossplane.ts";
-import { type ControlPlane, e2eTest, freePort } from "../support/control_plane.ts";
+import { type ControlPlane, e2eTest, freePort, waitFor } from "../support/control_plane.ts";
 import { type Obj, startConversionWebhook } from "../support/conversion_webhook.ts";
 import { convctl } from "../cli/_convctl.ts";
 
@@ -430,8 +431,9 @@ e2eTest(
     await cp.waitForCRD(XRD_NAME);
     await cp.waitForCRD(CLAIM_CRD);
 
-    const ns = await cp.createNamespace("claims");
-    const other = await cp.createNamespace("claims-other");
+    // Named so that the apiserver lists `ns` before `other`.
+    const ns = await cp.createNamespace("claims-a");
+    const other = await cp.createNamespace("claims-b");
     const body = (kind: string, version: string, name: string, spec: Obj) => ({
       apiVersion: `${XGROUP}/${version}`,
       kind,
@@ -645,5 +647,133 @@ e2eTest(
         );
       },
     );
+
+    await t.step(
+      "migrate-storage -x: both CRDs rewritten; a refused claim blocks the prune of both",
+      async () => {
+        const storedOf = async (name: string) =>
+          ((await client.get(CRDS, name)) as Loose).status.storedVersions;
+        for (const name of [XRD_NAME, CLAIM_CRD]) {
+          const crd = (await client.get(CRDS, name)) as Loose;
+          await client.update(CRDS, {
+            ...crd,
+            status: { ...crd.status, storedVersions: ["v1", "v2"] },
+          }, { subresource: "status" });
+        }
+        await refuseClaimUpdates(cp, client, "k-3", other);
+        const migrate = (...more: string[]) =>
+          convctl(
+            "migrate-storage",
+            "-x",
+            XRD_NAME,
+            "--kubeconfig",
+            cp.kubeconfigPath,
+            "--prune-stored-versions",
+            ...more,
+          );
+        const refused = await migrate("-o", "json");
+        assert.equal(refused.code, 1, refused.stderr);
+        const report = JSON.parse(refused.stdout) as Loose;
+        assert.deepEqual(
+          report.objects.map((o: Loose) => [o.crd, o.namespace, o.name, o.error !== undefined]),
+          [
+            [XRD_NAME, undefined, "c-1", false],
+            [XRD_NAME, undefined, "c-2", false],
+            [CLAIM_CRD, ns, "k-1", false],
+            [CLAIM_CRD, ns, "k-2", false],
+            [CLAIM_CRD, other, "k-3", true],
+          ],
+        );
+        assert.deepEqual(
+          report.crds.map((c: Loose) => [c.crd, c.role, c.succeeded, c.failed, c.pruned]),
+          [[XRD_NAME, "composite", 2, 0, false], [CLAIM_CRD, "claim", 2, 1, false]],
+        );
+        assert.deepEqual(report.warnings, [
+          `--prune-stored-versions skipped: 1 object(s) of ${CLAIM_CRD} failed and may still ` +
+          "be stored at an older version",
+        ]);
+        assert.deepEqual(await storedOf(XRD_NAME), ["v1", "v2"]);
+        assert.deepEqual(await storedOf(CLAIM_CRD), ["v1", "v2"]);
+
+        await client.delete(
+          {
+            group: "admissionregistration.k8s.io",
+            version: "v1",
+            plural: "validatingadmissionpolicybindings",
+          },
+          "refuse-claim",
+        );
+        await waitFor("the admission policy lets updates through", async () => {
+          try {
+            await client.patch(claims("v1", other), "k-3", {
+              metadata: { labels: { probe: "x" } },
+            }, { type: "merge", dryRun: true });
+            return true;
+          } catch {
+            return false;
+          }
+        });
+        const ok = await migrate();
+        assert.equal(ok.code, 0, ok.stderr);
+        assert.match(ok.stdout, /^OBJECTS: {2}5 \(5 ok, 0 failed\)$/m);
+        assert.ok(
+          ok.stdout.includes(
+            `  claim ${CLAIM_CRD} at v1 (stored v1, v2): 3 (3 ok, 0 failed), storedVersions set ` +
+              "to [v1]\n",
+          ),
+          ok.stdout,
+        );
+        assert.match(ok.stdout, new RegExp(`^CRD +NAMESPACE +NAME +RESULT$`, "m"));
+        assert.deepEqual(await storedOf(XRD_NAME), ["v1"]);
+        assert.deepEqual(await storedOf(CLAIM_CRD), ["v1"]);
+      },
+    );
   },
 );
+
+/** A ValidatingAdmissionPolicy refusing updates of the claim `name`; resolves once in force. */
+async function refuseClaimUpdates(
+  cp: ControlPlane,
+  client: KubeClient,
+  name: string,
+  namespace: string,
+): Promise<void> {
+  await cp.apply({
+    apiVersion: "admissionregistration.k8s.io/v1",
+    kind: "ValidatingAdmissionPolicy",
+    metadata: { name: "refuse-claim" },
+    spec: {
+      failurePolicy: "Fail",
+      matchConstraints: {
+        resourceRules: [{
+          apiGroups: [XGROUP],
+          apiVersions: ["*"],
+          operations: ["UPDATE"],
+          resources: ["widgetclaims"],
+        }],
+      },
+      validations: [{
+        expression: `object.metadata.name != '${name}'`,
+        message: "refused by the test policy",
+      }],
+    },
+  } as Loose);
+  await cp.apply({
+    apiVersion: "admissionregistration.k8s.io/v1",
+    kind: "ValidatingAdmissionPolicyBinding",
+    metadata: { name: "refuse-claim" },
+    spec: { policyName: "refuse-claim", validationActions: ["Deny"] },
+  } as Loose);
+  const ref = { group: XGROUP, version: "v1", plural: "widgetclaims", namespace };
+  await waitFor("the admission policy refuses updates", async () => {
+    try {
+      await client.patch(ref, name, { metadata: { labels: { probe: "x" } } }, {
+        type: "merge",
+        dryRun: true,
+      });
+      return false;
+    } catch (e) {
+      return String(e).includes("refused by the test policy");
+    }
+  });
+}
