@@ -38,7 +38,8 @@ import {
 import { KubeClient, loadKubeconfig } from "../../src/kube/mod.ts";
 import { schemaSourceFromXRD } from "../../src/engine/mod.ts";
 import { CRDS, FakeCrossplane, XRD_CRD } from "./_crossplane.ts";
-import { type ControlPlane, e2eTest, freePort, waitFor } from "../support/control_plane.ts";
+import { allowUpdates, refuseUpdates } from "./_refuse_updates.ts";
+import { type ControlPlane, e2eTest, freePort } from "../support/control_plane.ts";
 import { type Obj, startConversionWebhook } from "../support/conversion_webhook.ts";
 import { convctl } from "../cli/_convctl.ts";
 
@@ -660,7 +661,14 @@ e2eTest(
             status: { ...crd.status, storedVersions: ["v1", "v2"] },
           }, { subresource: "status" });
         }
-        await refuseClaimUpdates(cp, client, "k-3", other);
+        const refusal = {
+          policy: "refuse-claim",
+          group: XGROUP,
+          resource: "widgetclaims",
+          expression: "object.metadata.name != 'k-3'",
+          probe: { ref: claims("v1", other), name: "k-3" },
+        };
+        await refuseUpdates(cp, client, refusal);
         const migrate = (...more: string[]) =>
           convctl(
             "migrate-storage",
@@ -695,24 +703,7 @@ e2eTest(
         assert.deepEqual(await storedOf(XRD_NAME), ["v1", "v2"]);
         assert.deepEqual(await storedOf(CLAIM_CRD), ["v1", "v2"]);
 
-        await client.delete(
-          {
-            group: "admissionregistration.k8s.io",
-            version: "v1",
-            plural: "validatingadmissionpolicybindings",
-          },
-          "refuse-claim",
-        );
-        await waitFor("the admission policy lets updates through", async () => {
-          try {
-            await client.patch(claims("v1", other), "k-3", {
-              metadata: { labels: { probe: "x" } },
-            }, { type: "merge", dryRun: true });
-            return true;
-          } catch {
-            return false;
-          }
-        });
+        await allowUpdates(client, refusal);
         const ok = await migrate();
         assert.equal(ok.code, 0, ok.stderr);
         assert.match(ok.stdout, /^OBJECTS: {2}5 \(5 ok, 0 failed\)$/m);
@@ -730,50 +721,3 @@ e2eTest(
     );
   },
 );
-
-/** A ValidatingAdmissionPolicy refusing updates of the claim `name`; resolves once in force. */
-async function refuseClaimUpdates(
-  cp: ControlPlane,
-  client: KubeClient,
-  name: string,
-  namespace: string,
-): Promise<void> {
-  await cp.apply({
-    apiVersion: "admissionregistration.k8s.io/v1",
-    kind: "ValidatingAdmissionPolicy",
-    metadata: { name: "refuse-claim" },
-    spec: {
-      failurePolicy: "Fail",
-      matchConstraints: {
-        resourceRules: [{
-          apiGroups: [XGROUP],
-          apiVersions: ["*"],
-          operations: ["UPDATE"],
-          resources: ["widgetclaims"],
-        }],
-      },
-      validations: [{
-        expression: `object.metadata.name != '${name}'`,
-        message: "refused by the test policy",
-      }],
-    },
-  } as Loose);
-  await cp.apply({
-    apiVersion: "admissionregistration.k8s.io/v1",
-    kind: "ValidatingAdmissionPolicyBinding",
-    metadata: { name: "refuse-claim" },
-    spec: { policyName: "refuse-claim", validationActions: ["Deny"] },
-  } as Loose);
-  const ref = { group: XGROUP, version: "v1", plural: "widgetclaims", namespace };
-  await waitFor("the admission policy refuses updates", async () => {
-    try {
-      await client.patch(ref, name, { metadata: { labels: { probe: "x" } } }, {
-        type: "merge",
-        dryRun: true,
-      });
-      return false;
-    } catch (e) {
-      return String(e).includes("refused by the test policy");
-    }
-  });
-}

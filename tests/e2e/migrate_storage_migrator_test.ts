@@ -14,55 +14,12 @@ import type { MigrationReport } from "../../src/cli/migrate_storage.ts";
 import type { KubeClient, KubeObject, ResourceRef } from "../../src/kube/mod.ts";
 import { CRD_RESOURCE } from "../../src/kube/resources.ts";
 import { assertToolError, convctl } from "../cli/_convctl.ts";
-import type * as k8s from "@kubernetes/client-node";
-import { type ControlPlane, e2eTest, waitFor } from "../support/control_plane.ts";
+import { e2eTest, waitFor } from "../support/control_plane.ts";
+import { refuseUpdates } from "./_refuse_updates.ts";
 import { countBy, CRD, GROUP, PLURAL, pool, storedVersions, thingsCRD } from "./_migrate_things.ts";
 import { adminClient } from "./kube/_support.ts";
 
 const COUNT = 300;
-
-/**
- * A ValidatingAdmissionPolicy refusing every update of the things; resolves once it is in force
- * (a dry-run write in `ns` is refused).
- */
-async function refuseUpdates(cp: ControlPlane, admin: KubeClient, ns: string): Promise<void> {
-  const policy = "refuse-thing-updates";
-  await cp.apply({
-    apiVersion: "admissionregistration.k8s.io/v1",
-    kind: "ValidatingAdmissionPolicy",
-    metadata: { name: policy },
-    spec: {
-      failurePolicy: "Fail",
-      matchConstraints: {
-        resourceRules: [{
-          apiGroups: [GROUP],
-          apiVersions: ["*"],
-          operations: ["UPDATE"],
-          resources: [PLURAL],
-        }],
-      },
-      validations: [{ expression: "false", message: "refused by the test policy" }],
-    },
-  } as k8s.KubernetesObject);
-  await cp.apply({
-    apiVersion: "admissionregistration.k8s.io/v1",
-    kind: "ValidatingAdmissionPolicyBinding",
-    metadata: { name: policy },
-    spec: { policyName: policy, validationActions: ["Deny"] },
-  } as k8s.KubernetesObject);
-  const things = { group: GROUP, version: "v2", plural: PLURAL, namespace: ns };
-  await waitFor("the admission policy refuses updates", async () => {
-    try {
-      await admin.patch(things, "probe", { metadata: { labels: { probe: "x" } } }, {
-        type: "merge",
-        dryRun: true,
-      });
-      return false;
-    } catch (e) {
-      return String(e).includes("refused by the test policy");
-    }
-  });
-}
 
 const put = (admin: KubeClient, ref: ResourceRef, obj: KubeObject) =>
   admin.apply(ref, obj, { fieldManager: "migrate-e2e" });
@@ -163,7 +120,13 @@ e2eTest(
     await t.step(
       "Failed: the controller's writes are refused; reported, no prune, exit 1",
       async () => {
-        await refuseUpdates(cp, admin, ns);
+        await refuseUpdates(cp, admin, {
+          policy: "refuse-thing-updates",
+          group: GROUP,
+          resource: PLURAL,
+          expression: "false",
+          probe: { ref: { ...things, version: "v2" }, name: "probe" },
+        });
         const r = await convctl(
           ...base,
           "--via-kube-migrator",
