@@ -139,7 +139,11 @@ e2eTest(
         assert.equal(r.code, 1, r.stderr);
         const report = JSON.parse(r.stdout) as MigrationReport;
         assert.equal(report.migration?.condition, "Failed");
-        assert.equal(report.migration?.message, "migration encountered unhandled error");
+        // The controller names how far it got, the object refused and the apiserver's refusal.
+        assert.match(
+          report.migration?.message ?? "",
+          /^\d+\/\d+ not yet migrated\. migration encountered unhandled error: things\.migrate\.dco\.test "thing-\d+" is forbidden: .*refused by the test policy$/,
+        );
         assert.equal(report.pruned, false);
         assert.deepEqual(report.warnings, [
           "--prune-stored-versions skipped: the StorageVersionMigration failed",
@@ -148,7 +152,7 @@ e2eTest(
         assert.equal(table.code, 1, table.stderr);
         assert.match(
           table.stdout,
-          /^OBJECTS: {2}unknown \(StorageVersionMigration convctl-things\.migrate\.dco\.test-\w+: Failed: migration encountered unhandled error\)$/m,
+          /^OBJECTS: {2}unknown \(StorageVersionMigration convctl-things\.migrate\.dco\.test-\w+: Failed: \d+\/\d+ not yet migrated\. migration encountered unhandled error: .*refused by the test policy\)$/m,
         );
       },
     );
