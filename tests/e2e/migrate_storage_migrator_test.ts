@@ -148,12 +148,8 @@ e2eTest(
         assert.deepEqual(report.warnings, [
           "--prune-stored-versions skipped: the StorageVersionMigration failed",
         ]);
-        const table = await convctl(...base, "--via-kube-migrator", "--timeout", "5m");
-        assert.equal(table.code, 1, table.stderr);
-        assert.match(
-          table.stdout,
-          /^OBJECTS: {2}unknown \(StorageVersionMigration convctl-things\.migrate\.dco\.test-\w+: Failed: \d+\/\d+ not yet migrated\. migration encountered unhandled error: .*refused by the test policy\)$/m,
-        );
+        // One migration only: each one took up to about a minute here; the table of a Failed
+        // migration is tested in tests/cli/migrate_storage_test.ts.
       },
     );
   },
