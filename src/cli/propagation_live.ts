@@ -3,22 +3,46 @@
  * live XRD points at reached every CRD Crossplane generates from it (composite, and claim when the
  * XRD offers claims) — the operator's `ConversionPropagated` comparison (src/api/propagation.ts),
  * made from the cluster as it is now. When the config of the same name is applied in the cluster,
- * its own `ConversionPropagated` is shown beside the verdict, and whether the two agree.
+ * its own `ConversionPropagated` is shown beside the verdict, and whether the two agree; and the
+ * webhook its status says it applied (`webhookPath`, `webhookPort`) is compared with the XRD's.
  */
 import {
   describeConversion,
+  type ExpectedConversion,
   expectedConversionOf,
   type NamedVerdict,
   propagationOutcome,
   verifyGeneratedCRD,
 } from "../api/propagation.ts";
-import { XRD_CONFIG_KIND } from "../api/mod.ts";
+import { XRD_CONFIG_KIND, type XRDConversionConfigStatus } from "../api/mod.ts";
 import type { GeneratedCRD } from "../engine/source.ts";
 import { CRD_RESOURCE } from "../kube/resources.ts";
 import { CliError } from "./args.ts";
 import type { Cluster } from "./cluster.ts";
 import { readClusterConfig, readObject, XRD_REF } from "./cluster_reads.ts";
 import type { PropagationReport } from "./test_report.ts";
+
+/**
+ * Whether the webhook a config's status says it applied (`webhookPath`, `webhookPort`) is the one
+ * the XRD points at; undefined when the status says neither, or the XRD points at no Service.
+ */
+export function statusWebhookMismatch(
+  status: Pick<XRDConversionConfigStatus, "webhookPath" | "webhookPort"> | undefined,
+  expected: ExpectedConversion | string,
+): { matches: boolean; message?: string } | undefined {
+  if (typeof expected === "string" || "url" in expected) return undefined;
+  if (status?.webhookPath === undefined && status?.webhookPort === undefined) return undefined;
+  const diffs: string[] = [];
+  if (status.webhookPath !== undefined && status.webhookPath !== expected.path) {
+    diffs.push(`webhookPath ${status.webhookPath}, the XRD's path ${expected.path}`);
+  }
+  if (status.webhookPort !== undefined && status.webhookPort !== expected.port) {
+    diffs.push(`webhookPort ${status.webhookPort}, the XRD's port ${expected.port}`);
+  }
+  return diffs.length === 0
+    ? { matches: true }
+    : { matches: false, message: `the config's status says ${diffs.join("; ")}` };
+}
 
 /** Reads the XRD `xrd`, its generated CRDs and the config `configName`, and compares them. */
 export async function checkPropagation(
@@ -64,7 +88,9 @@ export async function checkPropagation(
     const config = await readClusterConfig(cluster, XRD_CONFIG_KIND, configName);
     if (config === undefined) report.config = { name: configName, found: false };
     else {
-      const c = (config.status?.conditions ?? []).find((c) => c.type === "ConversionPropagated");
+      const status = config.status as XRDConversionConfigStatus | undefined;
+      const c = (status?.conditions ?? []).find((c) => c.type === "ConversionPropagated");
+      const webhook = statusWebhookMismatch(status, expected);
       report.config = {
         name: configName,
         found: true,
@@ -78,6 +104,7 @@ export async function checkPropagation(
             agrees: (c.status === "True") === report.propagated,
           }
           : {}),
+        ...(webhook !== undefined ? { webhook } : {}),
       };
     }
   }

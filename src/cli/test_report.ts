@@ -139,6 +139,8 @@ export interface PropagationReport {
     condition?: { status: string; reason?: string; message?: string };
     /** False when its `ConversionPropagated` says otherwise than this check. */
     agrees?: boolean;
+    /** Whether its status' `webhookPath`/`webhookPort` are the XRD's (a Service webhook). */
+    webhook?: { matches: boolean; message?: string };
   };
 }
 
@@ -369,6 +371,7 @@ export function propagationLines(p: PropagationReport): string {
       const c = cfg.condition;
       text += `  config ${cfg.name}: ConversionPropagated=${c?.status ?? "(not set)"}` +
         `${c?.reason ? ` (${c.reason})` : ""}${cfg.agrees === false ? " — DISAGREES" : ""}\n`;
+      if (cfg.webhook?.matches === false) text += `  config ${cfg.name}: ${cfg.webhook.message}\n`;
     }
   }
   return text;
