@@ -1,0 +1,73 @@
+/** The soak's flags (hack/e2e_soak.ts). */
+import { parseArgs } from "node:util";
+import { DEFAULT_LEAK_RULE, type LeakRule } from "./leak.ts";
+import type { SoakEnvelope } from "./result.ts";
+
+/** Objects each worker owns. */
+export const OBJECTS_PER_WORKER = 2;
+
+/** The run's inputs. */
+export interface SoakOptions {
+  envelope: SoakEnvelope;
+  leak: LeakRule;
+  out?: string;
+}
+
+/** Seconds from `480`, `480s` or `8m`. */
+export function parseDuration(s: string): number {
+  const m = /^(\d+(?:\.\d+)?)(s|m)?$/.exec(s.trim());
+  if (!m) throw new Error(`--duration ${s}: want seconds (480, 480s) or minutes (8m)`);
+  return Number(m[1]) * (m[2] === "m" ? 60 : 1);
+}
+
+/** The flags, or an error message. */
+export function parseSoakArgs(args: string[]): SoakOptions {
+  const { values } = parseArgs({
+    args,
+    options: {
+      duration: { type: "string", default: "480" },
+      restarts: { type: "string", default: "4" },
+      out: { type: "string" },
+      replicas: { type: "string", default: "2" },
+      workers: { type: "string", default: "4" },
+      "sample-interval": { type: "string", default: "2" },
+      "leak-warmup": { type: "string", default: String(DEFAULT_LEAK_RULE.warmupSeconds) },
+      "leak-window": { type: "string", default: String(DEFAULT_LEAK_RULE.windowSeconds) },
+      "leak-min-windows": { type: "string", default: String(DEFAULT_LEAK_RULE.minWindows) },
+      "leak-max-slope": {
+        type: "string",
+        default: String(DEFAULT_LEAK_RULE.maxSlopeBytesPerSecond),
+      },
+    },
+  });
+  const int = (name: string, v: string, min: number) => {
+    const n = Number(v);
+    if (!Number.isInteger(n) || n < min) {
+      throw new Error(`--${name} ${v}: want an integer ≥ ${min}`);
+    }
+    return n;
+  };
+  const pos = (name: string, v: string) => {
+    const n = Number(v);
+    if (!(n > 0)) throw new Error(`--${name} ${v}: want a positive number`);
+    return n;
+  };
+  const workers = int("workers", values.workers!, 1);
+  return {
+    envelope: {
+      durationSeconds: parseDuration(values.duration!),
+      restarts: int("restarts", values.restarts!, 0),
+      replicas: int("replicas", values.replicas!, 1),
+      workers,
+      objects: workers * OBJECTS_PER_WORKER,
+      sampleIntervalSeconds: pos("sample-interval", values["sample-interval"]!),
+    },
+    leak: {
+      warmupSeconds: Number(values["leak-warmup"]),
+      windowSeconds: pos("leak-window", values["leak-window"]!),
+      minWindows: int("leak-min-windows", values["leak-min-windows"]!, 2),
+      maxSlopeBytesPerSecond: pos("leak-max-slope", values["leak-max-slope"]!),
+    },
+    out: values.out,
+  };
+}

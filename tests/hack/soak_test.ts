@@ -1,0 +1,185 @@
+/**
+ * The soak's pure parts: the leak rule on recorded heap series (a flat one from a real soak must
+ * pass; the same series with a steady rise added must fail), its windowing and slope, the exact
+ * read-back of int64 values, the metrics it keeps from an exposition, and its flags.
+ */
+import assert from "node:assert/strict";
+import { parseDuration, parseSoakArgs } from "../../hack/soak/flags.ts";
+import {
+  DEFAULT_LEAK_RULE,
+  type HeapSample,
+  judgeLeak,
+  slope,
+  windowMinima,
+} from "../../hack/soak/leak.ts";
+import { FIRST_VALUE, holds, rawNumber, valueFor } from "../../hack/soak/load.ts";
+import { metricsOf, sampledPod } from "../../hack/soak/sampler.ts";
+import { spread } from "../../hack/soak/summary.ts";
+
+const FIXTURES = new URL("./fixtures/soak/", import.meta.url);
+
+/** Recorded heap series: pod → samples, from a soak's result JSON. */
+async function recorded(file: string): Promise<Map<string, HeapSample[]>> {
+  const doc = JSON.parse(await Deno.readTextFile(new URL(file, FIXTURES)));
+  const series = new Map<string, HeapSample[]>();
+  for (const s of doc.samples as { t: number; pod: string; heapUsedBytes: number }[]) {
+    const list = series.get(s.pod) ?? [];
+    list.push({ t: s.t, heapUsedBytes: s.heapUsedBytes });
+    series.set(s.pod, list);
+  }
+  return series;
+}
+
+/** `series` with `bytesPerSecond` × (t − first t) added to every sample: a steady leak. */
+function withLeak(
+  series: Map<string, HeapSample[]>,
+  bytesPerSecond: number,
+): Map<string, HeapSample[]> {
+  return new Map(
+    [...series].map(([pod, samples]) => [
+      pod,
+      samples.map((s) => ({
+        t: s.t,
+        heapUsedBytes: s.heapUsedBytes + bytesPerSecond * (s.t - samples[0].t),
+      })),
+    ]),
+  );
+}
+
+Deno.test("leak rule: a recorded flat soak passes; the same series rising 64 KiB/s fails", async () => {
+  const flat = await recorded("flat.json");
+  const ok = judgeLeak(flat);
+  assert.ok(ok.judged >= 2, `${ok.judged} replicas judged`);
+  assert.equal(ok.pass, true, JSON.stringify(ok.replicas, null, 2));
+  assert.ok(ok.maxSlopeBytesPerSecond < DEFAULT_LEAK_RULE.maxSlopeBytesPerSecond);
+
+  const leaking = judgeLeak(withLeak(flat, 64 * 1024));
+  assert.equal(leaking.judged, ok.judged);
+  assert.equal(leaking.pass, false);
+  // Every judged replica is caught, and the slope found is the one added (± the flat slope).
+  for (const r of leaking.replicas.filter((x) => x.judged)) {
+    assert.equal(r.leaking, true, r.pod);
+    const base = ok.replicas.find((x) => x.pod === r.pod)!.slopeBytesPerSecond;
+    assert.ok(Math.abs(r.slopeBytesPerSecond - base - 64 * 1024) < 1, r.pod);
+  }
+});
+
+Deno.test("leak rule: the floor counts, not the sawtooth's peaks", () => {
+  // A heap that climbs 4 MiB within each 10 s window and is collected back to 20 MiB: no leak.
+  const samples: HeapSample[] = [];
+  for (let t = 0; t < 120; t++) {
+    samples.push({ t, heapUsedBytes: 20 * 2 ** 20 + (t % 10) * 2 ** 19 });
+  }
+  const v = judgeLeak(new Map([["p", samples]]));
+  assert.equal(v.pass, true);
+  assert.equal(v.replicas[0].slopeBytesPerSecond, 0);
+  // The same with the floor rising 100 KiB per second: a leak.
+  const rising = samples.map((s) => ({ t: s.t, heapUsedBytes: s.heapUsedBytes + s.t * 102_400 }));
+  const w = judgeLeak(new Map([["p", rising]]));
+  assert.equal(w.pass, false);
+  assert.ok(Math.abs(w.replicas[0].slopeBytesPerSecond - 102_400) < 0.001);
+});
+
+Deno.test("leak rule: warm-up dropped, short-lived replicas not judged, no judged replica is no pass", () => {
+  const rule = { ...DEFAULT_LEAK_RULE, warmupSeconds: 20, windowSeconds: 10, minWindows: 4 };
+  const series = (from: number, to: number) =>
+    Array.from({ length: to - from }, (_, i) => ({ t: from + i, heapUsedBytes: 1000 + i }));
+  // Samples at -5 … 54: the warm-up ends at 15, leaving windows [15,25) [25,35) [35,45) [45,55).
+  const minima = windowMinima(series(-5, 55), rule);
+  assert.deepEqual(minima.map((m) => m.t), [15, 25, 35, 45]);
+  assert.deepEqual(minima.map((m) => m.heapUsedBytes), [1020, 1030, 1040, 1050]);
+  assert.equal(slope(minima), 1);
+
+  const short = judgeLeak(new Map([["short", series(0, 50)]]), rule);
+  assert.equal(short.replicas[0].windows, 3);
+  assert.equal(short.replicas[0].judged, false);
+  assert.equal(short.judged, 0);
+  assert.equal(short.pass, false, "no verdict is not a pass");
+  assert.equal(short.maxSlopeBytesPerSecond, 0);
+
+  const mixed = judgeLeak(new Map([["short", series(0, 50)], ["long", series(0, 100)]]), rule);
+  assert.equal(mixed.judged, 1);
+  assert.equal(mixed.pass, true);
+  assert.equal(slope([]), 0);
+  assert.equal(slope([{ t: 1, heapUsedBytes: 5 }, { t: 1, heapUsedBytes: 9 }]), 0);
+});
+
+Deno.test("load: int64 values beyond 2^53 are compared by their digits", () => {
+  const v = valueFor(3);
+  assert.ok(BigInt(v.digits) > FIRST_VALUE);
+  assert.ok(BigInt(v.digits) > BigInt(Number.MAX_SAFE_INTEGER));
+  for (const seq of [0, 1, 3, 1_000_000]) {
+    const digits = valueFor(seq).digits;
+    assert.notEqual(BigInt(Number(digits)), BigInt(digits), `a double cannot hold ${digits}`);
+  }
+  assert.equal(valueFor(0).digits, "9007199254740993");
+  assert.equal(valueFor(0).ratio, 1 / 3);
+  const text = `{"apiVersion":"g/v2","metadata":{"managedFields":[{"fieldsV1":{"f:spec":` +
+    `{"f:capacity":{}}}}]},"spec":{"capacity":${v.digits},"owner":"w","ratio":${v.ratio}}}`;
+  assert.equal(rawNumber(text, "capacity"), v.digits);
+  assert.equal(holds(text, "capacity", v), true);
+  // One off in the last digit (what a double round trip does) is wrong.
+  const rounded = text.replace(v.digits, String(BigInt(v.digits) - 1n));
+  assert.equal(holds(rounded, "capacity", v), false);
+  assert.equal(
+    holds(text.replace(String(v.ratio), String(v.ratio + 2 ** -52)), "capacity", v),
+    false,
+  );
+  assert.equal(holds(text, "size", v), false);
+});
+
+Deno.test("sampler: the gauges it keeps, and which Pods it samples", () => {
+  const text = [
+    "# HELP process_resident_memory_bytes Resident memory size in bytes.",
+    "# TYPE process_resident_memory_bytes gauge",
+    "process_resident_memory_bytes 123456789",
+    "deno_v8_heap_used_bytes 20000000",
+    "deno_v8_heap_total_bytes 30000000",
+    "deno_v8_external_bytes 4000",
+    "deno_event_loop_lag_seconds 0.012",
+    'dco_webhook_requests_total{target="x"} 5',
+  ].join("\n");
+  assert.deepEqual(metricsOf(text), {
+    rssBytes: 123456789,
+    heapUsedBytes: 20000000,
+    heapTotalBytes: 30000000,
+    externalBytes: 4000,
+    eventLoopLagSeconds: 0.012,
+  });
+  assert.equal(metricsOf(text.replace(/^deno_event_loop_lag_seconds.*$/m, "")), undefined);
+
+  const ready = { type: "Ready", status: "True" };
+  const pod = (extra: object) => ({
+    metadata: { name: "p" },
+    status: { podIP: "10.0.0.2", conditions: [ready] },
+    ...extra,
+  });
+  assert.equal(sampledPod(pod({})), true);
+  assert.equal(sampledPod(pod({ metadata: { name: "p", deletionTimestamp: "x" } })), false);
+  assert.equal(
+    sampledPod(pod({ status: { podIP: "10.0.0.2", conditions: [{ ...ready, status: "False" }] } })),
+    false,
+  );
+  assert.equal(sampledPod(pod({ status: { conditions: [ready] } })), false);
+});
+
+Deno.test("flags: defaults are the nightly soak; durations in seconds or minutes", () => {
+  const d = parseSoakArgs([]);
+  assert.deepEqual(d.envelope, {
+    durationSeconds: 480,
+    restarts: 4,
+    replicas: 2,
+    workers: 4,
+    objects: 8,
+    sampleIntervalSeconds: 2,
+  });
+  assert.deepEqual(d.leak, DEFAULT_LEAK_RULE);
+  assert.equal(d.out, undefined);
+  assert.equal(parseDuration("8m"), 480);
+  assert.equal(parseDuration("45s"), 45);
+  assert.throws(() => parseDuration("soon"), /--duration soon/);
+  assert.throws(() => parseSoakArgs(["--restarts=-1"]), /--restarts -1/);
+  assert.throws(() => parseSoakArgs(["--leak-window", "0"]), /--leak-window 0/);
+  assert.deepEqual(spread([3, 1, 2]), { min: 1, p50: 2, p99: 3, max: 3 });
+  assert.deepEqual(spread([]), { min: 0, p50: 0, p99: 0, max: 0 });
+});
