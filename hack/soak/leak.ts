@@ -1,22 +1,31 @@
 /**
- * The soak's leak rule: does a replica's heap *after garbage collection* keep rising while the
- * load stays the same?
+ * The soak's leak rule: is a replica's heap *after a full garbage collection* higher, at the end
+ * of its life, than when its steady phase began?
  *
- * A replica's `deno_v8_heap_used_bytes` is a sawtooth: allocation raises it, every scavenge (young
- * generation, many times a second under load) and every mark-compact drops it. The peaks say how
- * much garbage was waiting; the floor is what survived a collection. So the rule looks at the floor:
+ * A replica's `deno_v8_heap_used_bytes` is a double sawtooth. Scavenges (young generation, many a
+ * second under load) make a fine one; each window's minimum sample sits just after one. But the
+ * floor that leaves still climbs for a minute or two, because garbage promoted to the old
+ * generation stays until the next mark-compact, which then drops the floor at once (measured on
+ * the soak: 26 → 36 MiB over ~90 s, back to 25 MiB in one window). A slope fitted through every
+ * window minimum therefore calls any replica younger than one full-collection cycle a leak. So the
+ * rule compares the heap right after a full collection with the start of the steady phase:
  *
  * 1. Per replica, drop the samples of its first `warmupSeconds` (caches filling, plans compiling,
  *    the first conversions linking).
- * 2. Cut the rest into windows of `windowSeconds`; each window's **minimum** sample is the post-GC
- *    heap of that window (a window always spans several scavenges at the soak's request rate).
- * 3. Fit a least-squares line through the window minima; its slope (bytes per second) is the
- *    replica's steady-heap slope. A replica with fewer than `minWindows` windows is not judged (it
- *    lived too short for a slope to mean anything).
- * 4. The run leaks iff some judged replica's slope exceeds `maxSlopeBytesPerSecond`. A run with no
- *    judged replica has no verdict (`judged: 0`), which the soak reports as a failure.
+ * 2. Cut the rest into windows of `windowSeconds`; each window's **minimum** is its post-scavenge
+ *    floor.
+ * 3. A window whose floor is more than `dropFraction` below the previous window's is a **full
+ *    collection** (no scavenge drops the floor itself). The floor of the last such window is the
+ *    replica's **post-GC heap**.
+ * 4. The replica's slope is (post-GC heap − first window's floor) / (time between them), in bytes
+ *    per second. A replica is judged only when it went through a full collection at least
+ *    `minSpanSeconds` after its first window (a shorter span makes the slope noise).
+ * 5. The run leaks iff some judged replica's slope exceeds `maxSlopeBytesPerSecond`. A run with no
+ *    judged replica has no verdict (`judged: 0`, `pass: false`).
  *
- * Pure: no clock, no I/O.
+ * A leak of L bytes per second raises the post-GC heap by L per second (what survives a full
+ * collection is what is still referenced), so the slope estimates L; without one it is about 0 or
+ * negative (the first floor still holds some promoted garbage). Pure: no clock, no I/O.
  */
 
 /** One heap sample of one replica: seconds since the soak started, V8 heap in use. */
@@ -29,19 +38,22 @@ export interface HeapSample {
 export interface LeakRule {
   warmupSeconds: number;
   windowSeconds: number;
-  minWindows: number;
+  /** How far one window's floor must fall below the previous one's to count as a full collection. */
+  dropFraction: number;
+  minSpanSeconds: number;
   maxSlopeBytesPerSecond: number;
 }
 
 /**
- * The defaults: 20 s warm-up, 10 s windows, at least 4 windows, and at most 32 KiB/s of steady
- * growth (≈ 1.9 MiB per minute: a replica that grows that fast under a flat load reaches a 192 MiB
- * heap limit within two hours).
+ * The defaults: 20 s warm-up, 10 s windows, a 10 % drop, judged over at least 60 s, and at most
+ * 32 KiB/s of growth of the post-GC heap (≈ 1.9 MiB a minute: a replica growing that fast under a
+ * flat load reaches a 192 MiB heap within two hours).
  */
 export const DEFAULT_LEAK_RULE: LeakRule = {
   warmupSeconds: 20,
   windowSeconds: 10,
-  minWindows: 4,
+  dropFraction: 0.1,
+  minSpanSeconds: 60,
   maxSlopeBytesPerSecond: 32 * 1024,
 };
 
@@ -56,13 +68,15 @@ export interface ReplicaLeakVerdict {
   pod: string;
   samples: number;
   windows: number;
-  /** Whether the replica lived long enough to be judged (`windows ≥ minWindows`). */
+  /** Windows whose floor fell by more than `dropFraction` (full collections). */
+  fullCollections: number;
+  /** Whether the replica had a full collection `minSpanSeconds` or more after its first window. */
   judged: boolean;
-  /** Least-squares slope of the window minima, bytes per second (0 when not judged). */
+  /** (post-GC heap − first floor) / span, bytes per second (0 when not judged). */
   slopeBytesPerSecond: number;
-  /** First and last window minimum (0 when there is none). */
+  /** The first window's floor, and the floor after the last full collection (0 when none). */
   firstMinBytes: number;
-  lastMinBytes: number;
+  postGCBytes: number;
   leaking: boolean;
 }
 
@@ -98,19 +112,39 @@ export function windowMinima(
   return [...windows.entries()].sort((a, b) => a[0] - b[0]).map(([, m]) => m);
 }
 
-/** The least-squares slope of `points` (y per unit of t); 0 for fewer than two distinct t. */
-export function slope(points: readonly WindowMinimum[]): number {
-  const n = points.length;
-  if (n < 2) return 0;
-  const mt = points.reduce((s, p) => s + p.t, 0) / n;
-  const my = points.reduce((s, p) => s + p.heapUsedBytes, 0) / n;
-  let num = 0;
-  let den = 0;
-  for (const p of points) {
-    num += (p.t - mt) * (p.heapUsedBytes - my);
-    den += (p.t - mt) ** 2;
+/** The indices of the windows whose floor fell by more than `dropFraction` from the previous. */
+export function fullCollections(minima: readonly WindowMinimum[], dropFraction: number): number[] {
+  const out: number[] = [];
+  for (let i = 1; i < minima.length; i++) {
+    if (minima[i].heapUsedBytes < minima[i - 1].heapUsedBytes * (1 - dropFraction)) out.push(i);
   }
-  return den === 0 ? 0 : num / den;
+  return out;
+}
+
+/** The verdict on one replica's samples. */
+export function judgeReplica(
+  pod: string,
+  samples: readonly HeapSample[],
+  rule: LeakRule,
+): ReplicaLeakVerdict {
+  const minima = windowMinima(samples, rule);
+  const drops = fullCollections(minima, rule.dropFraction);
+  const first = minima[0];
+  const last = drops.length ? minima[drops[drops.length - 1]] : undefined;
+  const span = first && last ? last.t - first.t : 0;
+  const judged = last !== undefined && span >= rule.minSpanSeconds;
+  const slope = judged ? (last.heapUsedBytes - first.heapUsedBytes) / span : 0;
+  return {
+    pod,
+    samples: samples.length,
+    windows: minima.length,
+    fullCollections: drops.length,
+    judged,
+    slopeBytesPerSecond: slope,
+    firstMinBytes: first?.heapUsedBytes ?? 0,
+    postGCBytes: last?.heapUsedBytes ?? 0,
+    leaking: judged && slope > rule.maxSlopeBytesPerSecond,
+  };
 }
 
 /** Applies the rule to each replica's series (pod name → samples). */
@@ -118,31 +152,15 @@ export function judgeLeak(
   series: ReadonlyMap<string, readonly HeapSample[]>,
   rule: LeakRule = DEFAULT_LEAK_RULE,
 ): LeakVerdict {
-  const replicas: ReplicaLeakVerdict[] = [];
-  for (const [pod, samples] of series) {
-    const minima = windowMinima(samples, rule);
-    const judged = minima.length >= rule.minWindows;
-    const s = judged ? slope(minima) : 0;
-    replicas.push({
-      pod,
-      samples: samples.length,
-      windows: minima.length,
-      judged,
-      slopeBytesPerSecond: s,
-      firstMinBytes: minima[0]?.heapUsedBytes ?? 0,
-      lastMinBytes: minima.at(-1)?.heapUsedBytes ?? 0,
-      leaking: judged && s > rule.maxSlopeBytesPerSecond,
-    });
-  }
-  const judgedReplicas = replicas.filter((r) => r.judged);
+  const replicas = [...series].map(([pod, samples]) => judgeReplica(pod, samples, rule));
+  const judged = replicas.filter((r) => r.judged);
   return {
     rule,
     replicas,
-    judged: judgedReplicas.length,
-    maxSlopeBytesPerSecond: judgedReplicas.reduce(
-      (m, r) => Math.max(m, r.slopeBytesPerSecond),
-      judgedReplicas.length ? -Infinity : 0,
-    ),
-    pass: judgedReplicas.length > 0 && judgedReplicas.every((r) => !r.leaking),
+    judged: judged.length,
+    maxSlopeBytesPerSecond: judged.length
+      ? Math.max(...judged.map((r) => r.slopeBytesPerSecond))
+      : 0,
+    pass: judged.length > 0 && judged.every((r) => !r.leaking),
   };
 }

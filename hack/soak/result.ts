@@ -15,6 +15,8 @@ const bytes = z.number().nonnegative();
 export const SoakEnvelopeSchema = z.object({
   durationSeconds: seconds,
   restarts: count,
+  /** Seconds of the same traffic after `durationSeconds`, with no restart (the leak rule's). */
+  holdSeconds: seconds,
   replicas: count,
   workers: count,
   objects: count,
@@ -78,17 +80,19 @@ export const LeakVerdictSchema = z.object({
   rule: z.object({
     warmupSeconds: seconds,
     windowSeconds: seconds,
-    minWindows: count,
+    dropFraction: z.number(),
+    minSpanSeconds: seconds,
     maxSlopeBytesPerSecond: z.number(),
   }),
   replicas: z.array(z.object({
     pod: z.string(),
     samples: count,
     windows: count,
+    fullCollections: count,
     judged: z.boolean(),
     slopeBytesPerSecond: z.number(),
     firstMinBytes: bytes,
-    lastMinBytes: bytes,
+    postGCBytes: bytes,
     leaking: z.boolean(),
   })),
   judged: count,
@@ -118,6 +122,8 @@ export const SoakResultSchema = z.object({
     eventLoopLagSeconds: Spread,
   }),
   leak: LeakVerdictSchema,
+  /** Whether a run without a judged replica fails (`--require-leak-verdict`). */
+  leakVerdictRequired: z.boolean(),
   /** Why the run failed; empty when it passed. */
   problems: z.array(z.string()),
 });

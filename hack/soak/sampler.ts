@@ -37,7 +37,7 @@ export function sampledPod(p: Obj): boolean {
     (p.status?.conditions ?? []).some((c: Obj) => c.type === "Ready" && c.status === "True");
 }
 
-/** The pid of the process of group `pgid` whose command line mentions `marker`, if any. */
+/** The pid of the deno process of group `pgid` whose arguments mention `marker`, if any. */
 export async function processInGroup(pgid: number, marker: string): Promise<number | undefined> {
   for await (const e of Deno.readDir("/proc")) {
     if (!/^\d+$/.test(e.name)) continue;
@@ -46,8 +46,12 @@ export async function processInGroup(pgid: number, marker: string): Promise<numb
       // pid (comm) state ppid pgrp ...: comm may hold spaces and parentheses.
       const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
       if (Number(fields[2]) !== pgid) continue;
-      const cmdline = await Deno.readTextFile(`/proc/${e.name}/cmdline`);
-      if (cmdline.includes(marker)) return Number(e.name);
+      // The server itself, not the shells and `ip netns exec` that started it (whose command
+      // lines hold its arguments too): a deno process running the marker.
+      const argv = (await Deno.readTextFile(`/proc/${e.name}/cmdline`)).split("\0");
+      if (/(^|\/)deno$/.test(argv[0]) && argv.some((a) => a.includes(marker))) {
+        return Number(e.name);
+      }
     } catch {
       // the process ended while we looked
     }

@@ -15,7 +15,8 @@ export function renderSummary(r: SoakResult): string {
   const { traffic: t, summary: s, leak } = r;
   const lag = s.eventLoopLagSeconds;
   return [
-    `soak: ${r.envelope.durationSeconds} s, ${r.restarts.length}/${r.envelope.restarts} restarts, ` +
+    `soak: ${r.envelope.durationSeconds} s + ${r.envelope.holdSeconds} s hold, ` +
+    `${r.restarts.length}/${r.envelope.restarts} restarts, ` +
     `${r.envelope.replicas} replicas, ${r.envelope.workers} workers`,
     `traffic: ${t.reads} reads (${t.lists} lists), ${t.writes} writes; failed ${t.failedReads} reads, ` +
     `${t.failedWrites} writes; wrong values ${t.wrongValues}; conflicts ${t.conflicts}; ` +
@@ -31,21 +32,19 @@ export function renderSummary(r: SoakResult): string {
       (lag.p99 * 1000).toFixed(1)
     } ms, ` +
     `max ${(lag.max * 1000).toFixed(1)} ms`,
-    `leak rule (min heap per ${leak.rule.windowSeconds} s window after ${leak.rule.warmupSeconds} s, ` +
-    `≥ ${leak.rule.minWindows} windows, slope ≤ ${
+    `leak rule (post-GC heap vs the first ${leak.rule.windowSeconds} s floor after ` +
+    `${leak.rule.warmupSeconds} s; ≤ ${
       (leak.rule.maxSlopeBytesPerSecond / 1024).toFixed(1)
     } KiB/s): ` +
-    `${leak.judged} replicas judged, max slope ${
-      (leak.maxSlopeBytesPerSecond / 1024).toFixed(2)
-    } KiB/s, ` +
-    `${leak.pass ? "no leak" : "FAIL"}`,
+    `${leak.judged} of ${leak.replicas.length} replicas judged, max slope ` +
+    `${(leak.maxSlopeBytesPerSecond / 1024).toFixed(2)} KiB/s, ` +
+    `${leak.pass ? "no leak" : leak.judged ? "LEAK" : "no verdict"}`,
     ...leak.replicas.map((x) =>
-      `  ${x.pod}: ${x.windows} windows, ` +
+      `  ${x.pod}: ${x.windows} windows, ${x.fullCollections} full collections, ` +
       (x.judged
-        ? `slope ${(x.slopeBytesPerSecond / 1024).toFixed(2)} KiB/s, floor ${
-          MiB(x.firstMinBytes)
-        } → ${MiB(x.lastMinBytes)}`
-        : "not judged (too short)")
+        ? `slope ${(x.slopeBytesPerSecond / 1024).toFixed(2)} KiB/s, ` +
+          `floor ${MiB(x.firstMinBytes)} → post-GC ${MiB(x.postGCBytes)}`
+        : "not judged")
     ),
     r.problems.length ? `FAILED:\n- ${r.problems.join("\n- ")}` : "ok",
   ].join("\n");

@@ -146,20 +146,25 @@ Deno.test("workflows: images per role with the ROLE build arg; the release ships
 
 // --- soak.yml ------------------------------------------------------------------------------------
 
-Deno.test("workflows: soak.yml runs hack/e2e_soak.ts nightly, 8 minutes and 4 restarts, and keeps the result", async () => {
+Deno.test("workflows: soak.yml runs hack/e2e_soak.ts nightly, 8 minutes and 4 restarts (+ hold), and keeps the result", async () => {
   const soak = (await workflows()).get("soak.yml");
   assert.deepEqual(soak.on.schedule, [{ cron: "30 2 * * *" }], "nightly at 02:30 UTC");
   const inputs = soak.on.workflow_dispatch.inputs;
   assert.equal(inputs.duration.default, "480");
   assert.equal(inputs.restarts.default, "4");
+  assert.equal(inputs.hold.default, "240");
   const job = soak.jobs.soak;
   assert.equal(job["timeout-minutes"], 45);
   const steps = job.steps as Obj[];
   const run = steps.find((s) => String(s.run).includes("hack/e2e_soak.ts"));
   assert.ok(run, "a step runs hack/e2e_soak.ts");
-  assert.match(run.run, /--duration "\$DURATION" --restarts "\$RESTARTS" --out soak-result\.json/);
+  assert.match(
+    run.run,
+    /--duration "\$DURATION" --restarts "\$RESTARTS" --hold "\$HOLD" --out soak-result\.json/,
+  );
   assert.equal(run.env.DURATION, "${{ inputs.duration || '480' }}", "the nightly default");
   assert.equal(run.env.RESTARTS, "${{ inputs.restarts || '4' }}");
+  assert.equal(run.env.HOLD, "${{ inputs.hold || '240' }}");
   assert.equal(run.shell, "bash", "pipefail: the soak's exit status survives the tee");
   assert.ok(!String(run.run).includes("${{"), "inputs reach the script through env");
   assert.ok(
@@ -178,10 +183,14 @@ Deno.test("workflows: soak.yml runs hack/e2e_soak.ts nightly, 8 minutes and 4 re
     inputs.duration.default,
     "--restarts",
     inputs.restarts.default,
+    "--hold",
+    inputs.hold.default,
     "--out",
     "soak-result.json",
   ]);
   assert.equal(opts.envelope.durationSeconds, 480);
   assert.equal(opts.envelope.restarts, 4);
+  assert.equal(opts.envelope.holdSeconds, 240);
+  assert.equal(opts.requireLeakVerdict, true, "the nightly soak needs a leak verdict");
   assert.equal(opts.out, "soak-result.json");
 });
