@@ -10,8 +10,8 @@
  *
  *   deno run --allow-all hack/e2e_soak.ts [--duration 480] [--restarts 4] [--hold 240]
  *     [--out soak-result.json] [--replicas 2] [--workers 4] [--sample-interval 2]
- *     [--leak-warmup 20] [--leak-window 10] [--leak-drop 0.1] [--leak-min-span 60]
- *     [--leak-max-slope 32768] [--require-leak-verdict true]
+ *     [--leak-warmup 20] [--leak-window 10] [--leak-drop 0.15] [--leak-min-span 60]
+ *     [--leak-max-slope 16384] [--require-leak-verdict true]
  *
  * `--duration` and `--hold` are seconds (`480`, `480s` or `8m`); the restarts fall within
  * `--duration`, the hold is more of the same traffic without one (so the last replicas live

@@ -73,9 +73,9 @@ Deno.test({
       assert.deepEqual(r.leak.rule, {
         warmupSeconds: 5,
         windowSeconds: 3,
-        dropFraction: 0.1,
+        dropFraction: 0.15,
         minSpanSeconds: 60,
-        maxSlopeBytesPerSecond: 32 * 1024,
+        maxSlopeBytesPerSecond: 16 * 1024,
       });
       assert.equal(r.leakVerdictRequired, false);
       assert.equal(r.leak.replicas.length, new Set(r.samples.map((s) => s.pod)).size);

@@ -68,6 +68,21 @@ Deno.test("leak rule: a recorded flat soak passes; the same series rising 64 KiB
   }
 });
 
+Deno.test("leak rule: the recorded nightly soak (10 replicas, 4 restarts, a hold) passes on 3", async () => {
+  const nightly = await recorded("nightly.json");
+  const ok = judgeLeak(nightly);
+  assert.equal(ok.replicas.length, 10);
+  // The replicas between restarts live ~96 s, less than a full-collection cycle: not judged.
+  assert.equal(ok.judged, 3, JSON.stringify(ok.replicas, null, 2));
+  assert.equal(ok.pass, true);
+  // With 64 KiB/s added, every replica still judged is caught (the first replica's one full
+  // collection then frees less than 15 % of its higher floor, so it is no longer judged).
+  const leaking = judgeLeak(withLeak(nightly, 64 * 1024));
+  assert.equal(leaking.pass, false);
+  assert.ok(leaking.judged >= 2);
+  assert.ok(leaking.replicas.filter((r) => r.judged).every((r) => r.leaking));
+});
+
 /** A sawtooth: scavenges every second, promotion raising the floor, a full collection every `cycle` s. */
 function sawtooth(seconds: number, cycle: number, leakPerSecond = 0): HeapSample[] {
   const MiB = 2 ** 20;
