@@ -35,7 +35,7 @@ import {
 } from "./soak/load.ts";
 import { SOAK_RESULT_SCHEMA_VERSION, type SoakResult, SoakResultSchema } from "./soak/result.ts";
 import { ReplicaSampler } from "./soak/sampler.ts";
-import { renderSummary, spread } from "./soak/summary.ts";
+import { renderSummary, spread, steadySamples } from "./soak/summary.ts";
 import { type ControlPlane, startControlPlane, waitFor } from "../tests/support/control_plane.ts";
 import {
   admissionCertificate,
@@ -307,6 +307,10 @@ export async function runSoak(opts: SoakOptions): Promise<SoakResult> {
       heapUsedBytes: spread(soakSamples.map((s) => s.heapUsedBytes)),
       openFds: spread(soakSamples.flatMap((s) => s.openFds === null ? [] : [s.openFds])),
       eventLoopLagSeconds: spread(soakSamples.map((s) => s.eventLoopLagSeconds)),
+      eventLoopLagSteadySeconds: spread(
+        steadySamples(sampler.samples).filter((s) => s.t >= 0)
+          .map((s) => s.eventLoopLagSeconds),
+      ),
     },
     leak,
     leakVerdictRequired: opts.requireLeakVerdict,

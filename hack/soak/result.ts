@@ -120,6 +120,8 @@ export const SoakResultSchema = z.object({
     heapUsedBytes: Spread,
     openFds: Spread,
     eventLoopLagSeconds: Spread,
+    /** The same without each replica's first 10 s sampled (its start: the lag gauge's window). */
+    eventLoopLagSteadySeconds: Spread,
   }),
   leak: LeakVerdictSchema,
   /** Whether a run without a judged replica fails (`--require-leak-verdict`). */

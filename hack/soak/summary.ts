@@ -8,7 +8,18 @@ export function spread(values: readonly number[]): Spread {
   return { min: s[0] ?? 0, p50: nearestRank(s, 50), p99: nearestRank(s, 99), max: s.at(-1) ?? 0 };
 }
 
+/** The gauge's window: a sample this long after a replica's first still shows its start's lag. */
+export const LAG_WINDOW_SECONDS = 10;
+
+/** `samples` without each replica's first {@link LAG_WINDOW_SECONDS} of samples. */
+export function steadySamples<T extends { t: number; pod: string }>(samples: readonly T[]): T[] {
+  const first = new Map<string, number>();
+  for (const s of samples) first.set(s.pod, Math.min(first.get(s.pod) ?? Infinity, s.t));
+  return samples.filter((s) => s.t - first.get(s.pod)! >= LAG_WINDOW_SECONDS);
+}
+
 const MiB = (b: number) => `${(b / 2 ** 20).toFixed(1)} MiB`;
+const ms = (seconds: number) => `${(seconds * 1000).toFixed(1)} ms`;
 
 /** The summary a person reads (and the job summary shows). */
 export function renderSummary(r: SoakResult): string {
@@ -28,10 +39,9 @@ export function renderSummary(r: SoakResult): string {
     `RSS: p50 ${MiB(s.rssBytes.p50)}, max ${MiB(s.rssBytes.max)}; heap used: min ` +
     `${MiB(s.heapUsedBytes.min)}, p50 ${MiB(s.heapUsedBytes.p50)}, max ${MiB(s.heapUsedBytes.max)}`,
     `open fds: min ${s.openFds.min}, p50 ${s.openFds.p50}, max ${s.openFds.max}`,
-    `event-loop lag: p50 ${(lag.p50 * 1000).toFixed(1)} ms, p99 ${
-      (lag.p99 * 1000).toFixed(1)
-    } ms, ` +
-    `max ${(lag.max * 1000).toFixed(1)} ms`,
+    `event-loop lag: p50 ${ms(lag.p50)}, p99 ${ms(lag.p99)}, max ${ms(lag.max)}; after each ` +
+    `replica's first ${LAG_WINDOW_SECONDS} s: p50 ${ms(s.eventLoopLagSteadySeconds.p50)}, ` +
+    `p99 ${ms(s.eventLoopLagSteadySeconds.p99)}, max ${ms(s.eventLoopLagSteadySeconds.max)}`,
     `leak rule (post-GC heap vs the first ${leak.rule.windowSeconds} s floor after ` +
     `${leak.rule.warmupSeconds} s; ≤ ${
       (leak.rule.maxSlopeBytesPerSecond / 1024).toFixed(1)

@@ -15,7 +15,7 @@ import {
 } from "../../hack/soak/leak.ts";
 import { FIRST_VALUE, holds, rawNumber, valueFor } from "../../hack/soak/load.ts";
 import { metricsOf, sampledPod } from "../../hack/soak/sampler.ts";
-import { spread } from "../../hack/soak/summary.ts";
+import { spread, steadySamples } from "../../hack/soak/summary.ts";
 
 const FIXTURES = new URL("./fixtures/soak/", import.meta.url);
 
@@ -217,4 +217,10 @@ Deno.test("flags: defaults are the nightly soak; durations in seconds or minutes
   assert.throws(() => parseSoakArgs(["--leak-window", "0"]), /--leak-window 0/);
   assert.deepEqual(spread([3, 1, 2]), { min: 1, p50: 2, p99: 3, max: 3 });
   assert.deepEqual(spread([]), { min: 0, p50: 0, p99: 0, max: 0 });
+  // Each replica's first 10 s (its start, which the lag gauge holds for its 10 s window) dropped.
+  const at = (pod: string, t: number) => ({ pod, t });
+  assert.deepEqual(
+    steadySamples([at("a", -3), at("a", 6), at("a", 7), at("b", 100), at("b", 112)]),
+    [at("a", 7), at("b", 112)],
+  );
 });
