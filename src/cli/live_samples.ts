@@ -9,17 +9,23 @@
  *   version the apiserver would only rewrite `apiVersion` and hand out the stored body unchanged,
  *   which is not an object of that version; testing it would grade the apiserver, not the config.
  *
- * Selection (`--max-samples`, `--sample-strategy`, `--seed`) runs on the objects of the first
- * listed version while paging (200 per page; `first` stops paging at N), and the other versions
- * are listed only until every selected object was seen at them, matched by uid.
+ * An XRD's objects live in every CRD Crossplane generates from it: the composites, and the claims
+ * when the XRD offers claims. Both are listed (composites first) and pass the same webhook and
+ * plan; each sample says which CRD it came from. `--namespace` narrows the namespaced ones only.
+ *
+ * Selection (`--max-samples`, `--sample-strategy`, `--seed`) runs over the objects of every CRD
+ * at its first listed version while paging (200 per page; `first` stops paging at N, and only
+ * counts the objects of a CRD it needs none of), and the other versions are listed only until
+ * every selected object was seen at them, matched by uid.
  */
 import type { JsonObject, SchemaSource } from "../engine/mod.ts";
+import type { GeneratedCRD } from "../engine/source.ts";
 import { isJsonObject } from "../lib/json.ts";
 import type { KubeObject } from "../kube/objects.ts";
 import { CliError } from "./args.ts";
 import { type Cluster, clusterError } from "./cluster.ts";
 import type { Sample } from "./load.ts";
-import type { LiveInfo, SampleStrategy, SamplingInfo } from "./test_report.ts";
+import type { LiveCRD, LiveInfo, SampleStrategy, SamplingInfo } from "./test_report.ts";
 import { SampleSelector } from "./test_run.ts";
 
 export const LIVE_PAGE_SIZE = 200;
@@ -32,8 +38,13 @@ export interface LiveSampleOptions {
   namespace?: string;
 }
 
+/** A sample read from a cluster: which generated CRD it came from. */
+export interface LiveSample extends Sample {
+  crd: GeneratedCRD;
+}
+
 export interface LiveSamples {
-  samples: Sample[];
+  samples: LiveSample[];
   /** Set when fewer objects were selected than there are. */
   sampling?: SamplingInfo;
   live: LiveInfo;
@@ -67,117 +78,158 @@ function objectName(o: KubeObject): string {
   return ns ? `${ns}/${o.metadata?.name}` : `${o.metadata?.name}`;
 }
 
-/** Lists the target's objects on `cluster` and turns them into samples (one per object and version). */
+/** One CRD of the target as listed: what the cluster serves, what was selected of it. */
+interface Listed {
+  crd: GeneratedCRD;
+  target: ServedTarget;
+  versions: string[];
+  namespace?: string;
+  population: number;
+}
+
+/** The versions to list a CRD at: every served one through a webhook, else the storage version. */
+function versionsToList(target: ServedTarget): string[] {
+  if (target.strategy === "Webhook") return target.served;
+  if (target.served.length === 0) return [];
+  const storageServed = target.storage !== undefined && target.served.includes(target.storage);
+  return [storageServed ? target.storage! : target.served[0]];
+}
+
+/**
+ * Lists the target's objects on `cluster` and turns them into samples (one per object and
+ * version). `crds` are the CRDs its objects live in (a CRD target: itself; an XRD: composite,
+ * then claim), as {@link targetCRDs} names them.
+ */
 export async function fetchLiveSamples(
   cluster: Cluster,
   source: SchemaSource,
+  crds: readonly GeneratedCRD[],
   opts: LiveSampleOptions,
 ): Promise<LiveSamples> {
-  const crdName = source.name;
-  let crd: KubeObject;
-  try {
-    crd = await cluster.client.get(
-      { group: "apiextensions.k8s.io", version: "v1", plural: "customresourcedefinitions" },
-      crdName,
-    );
-  } catch (e) {
-    throw clusterError(cluster.name, e, `reading CustomResourceDefinition ${crdName}`);
+  const listed: Listed[] = [];
+  for (const generated of crds) {
+    let crd: KubeObject;
+    try {
+      crd = await cluster.client.get(
+        { group: "apiextensions.k8s.io", version: "v1", plural: "customresourcedefinitions" },
+        generated.name,
+      );
+    } catch (e) {
+      throw clusterError(cluster.name, e, `reading CustomResourceDefinition ${generated.name}`);
+    }
+    const target = servedTarget(crd, generated.name);
+    const versions = versionsToList(target);
+    if (versions.length === 0) {
+      throw new CliError(`cluster ${cluster.name}: ${generated.name} serves no version`);
+    }
+    listed.push({
+      crd: generated,
+      target,
+      versions,
+      namespace: target.namespaced ? opts.namespace : undefined,
+      population: 0,
+    });
   }
-  const target = servedTarget(crd, crdName);
-  if (opts.namespace !== undefined && !target.namespaced) {
+  if (opts.namespace !== undefined && !listed.some((l) => l.target.namespaced)) {
     throw new CliError(
-      `cluster ${cluster.name}: --namespace: ${crdName} is cluster-scoped`,
+      `cluster ${cluster.name}: --namespace: ${listed.map((l) => l.crd.name).join(", ")} ` +
+        `${listed.length > 1 ? "are" : "is"} cluster-scoped`,
     );
   }
-  const viaWebhook = target.strategy === "Webhook";
-  const storageServed = target.storage !== undefined && target.served.includes(target.storage);
-  const versions = viaWebhook
-    ? target.served
-    : target.served.length === 0
-    ? []
-    : [storageServed ? target.storage! : target.served[0]];
-  if (versions.length === 0) {
-    throw new CliError(`cluster ${cluster.name}: ${crdName} serves no version`);
-  }
-  const refAt = (version: string) => ({
-    group: source.group,
-    version,
-    plural: target.plural,
-    namespace: opts.namespace,
-  });
-  const pages = (version: string, limit = LIVE_PAGE_SIZE) =>
+  const pages = (l: Listed, version: string, limit = LIVE_PAGE_SIZE) =>
     listPages(
       cluster,
-      refAt(version),
+      { group: source.group, version, plural: l.target.plural, namespace: l.namespace },
       limit,
-      `listing ${target.plural}.${source.group}/${version}`,
+      `listing ${l.target.plural}.${source.group}/${version}`,
     );
 
-  // The first version decides which objects are tested.
-  const [first, ...others] = versions;
+  // The first version of each CRD decides which objects are tested.
   const max = opts.maxSamples ?? Number.MAX_SAFE_INTEGER;
-  const selector = new SampleSelector<KubeObject>(
+  const selector = new SampleSelector<{ o: KubeObject; l: Listed }>(
     max,
     opts.strategy,
     opts.seed,
-    (o) => o as unknown as JsonObject,
+    (x) => x.o as unknown as JsonObject,
   );
-  let remaining = 0;
-  // `first` asks for no more than it keeps; the apiserver counts the rest.
-  const firstLimit = opts.strategy === "first" ? Math.min(LIVE_PAGE_SIZE, max) : LIVE_PAGE_SIZE;
-  for await (const page of pages(first, firstLimit)) {
-    for (const o of page.items) {
-      if (!selector.full) selector.offer(o);
-      else remaining++;
-    }
-    if (selector.full) {
-      remaining += page.remainingItemCount ?? 0;
-      break;
+  for (const l of listed) {
+    // `first` asks for no more than it keeps; the apiserver counts the rest.
+    const wanted = opts.strategy === "first"
+      ? Math.max(1, Math.min(LIVE_PAGE_SIZE, max - selector.offered))
+      : LIVE_PAGE_SIZE;
+    for await (const page of pages(l, l.versions[0], wanted)) {
+      for (const o of page.items) {
+        l.population++;
+        if (!selector.full) selector.offer({ o, l });
+      }
+      if (selector.full) {
+        l.population += page.remainingItemCount ?? 0;
+        break;
+      }
     }
   }
-  const population = selector.offered + remaining;
+  const population = listed.reduce((n, l) => n + l.population, 0);
   if (population === 0) {
     const where = opts.namespace !== undefined ? ` in namespace ${opts.namespace}` : "";
     throw new CliError(
-      `cluster ${cluster.name}: no ${source.targetKind} objects (${crdName})${where}`,
+      `cluster ${cluster.name}: no ${source.targetKind} objects ` +
+        `(${listed.map((l) => l.crd.name).join(", ")})${where}`,
     );
   }
   const selected = selector.kept();
-  const byVersion = new Map<string, Map<string, KubeObject>>();
-  byVersion.set(first, new Map(selected.map((o) => [String(o.metadata?.uid), o])));
-  for (const version of others) {
-    const wanted = new Set(byVersion.get(first)!.keys());
-    const found = new Map<string, KubeObject>();
-    for await (const page of pages(version)) {
-      for (const o of page.items) {
-        const uid = String(o.metadata?.uid);
-        if (wanted.has(uid)) found.set(uid, o);
+  // Per CRD and version, the selected objects by uid.
+  const seen = new Map<Listed, Map<string, Map<string, KubeObject>>>();
+  for (const l of listed) {
+    const mine = selected.filter((x) => x.l === l).map((x) => x.o);
+    const byVersion = new Map([[l.versions[0], new Map(mine.map((o) => [uidOf(o), o]))]]);
+    seen.set(l, byVersion);
+    const wanted = new Set(byVersion.get(l.versions[0])!.keys());
+    for (const version of l.versions.slice(1)) {
+      const found = new Map<string, KubeObject>();
+      if (wanted.size > 0) {
+        for await (const page of pages(l, version)) {
+          for (const o of page.items) if (wanted.has(uidOf(o))) found.set(uidOf(o), o);
+          if (found.size === wanted.size) break;
+        }
       }
-      if (found.size === wanted.size) break;
+      byVersion.set(version, found);
     }
-    byVersion.set(version, found);
   }
-  // Object by object (in listing order), each at every listed version.
-  const samples: Sample[] = [];
-  for (const o of selected) {
-    const uid = String(o.metadata?.uid);
-    for (const version of versions) {
-      const at = byVersion.get(version)!.get(uid);
+  // Object by object (in selection order), each at every listed version of its CRD.
+  const samples: LiveSample[] = [];
+  for (const { o, l } of selected) {
+    const byVersion = seen.get(l)!;
+    for (const version of l.versions) {
+      const at = byVersion.get(version)!.get(uidOf(o));
       if (at === undefined) continue; // deleted between the listings
       samples.push({
         name: `cluster:${objectName(at)}@${version}`,
         object: at as unknown as JsonObject,
         version,
+        crd: l.crd,
       });
     }
   }
+  const [first] = listed;
   const live: LiveInfo = {
     cluster: cluster.name,
-    crd: crdName,
-    conversionStrategy: target.strategy,
-    versions,
+    crd: first.crd.name,
+    conversionStrategy: first.target.strategy,
+    versions: first.versions,
   };
   if (opts.namespace !== undefined) live.namespace = opts.namespace;
+  if (source.kind === "XRD") {
+    live.crds = listed.map((l): LiveCRD => ({
+      name: l.crd.name,
+      role: l.crd.role,
+      conversionStrategy: l.target.strategy,
+      versions: l.versions,
+      population: l.population,
+      objects: selected.filter((x) => x.l === l).length,
+      samples: samples.filter((s) => s.crd === l.crd).length,
+      ...(l.namespace !== undefined ? { namespace: l.namespace } : {}),
+    }));
+  }
   if (selected.length >= population) return { samples, live };
   const sampling: SamplingInfo = {
     strategy: opts.strategy,
@@ -188,6 +240,8 @@ export async function fetchLiveSamples(
   if (opts.strategy === "random") sampling.seed = opts.seed;
   return { samples, sampling, live };
 }
+
+const uidOf = (o: KubeObject) => String(o.metadata?.uid);
 
 interface Page {
   items: KubeObject[];

@@ -3,7 +3,10 @@
  * StorageVersionMigration (`storagemigration.k8s.io`) for the CRD's resource and wait until the
  * storage-version-migrator controller of kube-controller-manager marks it Succeeded or Failed.
  * The controller reports no per-object results, so the report's object counts stay unknown.
+ * `--timeout` bounds the wait: past it the command stops waiting (exit 2) and says where the
+ * migration, which goes on in the cluster, can be followed.
  */
+import { parseGoDuration } from "../engine/units.ts";
 import { isJsonObject } from "../lib/json.ts";
 import type { KubeClient, KubeObject } from "../kube/mod.ts";
 import { CliError } from "./args.ts";
@@ -13,6 +16,24 @@ import type { MigrationTarget } from "./migrate_target.ts";
 /** The API versions whose spec (`resource: {group, resource}`) this command writes. */
 const KNOWN_VERSIONS = ["storagemigration.k8s.io/v1"];
 const POLL_MS = 500;
+
+/** How {@link runViaMigrator} waits: the bound (none when undefined) and the poll interval. */
+export interface MigratorWait {
+  timeoutMs?: number;
+  pollMs?: number;
+}
+
+/** `--timeout`: a duration (`90s`, `10m`, `1h30m`); `0` or absent means no bound. */
+export function timeoutOf(raw: string | undefined): number | undefined {
+  if (raw === undefined) return undefined;
+  const ns = parseGoDuration(raw.trim());
+  if (ns === undefined || ns < 0n) {
+    throw new CliError(
+      `invalid value ${JSON.stringify(raw)} for --timeout: expected a duration such as 90s or 10m`,
+    );
+  }
+  return ns === 0n ? undefined : Math.max(1, Number(ns / 1_000_000n));
+}
 
 export interface MigratorResult {
   /** `storagemigration.k8s.io/v1` */
@@ -69,14 +90,16 @@ export async function migratorAPI(client: KubeClient, cluster: string): Promise<
 }
 
 /**
- * Creates the StorageVersionMigration for `target` and polls it until Succeeded or Failed;
- * `onPoll` gets the seconds waited so far.
+ * Creates the StorageVersionMigration for `target` and polls it until Succeeded or Failed, or
+ * until `wait.timeoutMs` passed (a CliError naming it); `onPoll` gets the seconds waited so far.
  */
 export async function runViaMigrator(
-  on: { client: KubeClient; cluster: string; apiVersion: string },
-  target: MigrationTarget,
+  on: { client: Pick<KubeClient, "create" | "get">; cluster: string; apiVersion: string },
+  target: Pick<MigrationTarget, "group" | "plural">,
   onPoll: (seconds: number) => void,
+  wait: MigratorWait = {},
 ): Promise<MigratorResult> {
+  const pollMs = wait.pollMs ?? POLL_MS;
   const [group, version] = on.apiVersion.split("/");
   const ref = { group, version, plural: "storageversionmigrations" };
   let created: KubeObject;
@@ -110,7 +133,16 @@ export async function runViaMigrator(
         };
       }
     }
-    onPoll((Date.now() - started) / 1000);
-    await new Promise((resolve) => setTimeout(resolve, POLL_MS));
+    const waited = Date.now() - started;
+    if (wait.timeoutMs !== undefined && waited >= wait.timeoutMs) {
+      throw new CliError(
+        `cluster ${on.cluster}: StorageVersionMigration ${name} did not end within ` +
+          `${wait.timeoutMs / 1000}s (--timeout); it goes on in the cluster: ` +
+          `kubectl get storageversionmigrations.${group} ${name}`,
+      );
+    }
+    onPoll(waited / 1000);
+    const left = wait.timeoutMs === undefined ? pollMs : Math.min(pollMs, wait.timeoutMs - waited);
+    await new Promise((resolve) => setTimeout(resolve, left));
   }
 }

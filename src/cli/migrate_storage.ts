@@ -2,7 +2,8 @@
  * `convctl migrate-storage`: rewrites every object of a CRD (or of an XRD's generated CRD) in a
  * live cluster so etcd holds it at the current storage version, then — on request, and only when
  * every write succeeded — trims the CRD's `status.storedVersions` to that version, so an older
- * version can be removed from the CRD. The writes themselves are in migrate_run.ts.
+ * version can be removed from the CRD. An XRD offering claims has two generated CRDs: both are
+ * rewritten, and a failure on either blocks the prune of both. The writes are in migrate_run.ts.
  */
 import { isJsonObject } from "../lib/json.ts";
 import type { KubeClient, KubeObject } from "../kube/mod.ts";
@@ -11,8 +12,12 @@ import { CliError, FLAGS, type FlagSpec, outputFlag, type ParsedFlags } from "./
 import { CLUSTER_FLAGS, clusterError, clusterTargetOf, openCluster } from "./cluster.ts";
 import { defineCommand } from "./command.ts";
 import { type MigratedObject, writeAll } from "./migrate_run.ts";
-import { migratorAPI, type MigratorResult, runViaMigrator } from "./migrate_migrator.ts";
-import { type MigrationTarget, resolveMigrationTarget } from "./migrate_target.ts";
+import { migratorAPI, type MigratorResult, runViaMigrator, timeoutOf } from "./migrate_migrator.ts";
+import {
+  type MigrationCRD,
+  type MigrationTarget,
+  resolveMigrationTarget,
+} from "./migrate_target.ts";
 import { type Io, progressLine, renderTable, toJson } from "./output.ts";
 
 /** Objects per LIST request. */
@@ -30,7 +35,8 @@ export interface MigrationReport {
   namespaced: boolean;
   dryRun: boolean;
   fieldManager: string;
-  objects: MigratedObject[];
+  /** Each object written; `crd` names its CRD when an XRD offers claims. */
+  objects: (MigratedObject & { crd?: string })[];
   /** null with `--via-kube-migrator`: the migrator reports no per-object results. */
   succeeded: number | null;
   failed: number | null;
@@ -39,6 +45,23 @@ export interface MigrationReport {
   pruned: boolean;
   pruneError?: string;
   warnings?: string[];
+  /** An XRD offering claims: each generated CRD and its own counts (composite first). */
+  crds?: MigrationCRDResult[];
+}
+
+/** One CRD of an XRD offering claims, as migrated. */
+export interface MigrationCRDResult {
+  crd: string;
+  role: MigrationCRD["role"];
+  kind: string;
+  storageVersion: string;
+  storedVersions?: string[];
+  namespaced: boolean;
+  succeeded: number | null;
+  failed: number | null;
+  migration?: MigratorResult;
+  pruned: boolean;
+  pruneError?: string;
 }
 
 interface MigrateOptions {
@@ -48,6 +71,8 @@ interface MigrateOptions {
   prune: boolean;
   namespace?: string;
   viaMigrator: boolean;
+  /** `--timeout` of the wait for the StorageVersionMigration; none when undefined. */
+  timeoutMs?: number;
 }
 
 /** `--concurrency`: any integer; zero or less means one write at a time. */
@@ -94,7 +119,7 @@ async function prune(
   }
 }
 
-function planLine(t: MigrationTarget, count: number, o: MigrateOptions, cluster: string): string {
+function planLine(t: MigrationCRD, count: number, o: MigrateOptions, cluster: string): string {
   const where = o.namespace !== undefined && t.namespaced ? ` in namespace ${o.namespace}` : "";
   const verb = o.dryRun ? "would rewrite (server-side dry run)" : "rewriting";
   const then = o.prune && !o.dryRun
@@ -122,6 +147,19 @@ async function storageMigrationAPI(client: KubeClient): Promise<string | undefin
   }
 }
 
+/** The CRDs to rewrite: the target's, then (an XRD offering claims) the claim CRD. */
+const crdsOf = (t: MigrationTarget): MigrationCRD[] => t.claim ? [t, t.claim] : [t];
+
+/** One CRD's outcome, before the report sums them up. */
+interface Done {
+  crd: MigrationCRD;
+  objects: MigratedObject[];
+  failed: number;
+  migration?: MigratorResult;
+  pruned: boolean;
+  pruneError?: string;
+}
+
 async function migrate(flags: ParsedFlags, io: Io, o: MigrateOptions) {
   using cluster = await openCluster(clusterTargetOf(flags));
   const crdFlag = flags.string("crd");
@@ -130,10 +168,14 @@ async function migrate(flags: ParsedFlags, io: Io, o: MigrateOptions) {
     cluster.name,
     crdFlag !== undefined ? { crd: crdFlag } : { xrd: flags.string("xrd")! },
   );
+  const crds = crdsOf(target);
   const warnings = [...target.warnings];
   let namespace = o.namespace;
-  if (namespace !== undefined && !target.namespaced) {
-    warnings.push(`--namespace ${namespace} ignored: ${target.crd} is cluster-scoped`);
+  if (namespace !== undefined && !crds.some((c) => c.namespaced)) {
+    warnings.push(
+      `--namespace ${namespace} ignored: ${crds.map((c) => c.crd).join(" and ")} ` +
+        `${crds.length > 1 ? "are" : "is"} cluster-scoped`,
+    );
     namespace = undefined;
   }
   if (namespace !== undefined && o.viaMigrator) {
@@ -146,20 +188,30 @@ async function migrate(flags: ParsedFlags, io: Io, o: MigrateOptions) {
       "--prune-stored-versions needs every object of the CRD migrated: drop --namespace",
     );
   }
-  const ref = {
-    group: target.group,
-    version: target.storageVersion,
-    plural: target.plural,
-    namespace,
-  };
   if (o.viaMigrator) return await viaMigrator(cluster, target, warnings, flags, io, o);
-  let listed: KubeObject[];
-  try {
-    listed = (await cluster.client.listAll(ref, { limit: PAGE_SIZE })).items;
-  } catch (e) {
-    throw clusterError(cluster.name, e, `listing ${target.plural}.${target.group}`);
+  // `--namespace` narrows the namespaced CRDs only (an XRD's claims, beside cluster-scoped XRs).
+  const listed: { crd: MigrationCRD; items: KubeObject[]; namespace?: string }[] = [];
+  for (const crd of crds) {
+    const ns = crd.namespaced ? namespace : undefined;
+    const ref = {
+      group: crd.group,
+      version: crd.storageVersion,
+      plural: crd.plural,
+      namespace: ns,
+    };
+    try {
+      listed.push({
+        crd,
+        items: (await cluster.client.listAll(ref, { limit: PAGE_SIZE })).items,
+        namespace: ns,
+      });
+    } catch (e) {
+      throw clusterError(cluster.name, e, `listing ${crd.plural}.${crd.group}`);
+    }
   }
-  io.err(planLine(target, listed.length, { ...o, namespace }, cluster.name));
+  for (const l of listed) {
+    io.err(planLine(l.crd, l.items.length, { ...o, namespace: l.namespace }, cluster.name));
+  }
   const svm = await storageMigrationAPI(cluster.client);
   if (svm !== undefined) {
     io.err(
@@ -170,48 +222,100 @@ async function migrate(flags: ParsedFlags, io: Io, o: MigrateOptions) {
   }
   const progress = progressLine(io, !flags.bool("quiet"));
   const started = Date.now();
-  const objects = await writeAll(
-    {
-      client: cluster.client,
-      ref,
-      namespaced: target.namespaced,
-      fieldManager: o.fieldManager,
-      dryRun: o.dryRun,
-      concurrency: o.concurrency,
-    },
-    listed,
-    (done) => progress.update(progressText(done, listed.length, Date.now() - started)),
-  );
+  const total = listed.reduce((n, l) => n + l.items.length, 0);
+  let before = 0;
+  const done: Done[] = [];
+  for (const l of listed) {
+    const objects = await writeAll(
+      {
+        client: cluster.client,
+        ref: {
+          group: l.crd.group,
+          version: l.crd.storageVersion,
+          plural: l.crd.plural,
+          namespace: l.namespace,
+        },
+        namespaced: l.crd.namespaced,
+        fieldManager: o.fieldManager,
+        dryRun: o.dryRun,
+        concurrency: o.concurrency,
+      },
+      l.items,
+      (n) => progress.update(progressText(before + n, total, Date.now() - started)),
+    );
+    before += l.items.length;
+    const failed = objects.filter((r) => r.error !== undefined).length;
+    done.push({ crd: l.crd, objects, failed, pruned: false });
+  }
   progress.done();
-  const failed = objects.filter((r) => r.error !== undefined).length;
-  let pruned = false;
-  let pruneError: string | undefined;
+  const failing = done.filter((d) => d.failed > 0);
   if (o.prune) {
     if (o.dryRun) warnings.push("--prune-stored-versions skipped: dry run");
-    else if (failed > 0) {
+    else if (failing.length > 0) {
+      const n = failing.reduce((k, d) => k + d.failed, 0);
       warnings.push(
-        `--prune-stored-versions skipped: ${failed} object(s) failed and may still be stored ` +
-          "at an older version",
+        `--prune-stored-versions skipped: ${n} object(s) ${
+          crds.length > 1 ? `of ${failing.map((d) => d.crd.crd).join(" and ")} ` : ""
+        }failed and may still be stored at an older version`,
       );
-    } else {
-      pruneError = await prune(
-        { client: cluster.client, cluster: cluster.name },
-        target.crd,
-        target.storageVersion,
-      );
-      pruned = pruneError === undefined;
-    }
+    } else await pruneAll(cluster, done);
   }
-  const report: MigrationReport = {
+  return report(target, o, done, warnings);
+}
+
+/** Prunes `status.storedVersions` of every CRD in `done`, recording each result. */
+async function pruneAll(cluster: { client: KubeClient; name: string }, done: Done[]) {
+  for (const d of done) {
+    d.pruneError = await prune(
+      { client: cluster.client, cluster: cluster.name },
+      d.crd.crd,
+      d.crd.storageVersion,
+    );
+    d.pruned = d.pruneError === undefined;
+  }
+}
+
+/** The report: the first CRD's identity, the counts summed, and per CRD with claims. */
+function report(
+  target: MigrationTarget,
+  o: MigrateOptions,
+  done: Done[],
+  warnings: string[],
+): MigrationReport {
+  const viaMigrator = done.some((d) => d.migration !== undefined);
+  const objects = done.flatMap((d) =>
+    target.claim !== undefined ? d.objects.map((x) => ({ crd: d.crd.crd, ...x })) : d.objects
+  );
+  const failed = done.reduce((n, d) => n + d.failed, 0);
+  const pruneError = done.find((d) => d.pruneError !== undefined)?.pruneError;
+  const migration = done.find((d) => d.migration?.condition === "Failed")?.migration ??
+    done[0].migration;
+  const out: MigrationReport = {
     ...reportBase(target, o),
     objects,
-    succeeded: objects.length - failed,
-    failed,
-    pruned,
+    succeeded: viaMigrator ? null : objects.length - failed,
+    failed: viaMigrator ? null : failed,
+    ...(migration !== undefined ? { migration } : {}),
+    pruned: done.every((d) => d.pruned),
     ...(pruneError !== undefined ? { pruneError } : {}),
     ...(warnings.length > 0 ? { warnings } : {}),
   };
-  return report;
+  if (target.claim !== undefined) {
+    out.crds = done.map((d): MigrationCRDResult => ({
+      crd: d.crd.crd,
+      role: d.crd.role,
+      kind: d.crd.kind,
+      storageVersion: d.crd.storageVersion,
+      ...(d.crd.storedVersions !== undefined ? { storedVersions: d.crd.storedVersions } : {}),
+      namespaced: d.crd.namespaced,
+      succeeded: viaMigrator ? null : d.objects.length - d.failed,
+      failed: viaMigrator ? null : d.failed,
+      ...(d.migration !== undefined ? { migration: d.migration } : {}),
+      pruned: d.pruned,
+      ...(d.pruneError !== undefined ? { pruneError: d.pruneError } : {}),
+    }));
+  }
+  return out;
 }
 
 async function viaMigrator(
@@ -223,43 +327,40 @@ async function viaMigrator(
   o: MigrateOptions,
 ): Promise<MigrationReport> {
   const apiVersion = await migratorAPI(cluster.client, cluster.name);
-  io.err(
-    `migrate-storage: creating a ${apiVersion} StorageVersionMigration for ` +
-      `${target.plural}.${target.group} on cluster ${cluster.name} (storage version ` +
-      `${target.storageVersion})${
-        o.prune
-          ? `, then set status.storedVersions of CRD ${target.crd} to ` +
-            `[${target.storageVersion}] if it succeeds`
-          : ""
-      }\n`,
-  );
-  const progress = progressLine(io, !flags.bool("quiet"));
-  const migration = await runViaMigrator(
-    { client: cluster.client, cluster: cluster.name, apiVersion },
-    target,
-    (seconds) => progress.update(`waiting for the StorageVersionMigration (${duration(seconds)})`),
-  );
-  progress.done();
-  let pruneError: string | undefined;
-  if (o.prune) {
-    if (migration.condition === "Succeeded") {
-      pruneError = await prune(
-        { client: cluster.client, cluster: cluster.name },
-        target.crd,
-        target.storageVersion,
-      );
-    } else warnings.push("--prune-stored-versions skipped: the StorageVersionMigration failed");
+  const done: Done[] = [];
+  for (const crd of crdsOf(target)) {
+    io.err(
+      `migrate-storage: creating a ${apiVersion} StorageVersionMigration for ` +
+        `${crd.plural}.${crd.group} on cluster ${cluster.name} (storage version ` +
+        `${crd.storageVersion})${
+          o.prune
+            ? `, then set status.storedVersions of CRD ${crd.crd} to ` +
+              `[${crd.storageVersion}] if it succeeds`
+            : ""
+        }\n`,
+    );
+    const progress = progressLine(io, !flags.bool("quiet"));
+    const migration = await runViaMigrator(
+      { client: cluster.client, cluster: cluster.name, apiVersion },
+      crd,
+      (seconds) =>
+        progress.update(`waiting for the StorageVersionMigration (${duration(seconds)})`),
+      { timeoutMs: o.timeoutMs },
+    ).finally(() => progress.done());
+    done.push({ crd, objects: [], failed: 0, migration, pruned: false });
   }
-  return {
-    ...reportBase(target, o),
-    objects: [],
-    succeeded: null,
-    failed: null,
-    migration,
-    pruned: o.prune && migration.condition === "Succeeded" && pruneError === undefined,
-    ...(pruneError !== undefined ? { pruneError } : {}),
-    ...(warnings.length > 0 ? { warnings } : {}),
-  };
+  if (o.prune) {
+    const failing = done.filter((d) => d.migration?.condition !== "Succeeded");
+    if (failing.length === 0) await pruneAll(cluster, done);
+    else {
+      warnings.push(
+        `--prune-stored-versions skipped: the StorageVersionMigration ${
+          done.length > 1 ? `of ${failing.map((d) => d.crd.crd).join(" and ")} ` : ""
+        }failed`,
+      );
+    }
+  }
+  return report(target, o, done, warnings);
 }
 
 function reportBase(target: MigrationTarget, o: MigrateOptions) {
@@ -303,29 +404,55 @@ export function migrationTable(r: MigrationReport): string {
     `OBJECTS:  ${objectsLine(r)}`,
     `PRUNE:    ${pruneStatus(r)}`,
   ];
+  // An XRD offering claims: each CRD on its own line, and a CRD column in the object table.
+  for (const c of r.crds ?? []) {
+    const counts = c.migration !== undefined
+      ? `StorageVersionMigration ${c.migration.name}: ${c.migration.condition}`
+      : `${(c.succeeded ?? 0) + (c.failed ?? 0)} (${c.succeeded} ok, ${c.failed} failed)`;
+    const pruned = c.pruned
+      ? `, storedVersions set to [${c.storageVersion}]`
+      : c.pruneError !== undefined
+      ? `, prune FAILED: ${c.pruneError}`
+      : "";
+    lines.push(
+      `  ${c.role} ${c.crd} at ${c.storageVersion} (stored ${
+        (c.storedVersions ?? []).join(", ") || "-"
+      }): ${counts}${pruned}`,
+    );
+  }
   let text = `${lines.join("\n")}\n`;
   if (r.objects.length > 0) {
     const result = (o: MigratedObject) => o.error ?? "ok";
-    text += "\n" + (r.namespaced
-      ? renderTable(
-        ["NAMESPACE", "NAME", "RESULT"],
-        r.objects.map((o) => [o.namespace ?? "", o.name, result(o)]),
-      )
-      : renderTable(["NAME", "RESULT"], r.objects.map((o) => [o.name, result(o)])));
+    const claims = r.crds !== undefined;
+    const namespaced = r.namespaced || (r.crds ?? []).some((c) => c.namespaced);
+    const head = [...(claims ? ["CRD"] : []), ...(namespaced ? ["NAMESPACE"] : []), "NAME"];
+    text += "\n" + renderTable(
+      [...head, "RESULT"],
+      r.objects.map((o) => [
+        ...(claims ? [o.crd ?? ""] : []),
+        ...(namespaced ? [o.namespace ?? ""] : []),
+        o.name,
+        result(o),
+      ]),
+    );
   }
   for (const w of r.warnings ?? []) text += `WARNING: ${w}\n`;
   return text;
 }
 
 const NAME_FLAGS: readonly FlagSpec[] = [
-  { ...FLAGS.xrd, value: "NAME", help: "the XRD (a cluster resource name) whose CRD to migrate" },
+  {
+    ...FLAGS.xrd,
+    value: "NAME",
+    help: "the XRD (a cluster resource name) whose generated CRDs to migrate",
+  },
   { ...FLAGS.crd, value: "NAME", help: "the CRD (a cluster resource name) to migrate" },
 ];
 
 export const migrateStorageCommand = defineCommand({
   name: "migrate-storage",
   usage: "convctl migrate-storage (-x NAME | --crd NAME) [--kubeconfig F] [--context C] [-n NS] " +
-    "[--dry-run] [--via-kube-migrator] [--concurrency N] [--field-manager M] [--prune-stored-versions] " +
+    "[--dry-run] [--via-kube-migrator [--timeout D]] [--concurrency N] [--field-manager M] [--prune-stored-versions] " +
     "[-o table|json] [--quiet]",
   summary: "Rewrite a CRD's objects in a cluster so etcd stores them at the storage version.",
   target: "none",
@@ -364,6 +491,13 @@ export const migrateStorageCommand = defineCommand({
       help: "create a StorageVersionMigration and wait for kube-controller-manager to do it",
     },
     {
+      name: "timeout",
+      kind: "string",
+      value: "D",
+      help: "with --via-kube-migrator: stop waiting after D (e.g. 90s, 10m; 0: no bound)",
+      default: "0",
+    },
+    {
       name: "prune-stored-versions",
       kind: "bool",
       help: "when every object succeeded, set the CRD's status.storedVersions to [storage]",
@@ -372,6 +506,7 @@ export const migrateStorageCommand = defineCommand({
     FLAGS.quiet,
   ],
   groups: [{ exactlyOne: ["xrd", "crd"] }],
+  requires: { timeout: "via-kube-migrator" },
   options: (flags): MigrateOptions => {
     if (flags.bool("via-kube-migrator") && flags.bool("dry-run")) {
       throw new CliError(
@@ -386,6 +521,7 @@ export const migrateStorageCommand = defineCommand({
       prune: flags.bool("prune-stored-versions"),
       namespace: flags.string("namespace"),
       viaMigrator: flags.bool("via-kube-migrator"),
+      timeoutMs: timeoutOf(flags.string("timeout")),
     };
   },
   run: ({ flags, io, options }) => migrate(flags, io, options),

@@ -1,7 +1,8 @@
 /**
  * What `convctl migrate-storage` rewrites: a CRD read from the cluster by name (`--crd`), or the
- * CRD Crossplane generated for an XRD (`--xrd`): its group, kind, plural, scope, its one storage
- * version and the versions etcd may still hold (`status.storedVersions`).
+ * CRDs Crossplane generated for an XRD (`--xrd`: the composite CRD, and the claim CRD when the XRD
+ * offers claims): each one's group, kind, plural, scope, its one storage version and the versions
+ * etcd may still hold (`status.storedVersions`).
  */
 import { xrdResource } from "../api/resources.ts";
 import { isJsonObject } from "../lib/json.ts";
@@ -10,18 +11,26 @@ import { CRD_RESOURCE } from "../kube/resources.ts";
 import { CliError } from "./args.ts";
 import { clusterError } from "./cluster.ts";
 
-export interface MigrationTarget {
-  resourceKind: "CustomResourceDefinition" | "CompositeResourceDefinition";
-  /** The name given on the command line. */
-  resource: string;
+/** One CRD to rewrite. */
+export interface MigrationCRD {
   crd: string;
+  /** For an XRD: its composite CRD, or its claim CRD. */
+  role: "composite" | "claim";
   group: string;
   kind: string;
   plural: string;
   storageVersion: string;
   storedVersions?: string[];
   namespaced: boolean;
+}
+
+/** The CRD (or an XRD's composite CRD) and, for an XRD offering claims, its claim CRD. */
+export interface MigrationTarget extends MigrationCRD {
+  resourceKind: "CustomResourceDefinition" | "CompositeResourceDefinition";
+  /** The name given on the command line. */
+  resource: string;
   warnings: string[];
+  claim?: MigrationCRD;
 }
 
 interface Version {
@@ -34,6 +43,7 @@ interface DefinitionSpec {
   group?: string;
   scope?: string;
   names?: { kind?: string; plural?: string };
+  claimNames?: { kind?: string; plural?: string };
   versions?: Version[];
 }
 
@@ -65,49 +75,68 @@ async function read(client: KubeClient, cluster: string, ref: typeof CRD_RESOURC
   }
 }
 
-/** Reads the target's definition(s) and resolves what to rewrite. */
-export async function resolveMigrationTarget(
+/** A CRD read from the cluster: what rewriting its objects needs. */
+async function migrationCRD(
   client: KubeClient,
   cluster: string,
-  by: { crd: string } | { xrd: string },
-): Promise<MigrationTarget> {
-  const warnings: string[] = [];
-  let crdName: string;
-  let referenceable: string | undefined;
-  if ("xrd" in by) {
-    const xrd = await read(client, cluster, xrdResource("v1"), by.xrd);
-    const what = `XRD ${by.xrd}`;
-    const { group, plural } = identity(what, specOf(xrd));
-    referenceable = flaggedVersion(what, specOf(xrd), "referenceable");
-    crdName = `${plural}.${group}`;
-  } else {
-    crdName = by.crd;
-  }
+  crdName: string,
+  role: MigrationCRD["role"],
+): Promise<MigrationCRD> {
   const crd = await read(client, cluster, CRD_RESOURCE, crdName);
   const what = `CRD ${crdName}`;
   const spec = specOf(crd);
   const { group, kind, plural } = identity(what, spec);
   const storageVersion = flaggedVersion(what, spec, "storage");
-  if (referenceable !== undefined && referenceable !== storageVersion) {
-    warnings.push(
-      `the XRD's referenceable version is ${referenceable} but CRD ${crdName} stores ` +
-        `${storageVersion} (Crossplane has not updated the CRD yet?); migrating to ${storageVersion}`,
-    );
-  }
   const status = isJsonObject(crd.status) ? crd.status : {};
   const stored = Array.isArray(status.storedVersions)
     ? status.storedVersions.filter((v): v is string => typeof v === "string")
     : undefined;
   return {
-    resourceKind: "xrd" in by ? "CompositeResourceDefinition" : "CustomResourceDefinition",
-    resource: "xrd" in by ? by.xrd : by.crd,
     crd: crdName,
+    role,
     group,
     kind,
     plural,
     storageVersion,
     ...(stored !== undefined ? { storedVersions: stored } : {}),
     namespaced: spec.scope === "Namespaced",
-    warnings,
   };
+}
+
+/** Reads the target's definition(s) and resolves what to rewrite. */
+export async function resolveMigrationTarget(
+  client: KubeClient,
+  cluster: string,
+  by: { crd: string } | { xrd: string },
+): Promise<MigrationTarget> {
+  if ("crd" in by) {
+    const crd = await migrationCRD(client, cluster, by.crd, "composite");
+    return { ...crd, resourceKind: "CustomResourceDefinition", resource: by.crd, warnings: [] };
+  }
+  const xrd = await read(client, cluster, xrdResource("v1"), by.xrd);
+  const what = `XRD ${by.xrd}`;
+  const spec = specOf(xrd);
+  const { group, plural } = identity(what, spec);
+  const referenceable = flaggedVersion(what, spec, "referenceable");
+  const composite = await migrationCRD(client, cluster, `${plural}.${group}`, "composite");
+  const target: MigrationTarget = {
+    ...composite,
+    resourceKind: "CompositeResourceDefinition",
+    resource: by.xrd,
+    warnings: [],
+  };
+  const claimPlural = spec.claimNames?.plural;
+  if (claimPlural) {
+    target.claim = await migrationCRD(client, cluster, `${claimPlural}.${group}`, "claim");
+  }
+  for (const c of [composite, target.claim]) {
+    if (c !== undefined && c.storageVersion !== referenceable) {
+      target.warnings.push(
+        `the XRD's referenceable version is ${referenceable} but CRD ${c.crd} stores ` +
+          `${c.storageVersion} (Crossplane has not updated the CRD yet?); migrating to ` +
+          c.storageVersion,
+      );
+    }
+  }
+  return target;
 }

@@ -3,7 +3,9 @@
  * pass, acknowledged loss, unacknowledged loss or error; optionally validate converted objects
  * against their destination schema, fuzz with generated objects, and record or replay a golden
  * corpus. Samples are files (`--samples`), generated objects (`--fuzz`) or a cluster's live
- * objects (`--live`, src/cli/live_samples.ts), on one cluster or several (src/cli/fleet.ts).
+ * objects (`--live`, src/cli/live_samples.ts), on one cluster or several (src/cli/fleet.ts); with
+ * `--verify-propagation` an XRD's webhook is also checked against its generated CRDs
+ * (src/cli/propagation_live.ts).
  */
 import {
   type AnalysisResult,
@@ -32,7 +34,14 @@ import {
   renderFleetTable,
   runFleet,
 } from "./fleet.ts";
-import { fetchLiveSamples, type LiveSampleOptions } from "./live_samples.ts";
+import {
+  fetchLiveSamples,
+  type LiveSample,
+  type LiveSampleOptions,
+  type LiveSamples,
+} from "./live_samples.ts";
+import { checkPropagation } from "./propagation_live.ts";
+import { targetCRDs } from "./schema_versions.ts";
 import { ciFormats } from "./findings/render.ts";
 import { fileLocator } from "./findings/positions.ts";
 import { testFindings } from "./findings/sources.ts";
@@ -224,6 +233,7 @@ interface RunContext {
   started: number;
   sampling?: TestReport["sampling"];
   live?: TestReport["live"];
+  propagation?: TestReport["propagation"];
   /** One cluster of several: no progress line, no fuzz, no recording (refused up front). */
   inFleet?: boolean;
   /** Clusters graded at the same time, which share the `--concurrency` Workers. */
@@ -263,17 +273,29 @@ async function runTest(invocation: SchemaInvocation<TestFlags>): Promise<TestRes
     seed: options.seed,
     namespace: flags.string("namespace"),
   };
+  const crds = targetCRDs(invocation.schema);
+  const verify = flags.bool("verify-propagation");
+  if (verify && source.kind !== "XRD") {
+    throw new CliError(
+      "--verify-propagation is for XRD targets (-x): a CRD target is its own generated CRD",
+    );
+  }
   const fetch = async (target: ClusterTarget) => {
     using cluster = await openCluster(target);
-    return await fetchLiveSamples(cluster, source, liveOptions);
+    const live = await fetchLiveSamples(cluster, source, crds, liveOptions);
+    const propagation = verify
+      ? await checkPropagation(cluster, source.name, crds, invocation.config.name)
+      : undefined;
+    return { ...live, propagation };
   };
+  const contextOf = (live: LiveSamples & { propagation?: TestReport["propagation"] }) => ({
+    sampling: live.sampling,
+    live: live.live,
+    ...(live.propagation !== undefined ? { propagation: live.propagation } : {}),
+  });
   if (targets.length === 1) {
     const live = await fetch(targets[0]);
-    return await gradeRun(invocation, analysis, live.samples, {
-      started,
-      sampling: live.sampling,
-      live: live.live,
-    });
+    return await gradeRun(invocation, analysis, live.samples, { started, ...contextOf(live) });
   }
 
   refuseInFleet(flags);
@@ -282,8 +304,7 @@ async function runTest(invocation: SchemaInvocation<TestFlags>): Promise<TestRes
     const live = await fetch(target);
     const run = await gradeRun(invocation, analysis, live.samples, {
       started: clusterStarted,
-      sampling: live.sampling,
-      live: live.live,
+      ...contextOf(live),
       inFleet: true,
       sharing: Math.min(FLEET_PARALLELISM, targets.length),
     });
@@ -365,6 +386,15 @@ async function gradeRun(
     started: context.started,
   });
   if (context.live !== undefined) report.live = context.live;
+  if (context.propagation !== undefined) report.propagation = context.propagation;
+  // Live samples of an XRD say which generated CRD they were read from.
+  given.forEach((s, i) => {
+    if (source.kind === "XRD" && "crd" in s) {
+      const { name, role } = (s as LiveSample).crd;
+      const { paths, ...rest } = report.samples[i];
+      report.samples[i] = { ...rest, crd: name, crdRole: role, paths };
+    }
+  });
   if (context.sampling !== undefined) report.sampling = context.sampling;
   if (fuzz !== undefined) report.fuzz = fuzz;
   if (context.inFleet) return { report, analysis };
@@ -453,7 +483,12 @@ export const testCommand = defineCommand({
       name: "namespace",
       kind: "string",
       value: "NS",
-      help: "with --live: only objects of this namespace",
+      help: "with --live: only objects of this namespace (namespaced objects only)",
+    },
+    {
+      name: "verify-propagation",
+      kind: "bool",
+      help: "with --live on an XRD: check that its conversion webhook reached every generated CRD",
     },
     outputFlag("table, json, junit, github, sarif or markdown", "table"),
     {
@@ -550,6 +585,7 @@ export const testCommand = defineCommand({
     kubeconfig: "live",
     context: "live",
     namespace: "live",
+    "verify-propagation": "live",
   },
   options: (flags): TestFlags => {
     const failOn = choice("fail-on", flags.string("fail-on"), FAIL_ON, "loss");

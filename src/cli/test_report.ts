@@ -36,6 +36,9 @@ export interface TestPath {
 export interface TestSample {
   file: string;
   assertedVersion: string;
+  /** `--live` on an XRD: the generated CRD the object was read from, and its role. */
+  crd?: string;
+  crdRole?: "composite" | "claim";
   paths: TestPath[];
 }
 
@@ -63,6 +66,8 @@ export interface TestReport {
   sampling?: SamplingInfo;
   /** Set with `--live`: where the samples came from. */
   live?: LiveInfo;
+  /** Set with `--verify-propagation`: whether the XRD's webhook reached its generated CRDs. */
+  propagation?: PropagationReport;
   /** Set with `--fuzz`. */
   fuzz?: { generated: number; seed: number; reproduce: string };
   /** Set with `--golden`. */
@@ -91,6 +96,52 @@ export interface LiveInfo {
   /** Every served version with a webhook; the storage version alone without one. */
   versions: string[];
   namespace?: string;
+  /** XRD targets: every generated CRD listed (composite, then claim). */
+  crds?: LiveCRD[];
+}
+
+/** One generated CRD of an XRD as `--live` read it. */
+export interface LiveCRD {
+  name: string;
+  role: "composite" | "claim";
+  conversionStrategy: string;
+  versions: string[];
+  /** Set when `--namespace` narrowed this CRD (the namespaced ones only). */
+  namespace?: string;
+  /** Objects there were. */
+  population: number;
+  /** Objects selected. */
+  objects: number;
+  /** Samples (each selected object once per listed version). */
+  samples: number;
+}
+
+/** `--verify-propagation`: the XRD's conversion against each CRD generated from it. */
+export interface PropagationReport {
+  propagated: boolean;
+  /** As the operator's `ConversionPropagated` would say it. */
+  reason: string;
+  message: string;
+  xrd: string;
+  /** Where the XRD's conversion webhook is (a service or a URL); absent when it has none. */
+  webhook?: string;
+  crds: {
+    name: string;
+    role: "composite" | "claim";
+    state: "propagated" | "notFound" | "mismatch" | "stale";
+    observedCABundleHash: string;
+    message?: string;
+  }[];
+  /** The config applied in the cluster (by the config file's name), and what its status says. */
+  config?: {
+    name: string;
+    found: boolean;
+    condition?: { status: string; reason?: string; message?: string };
+    /** False when its `ConversionPropagated` says otherwise than this check. */
+    agrees?: boolean;
+    /** Whether its status' `webhookPath`/`webhookPort` are the XRD's (a Service webhook). */
+    webhook?: { matches: boolean; message?: string };
+  };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -182,7 +233,8 @@ export function isAcknowledged(diffPath: string, lossyPaths: ReadonlySet<string>
 }
 
 // ---------------------------------------------------------------------------------------------
-// Exit code: 1 on any unacknowledged loss or error; with `--strict` (or `--fail-on warn`) also
+// Exit code: 1 on any unacknowledged loss or error (and, with `--verify-propagation`, a webhook
+// that has not reached every generated CRD); with `--strict` (or `--fail-on warn`) also
 // when a rule no sample exercised; `--fail-on none` always 0
 
 export type FailOn = "none" | "warn" | "loss";
@@ -196,7 +248,8 @@ export function exitCodeFor(report: TestReport, failOn: FailOn, strict: boolean)
   if ((report.golden?.drift.length ?? 0) > 0) return 1;
   if (failOn === "none") return 0;
   const threshold = strict ? "warn" : failOn;
-  const failed = report.summary.unacknowledgedLoss > 0 || report.summary.errors > 0;
+  const failed = report.summary.unacknowledgedLoss > 0 || report.summary.errors > 0 ||
+    report.propagation?.propagated === false;
   if (failed) return 1;
   if (threshold === "warn" && unexercisedRules(report).length > 0) return 1;
   return 0;
@@ -218,7 +271,8 @@ export function renderTestTable(report: TestReport): string {
   text += `target: ${m.resource}  config: ${m.config}  hub: ${m.hubVersion}\n`;
   text += `samples: ${report.summary.samples}  paths: ${report.summary.pathsTested}  ` +
     `time: ${m.durationMs.toFixed(1)}ms\n`;
-  if (report.live !== undefined) text += `${liveLine(report.live)}\n`;
+  if (report.live !== undefined) text += liveLines(report.live);
+  if (report.propagation !== undefined) text += propagationLines(report.propagation);
   if (report.sampling !== undefined) text += `${samplingLine(report.sampling)}\n`;
   if (report.fuzz !== undefined) text += `${fuzzLine(report.fuzz)}\n`;
   text += "\n";
@@ -284,12 +338,43 @@ export function samplingLine(s: SamplingInfo): string {
 }
 
 /** `LIVE: cluster kind-a, widgets.example.com read at v1, v2 through its conversion webhook`. */
-export function liveLine(l: LiveInfo): string {
-  const where = l.namespace !== undefined ? ` in namespace ${l.namespace}` : "";
+export function liveLine(l: LiveInfo, crd?: LiveCRD): string {
+  const namespace = crd !== undefined ? crd.namespace : l.namespace;
+  const versions = crd !== undefined ? crd.versions : l.versions;
+  const where = namespace !== undefined ? ` in namespace ${namespace}` : "";
   const how = l.conversionStrategy === "Webhook"
     ? "through its conversion webhook"
     : `(storage version only: conversion strategy ${l.conversionStrategy})`;
-  return `LIVE: cluster ${l.cluster}, ${l.crd}${where} read at ${l.versions.join(", ")} ${how}`;
+  return `LIVE: cluster ${l.cluster}, ${l.crd}${where} read at ${versions.join(", ")} ${how}`;
+}
+
+/** The LIVE line, or one per generated CRD of an XRD with the sample count of each. */
+export function liveLines(l: LiveInfo): string {
+  if (l.crds === undefined || l.crds.length === 0) return `${liveLine(l)}\n`;
+  return l.crds.map((c) => {
+    const line = liveLine({ ...l, crd: c.name, conversionStrategy: c.conversionStrategy }, c);
+    return `${line}: ${c.samples} sample(s) of ${c.objects} ${c.role} object(s)\n`;
+  }).join("");
+}
+
+/** `PROPAGATION: …` and one line per generated CRD. */
+export function propagationLines(p: PropagationReport): string {
+  let text = `PROPAGATION: ${p.propagated ? "propagated" : "NOT PROPAGATED"} (${p.reason}): ` +
+    `${p.message}\n`;
+  for (const c of p.crds) {
+    text += `  ${c.role} ${c.name}: ${c.state}${c.message ? ` — ${c.message}` : ""}\n`;
+  }
+  const cfg = p.config;
+  if (cfg !== undefined) {
+    if (!cfg.found) text += `  config ${cfg.name}: not applied in the cluster\n`;
+    else {
+      const c = cfg.condition;
+      text += `  config ${cfg.name}: ConversionPropagated=${c?.status ?? "(not set)"}` +
+        `${c?.reason ? ` (${c.reason})` : ""}${cfg.agrees === false ? " — DISAGREES" : ""}\n`;
+      if (cfg.webhook?.matches === false) text += `  config ${cfg.name}: ${cfg.webhook.message}\n`;
+    }
+  }
+  return text;
 }
 
 export function fuzzLine(f: NonNullable<TestReport["fuzz"]>): string {
@@ -310,7 +395,7 @@ function issueLines(issues: readonly TestIssue[]): string {
 
 export function renderJunit(report: TestReport): string {
   const m = report.meta;
-  const paths = report.samples.flatMap((s) => s.paths.map((p) => ({ sample: s.file, p })));
+  const paths = report.samples.flatMap((s) => s.paths.map((p) => ({ sample: s.file, s, p })));
   const drift = report.golden?.drift ?? [];
   const failures = paths.filter(({ p }) => p.result === "fail").length + drift.length;
   const errors = paths.filter(({ p }) => p.result === "error").length;
@@ -334,26 +419,27 @@ export function renderJunit(report: TestReport): string {
       "    </properties>",
     );
   }
-  for (const { sample, p } of paths) {
+  for (const { sample, s, p } of paths) {
     const attrs = `name="${xmlEscape(`${sample}: ${p.from}→${p.to}`)}" classname="${
       xmlEscape(`${m.config}.${m.hubVersion}`)
     }" time="${seconds(p.timingMicros)}"`;
     const body = xmlEscape(issueLines(p.issues ?? []));
-    if (p.result === "fail") {
-      lines.push(`    <testcase ${attrs}>`);
-      lines.push(`      <failure message="unacknowledged loss">${body}</failure>`);
-      lines.push(`    </testcase>`);
-    } else if (p.result === "error") {
-      lines.push(`    <testcase ${attrs}>`);
-      lines.push(`      <error message="conversion error">${body}</error>`);
-      lines.push(`    </testcase>`);
-    } else if (p.result === "loss") {
-      lines.push(`    <testcase ${attrs}>`);
-      lines.push(`      <system-out>${body}</system-out>`);
-      lines.push(`    </testcase>`);
-    } else {
-      lines.push(`    <testcase ${attrs}></testcase>`);
+    const inner: string[] = [];
+    if (s.crd !== undefined) {
+      inner.push(
+        "      <properties>",
+        `        <property name="crd" value="${xmlEscape(s.crd)}"/>`,
+        `        <property name="crdRole" value="${s.crdRole ?? "composite"}"/>`,
+        "      </properties>",
+      );
     }
+    if (p.result === "fail") {
+      inner.push(`      <failure message="unacknowledged loss">${body}</failure>`);
+    } else if (p.result === "error") {
+      inner.push(`      <error message="conversion error">${body}</error>`);
+    } else if (p.result === "loss") inner.push(`      <system-out>${body}</system-out>`);
+    if (inner.length === 0) lines.push(`    <testcase ${attrs}></testcase>`);
+    else lines.push(`    <testcase ${attrs}>`, ...inner, `    </testcase>`);
   }
   for (const d of drift) {
     lines.push(

@@ -53,3 +53,25 @@ Deno.test("live commands: an unreachable cluster is one line naming it, exit 2",
     /^error: cluster dead: reading XRD x.example.com: unreachable: [^\n]+\n$/,
   );
 });
+
+Deno.test("test --verify-propagation: only with --live, only for an XRD", async () => {
+  const { config, crd } = FIELD_RENAME;
+  assertToolError(
+    await convctl("test", "-c", config, "--crd", crd, "--fuzz", "1", "--verify-propagation"),
+    "--verify-propagation requires --live",
+  );
+  assertToolError(
+    await convctl(
+      "test",
+      "-c",
+      config,
+      "--crd",
+      crd,
+      "--live",
+      "--verify-propagation",
+      "--kubeconfig",
+      await deadKubeconfig(),
+    ),
+    "--verify-propagation is for XRD targets (-x): a CRD target is its own generated CRD",
+  );
+});

@@ -5,6 +5,8 @@
  */
 import assert from "node:assert/strict";
 import { concurrencyOf, migrationTable, progressText } from "../../src/cli/migrate_storage.ts";
+import { runViaMigrator, timeoutOf } from "../../src/cli/migrate_migrator.ts";
+import type { KubeClient } from "../../src/kube/mod.ts";
 import { b64, createCA } from "../support/certs.ts";
 import { assertToolError, convctl } from "./_convctl.ts";
 
@@ -141,6 +143,157 @@ Deno.test("migrate-storage: the table of a --via-kube-migrator run marks the cou
       "migration failed)",
       "PRUNE:    not pruned",
       "WARNING: --prune-stored-versions skipped: the StorageVersionMigration failed",
+      "",
+    ].join("\n"),
+  );
+});
+
+Deno.test("migrate-storage --timeout: a duration, 0 for none; only with --via-kube-migrator", async () => {
+  assert.equal(timeoutOf(undefined), undefined);
+  assert.equal(timeoutOf("0"), undefined);
+  assert.equal(timeoutOf("90s"), 90_000);
+  assert.equal(timeoutOf("1h30m"), 5_400_000);
+  assert.equal(timeoutOf("250ms"), 250);
+  assert.throws(
+    () => timeoutOf("10"),
+    /invalid value "10" for --timeout: expected a duration such as 90s or 10m/,
+  );
+  assert.throws(() => timeoutOf("-5s"), /for --timeout/);
+  assertToolError(
+    await convctl("migrate-storage", "--crd", "a.example.com", "--timeout", "5m"),
+    "--timeout requires --via-kube-migrator",
+  );
+  assertToolError(
+    await convctl(
+      "migrate-storage",
+      "--crd",
+      "a.example.com",
+      "--via-kube-migrator",
+      "--timeout",
+      "soon",
+    ),
+    'invalid value "soon" for --timeout: expected a duration such as 90s or 10m',
+  );
+});
+
+/** A client holding one StorageVersionMigration whose conditions `conditions()` gives. */
+function migratorClient(conditions: () => unknown[]) {
+  const created: unknown[] = [];
+  let reads = 0;
+  const client = {
+    create: (_ref: unknown, body: unknown) => {
+      created.push(body);
+      return Promise.resolve({ ...(body as object), metadata: { name: "convctl-things-x1" } });
+    },
+    get: () => {
+      reads++;
+      return Promise.resolve({
+        metadata: { name: "convctl-things-x1" },
+        status: { conditions: conditions() },
+      });
+    },
+  } as unknown as Pick<KubeClient, "create" | "get">;
+  return { client, created, reads: () => reads };
+}
+
+const THINGS = { group: "migrate.dco.test", plural: "things" };
+const on = (client: Pick<KubeClient, "create" | "get">) => ({
+  client,
+  cluster: "kind-a",
+  apiVersion: "storagemigration.k8s.io/v1",
+});
+
+Deno.test("runViaMigrator: Failed ends the wait with its message; Succeeded too", async () => {
+  let polls = 0;
+  const failing = migratorClient(() =>
+    polls < 2 ? [{ type: "Running", status: "True" }] : [
+      { type: "Running", status: "False" },
+      { type: "Failed", status: "True", message: "migration encountered unhandled error" },
+    ]
+  );
+  const result = await runViaMigrator(on(failing.client), THINGS, () => polls++, { pollMs: 1 });
+  assert.deepEqual(result, {
+    apiVersion: "storagemigration.k8s.io/v1",
+    name: "convctl-things-x1",
+    condition: "Failed",
+    message: "migration encountered unhandled error",
+  });
+  assert.equal(polls, 2);
+  assert.deepEqual((failing.created[0] as { spec: unknown }).spec, {
+    resource: { group: "migrate.dco.test", resource: "things" },
+  });
+  const done = migratorClient(() => [{ type: "Succeeded", status: "True" }]);
+  assert.equal((await runViaMigrator(on(done.client), THINGS, () => {})).condition, "Succeeded");
+});
+
+Deno.test("runViaMigrator: past --timeout it stops waiting, naming the migration", async () => {
+  const never = migratorClient(() => [{ type: "Running", status: "True" }]);
+  await assert.rejects(
+    runViaMigrator(on(never.client), THINGS, () => {}, { timeoutMs: 30, pollMs: 5 }),
+    (e: Error) => {
+      assert.equal(
+        e.message,
+        "cluster kind-a: StorageVersionMigration convctl-things-x1 did not end within 0.03s " +
+          "(--timeout); it goes on in the cluster: kubectl get " +
+          "storageversionmigrations.storagemigration.k8s.io convctl-things-x1",
+      );
+      return true;
+    },
+  );
+  assert.ok(never.reads() >= 2, `polled ${never.reads()} time(s)`);
+});
+
+Deno.test("migrate-storage: an XRD offering claims has a line per CRD and a CRD column", () => {
+  const crd = (name: string, role: "composite" | "claim", failed: number) => ({
+    crd: name,
+    role,
+    kind: role === "claim" ? "Net" : "XNet",
+    storageVersion: "v2",
+    storedVersions: ["v1", "v2"],
+    namespaced: role === "claim",
+    succeeded: 1,
+    failed,
+    pruned: false,
+  });
+  const text = migrationTable({
+    resourceKind: "CompositeResourceDefinition",
+    resource: "xnets.example.org",
+    crd: "xnets.example.org",
+    group: "example.org",
+    kind: "XNet",
+    plural: "xnets",
+    storageVersion: "v2",
+    storedVersions: ["v1", "v2"],
+    namespaced: false,
+    dryRun: false,
+    fieldManager: "convctl",
+    objects: [
+      { crd: "xnets.example.org", name: "a" },
+      { crd: "nets.example.org", namespace: "team", name: "b" },
+      { crd: "nets.example.org", namespace: "team", name: "c", error: "Forbidden: no" },
+    ],
+    succeeded: 2,
+    failed: 1,
+    pruned: false,
+    crds: [crd("xnets.example.org", "composite", 0), crd("nets.example.org", "claim", 1)],
+  });
+  assert.equal(
+    text,
+    [
+      "MODE:     applied",
+      "TARGET:   CompositeResourceDefinition xnets.example.org",
+      "CRD:      xnets.example.org",
+      "GVK:      example.org/v2, Kind=XNet (xnets)",
+      "STORED:   v1, v2",
+      "OBJECTS:  3 (2 ok, 1 failed)",
+      "PRUNE:    not pruned",
+      "  composite xnets.example.org at v2 (stored v1, v2): 1 (1 ok, 0 failed)",
+      "  claim nets.example.org at v2 (stored v1, v2): 2 (1 ok, 1 failed)",
+      "",
+      "CRD                NAMESPACE  NAME  RESULT",
+      "xnets.example.org             a     ok",
+      "nets.example.org   team       b     ok",
+      "nets.example.org   team       c     Forbidden: no",
       "",
     ].join("\n"),
   );

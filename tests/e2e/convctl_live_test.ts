@@ -6,6 +6,13 @@
  * field the live objects carry fails with that leaf; bounded sampling is reproducible; a fleet of
  * two healthy contexts (one apiserver under two names) and one unreachable context reports both
  * and the error, and exits 1.
+ *
+ * An XRD offering claims (the Crossplane stand-in of ./_crossplane.ts renders its two CRDs and
+ * copies its webhook into them): composites and claims are both sampled, each sample names its
+ * CRD, `--namespace` narrows the claims only, and `--verify-propagation` reports the webhook
+ * propagated — until the claim CRD loses it, when the run fails naming that CRD, and says the
+ * applied config's own condition disagrees. `migrate-storage -x` then rewrites both CRDs' objects;
+ * a claim an admission policy refuses blocks the prune of both, and once let through both prune.
  */
 import assert from "node:assert/strict";
 import * as k8s from "@kubernetes/client-node";
@@ -19,7 +26,19 @@ import {
   schemaSourceFromCRD,
 } from "../../src/engine/mod.ts";
 import { createCA } from "../support/certs.ts";
-import { twoVersionCRD, urlWebhookConversion } from "../support/dco_stack.ts";
+import {
+  DCO_GROUP,
+  fieldRenameConfig,
+  installDcoCRDs,
+  type Obj as Loose,
+  twoVersionCRD,
+  twoVersionXRD,
+  urlWebhookConversion,
+} from "../support/dco_stack.ts";
+import { KubeClient, loadKubeconfig } from "../../src/kube/mod.ts";
+import { schemaSourceFromXRD } from "../../src/engine/mod.ts";
+import { CRDS, FakeCrossplane, XRD_CRD } from "./_crossplane.ts";
+import { allowUpdates, refuseUpdates } from "./_refuse_updates.ts";
 import { type ControlPlane, e2eTest, freePort } from "../support/control_plane.ts";
 import { type Obj, startConversionWebhook } from "../support/conversion_webhook.ts";
 import { convctl } from "../cli/_convctl.ts";
@@ -356,3 +375,349 @@ e2eTest("convctl test --live and fleet mode on a real apiserver", async (cp: Con
     assert.match(healthyOnly.stdout, /^FLEET: 2 clusters, 0 failed$/m);
   });
 });
+
+const XGROUP = "claims.dco.test";
+const XRD_NAME = `xwidgets.${XGROUP}`;
+const CLAIM_CRD = `widgetclaims.${XGROUP}`;
+
+interface XRDReport extends Report {
+  samples: {
+    file: string;
+    crd?: string;
+    crdRole?: string;
+    assertedVersion: string;
+    paths: { result: string }[];
+  }[];
+  live: Record<string, unknown> & { crds: Record<string, unknown>[] };
+  propagation?: Loose;
+}
+
+e2eTest(
+  "convctl test --live on an XRD offering claims: both CRDs sampled, --verify-propagation",
+  async (cp: ControlPlane, t) => {
+    await installDcoCRDs(cp, [XRD_CRD]);
+    using client = new KubeClient(await loadKubeconfig([cp.kubeconfigPath]));
+    const pki = await cp.makeTempDir("xrd-webhook-pki");
+    const ca = await createCA(pki, "convctl-claims-ca");
+    const tls = await ca.issue({ commonName: "convctl-claims", hosts: [cp.webhookHost] });
+    const xrd = twoVersionXRD({
+      group: XGROUP,
+      plural: "xwidgets",
+      kind: "XWidget",
+      referenceable: "v1",
+      claimNames: { plural: "widgetclaims", kind: "WidgetClaim" },
+    }) as Loose;
+    const config = fieldRenameConfig({
+      kind: "XRDConversionConfig",
+      name: "xwidgets",
+      target: XRD_NAME,
+      spokePath: "spec.capacity",
+    }) as Loose;
+    const analysis = analyze(schemaSourceFromXRD(xrd as JsonObject), config.spec);
+    assert.ok(!analysis.hasErrors, "the test's config is valid");
+    const router = createRouter(analysis);
+    await using hook = startConversionWebhook({
+      tls,
+      hostname: cp.external ? "0.0.0.0" : "127.0.0.1",
+      publicHost: cp.webhookHost,
+      convert: (obj, desired) => convertObject(router, obj as JsonObject, desired) as Obj,
+    });
+    // The XRD points at the test's webhook; the stand-in renders both CRDs carrying it.
+    xrd.spec.conversion = urlWebhookConversion(hook.url, ca.cert);
+    await cp.apply(xrd as k8s.KubernetesObject);
+    const crossplane = new FakeCrossplane(client);
+    await crossplane.establish(XRD_NAME, "v1");
+    crossplane.copy.add(XRD_NAME);
+    await crossplane.sync(XRD_NAME);
+    await cp.waitForCRD(XRD_NAME);
+    await cp.waitForCRD(CLAIM_CRD);
+
+    // Named so that the apiserver lists `ns` before `other`.
+    const ns = await cp.createNamespace("claims-a");
+    const other = await cp.createNamespace("claims-b");
+    const body = (kind: string, version: string, name: string, spec: Obj) => ({
+      apiVersion: `${XGROUP}/${version}`,
+      kind,
+      metadata: { name },
+      spec,
+    });
+    const composites = (version: string) => ({ group: XGROUP, version, plural: "xwidgets" });
+    const claims = (version: string, namespace: string) => ({
+      group: XGROUP,
+      version,
+      plural: "widgetclaims",
+      namespace,
+    });
+    await client.create(composites("v1"), body("XWidget", "v1", "c-1", { size: 1, color: "red" }));
+    await client.create(
+      composites("v2"),
+      body("XWidget", "v2", "c-2", { capacity: 2, color: "blue" }),
+    );
+    await client.create(claims("v1", ns), body("WidgetClaim", "v1", "k-1", { size: 3 }));
+    await client.create(claims("v2", ns), body("WidgetClaim", "v2", "k-2", { capacity: 4 }));
+    await client.create(claims("v1", other), body("WidgetClaim", "v1", "k-3", { size: 5 }));
+
+    const dir = await cp.makeTempDir("convctl-claims");
+    const configFile = `${dir}/config.yaml`;
+    await Deno.writeTextFile(configFile, JSON.stringify(config));
+    const xrdFile = `${dir}/xrd.yaml`;
+    await Deno.writeTextFile(xrdFile, JSON.stringify(xrd));
+    const cluster = cp.kubeConfig.getCurrentContext();
+    const live = (...more: string[]) =>
+      convctl(
+        "test",
+        "-c",
+        configFile,
+        "-x",
+        xrdFile,
+        "--live",
+        "--kubeconfig",
+        cp.kubeconfigPath,
+        ...more,
+      );
+
+    await t.step("composites and claims at v1 and v2, each sample naming its CRD", async () => {
+      const r = await live("--verify-propagation", "-o", "json");
+      assert.equal(r.code, 0, r.stderr);
+      const report = JSON.parse(r.stdout) as XRDReport;
+      // 2 composites + 3 claims, each at v1 and v2, each round-tripped and kept.
+      assert.equal(report.summary.samples, 10);
+      assert.equal(report.summary.pass, 20);
+      assert.deepEqual(
+        report.samples.map((s) => [s.file, s.crd, s.crdRole]),
+        [
+          ["cluster:c-1@v1", XRD_NAME, "composite"],
+          ["cluster:c-1@v2", XRD_NAME, "composite"],
+          ["cluster:c-2@v1", XRD_NAME, "composite"],
+          ["cluster:c-2@v2", XRD_NAME, "composite"],
+          [`cluster:${ns}/k-1@v1`, CLAIM_CRD, "claim"],
+          [`cluster:${ns}/k-1@v2`, CLAIM_CRD, "claim"],
+          [`cluster:${ns}/k-2@v1`, CLAIM_CRD, "claim"],
+          [`cluster:${ns}/k-2@v2`, CLAIM_CRD, "claim"],
+          [`cluster:${other}/k-3@v1`, CLAIM_CRD, "claim"],
+          [`cluster:${other}/k-3@v2`, CLAIM_CRD, "claim"],
+        ],
+      );
+      assert.deepEqual(report.live.crds, [
+        {
+          name: XRD_NAME,
+          role: "composite",
+          conversionStrategy: "Webhook",
+          versions: ["v1", "v2"],
+          population: 2,
+          objects: 2,
+          samples: 4,
+        },
+        {
+          name: CLAIM_CRD,
+          role: "claim",
+          conversionStrategy: "Webhook",
+          versions: ["v1", "v2"],
+          population: 3,
+          objects: 3,
+          samples: 6,
+        },
+      ]);
+      assert.ok(
+        hook.reviews.some((rv) => rv.from.includes(`${XGROUP}/v1`)),
+        "the apiserver converted through the webhook",
+      );
+      assert.deepEqual(report.propagation, {
+        propagated: true,
+        reason: "Propagated",
+        message: `the conversion of XRD ${XRD_NAME} reached its generated CRD ${XRD_NAME}, ` +
+          CLAIM_CRD,
+        xrd: XRD_NAME,
+        webhook: hook.url,
+        crds: [XRD_NAME, CLAIM_CRD].map((name, i) => ({
+          name,
+          role: i === 0 ? "composite" : "claim",
+          state: "propagated",
+          observedCABundleHash: report.propagation!.crds[0].observedCABundleHash,
+        })),
+        config: { name: "xwidgets", found: false },
+      });
+      assert.match(report.propagation!.crds[0].observedCABundleHash, /^sha256:[0-9a-f]{64}$/);
+
+      const table = await live("--verify-propagation", "--quiet");
+      assert.equal(table.code, 0, table.stderr);
+      assert.ok(
+        table.stdout.includes(
+          `LIVE: cluster ${cluster}, ${XRD_NAME} read at v1, v2 through its conversion webhook: ` +
+            "4 sample(s) of 2 composite object(s)\n" +
+            `LIVE: cluster ${cluster}, ${CLAIM_CRD} read at v1, v2 through its conversion ` +
+            "webhook: 6 sample(s) of 3 claim object(s)\n" +
+            `PROPAGATION: propagated (Propagated): the conversion of XRD ${XRD_NAME} reached`,
+        ),
+        table.stdout,
+      );
+      const junit = await live("-o", "junit", "--quiet");
+      assert.equal(junit.code, 0, junit.stderr);
+      assert.match(
+        junit.stdout,
+        new RegExp(
+          `<testcase name="cluster:${ns}/k-1@v1: v1→v2"[^>]*>\\n {6}<properties>\\n` +
+            ` {8}<property name="crd" value="${CLAIM_CRD}"/>\\n` +
+            ` {8}<property name="crdRole" value="claim"/>`,
+        ),
+      );
+    });
+
+    await t.step("--namespace narrows the claims only; --max-samples counts both", async () => {
+      const r = await live("--namespace", ns, "--max-samples", "3", "-o", "json");
+      assert.equal(r.code, 0, r.stderr);
+      const report = JSON.parse(r.stdout) as XRDReport;
+      assert.deepEqual(report.sampling, {
+        strategy: "first",
+        population: 4,
+        tested: 3,
+        live: true,
+      });
+      assert.deepEqual(
+        [...new Set(report.samples.map((s) => s.file.replace(/@v\d$/, "")))],
+        ["cluster:c-1", "cluster:c-2", `cluster:${ns}/k-1`],
+      );
+      assert.deepEqual(
+        report.live.crds.map((c) => [c.name, c.namespace, c.population, c.objects]),
+        [[XRD_NAME, undefined, 2, 2], [CLAIM_CRD, ns, 2, 1]],
+      );
+    });
+
+    await t.step(
+      "the claim CRD loses the webhook: NOT propagated, exit 1, the config disagrees",
+      async () => {
+        await client.patch(CRDS, CLAIM_CRD, [
+          { op: "replace", path: "/spec/conversion", value: { strategy: "None" } },
+        ], { type: "json" });
+        await cp.apply(config as k8s.KubernetesObject);
+        await client.patch(
+          { group: DCO_GROUP, version: "v1alpha1", plural: "xrdconversionconfigs" },
+          "xwidgets",
+          {
+            status: {
+              conditions: [{
+                type: "ConversionPropagated",
+                status: "True",
+                reason: "Propagated",
+                message: "seen earlier",
+                lastTransitionTime: "2026-01-01T00:00:00Z",
+              }],
+            },
+          },
+          { type: "merge", subresource: "status" },
+        );
+        const r = await live("--verify-propagation", "-o", "json");
+        assert.equal(r.code, 1, r.stderr);
+        const report = JSON.parse(r.stdout) as XRDReport;
+        assert.equal(report.summary.unacknowledgedLoss, 0);
+        const p = report.propagation!;
+        assert.equal(p.propagated, false);
+        assert.equal(p.reason, "NotPropagated");
+        assert.equal(
+          p.message,
+          `generated CRD ${CLAIM_CRD} of XRD ${XRD_NAME} does not carry the applied conversion: ` +
+            `${CLAIM_CRD}: conversion strategy is "None", not "Webhook"`,
+        );
+        assert.deepEqual(p.crds.map((c: Loose) => [c.name, c.state]), [
+          [XRD_NAME, "propagated"],
+          [CLAIM_CRD, "mismatch"],
+        ]);
+        assert.deepEqual(p.config, {
+          name: "xwidgets",
+          found: true,
+          condition: { status: "True", reason: "Propagated", message: "seen earlier" },
+          agrees: false,
+        });
+        // Without the webhook, the claims are read at their storage version only.
+        assert.deepEqual(report.live.crds[1].versions, ["v1"]);
+        assert.equal(report.live.crds[1].conversionStrategy, "None");
+
+        const table = await live("--verify-propagation", "--quiet");
+        assert.equal(table.code, 1);
+        assert.match(table.stdout, /^PROPAGATION: NOT PROPAGATED \(NotPropagated\): /m);
+        assert.match(
+          table.stdout,
+          new RegExp(
+            `^  claim ${CLAIM_CRD}: mismatch — conversion strategy is "None", not "Webhook"$`,
+            "m",
+          ),
+        );
+        assert.match(
+          table.stdout,
+          /^ {2}config xwidgets: ConversionPropagated=True \(Propagated\) — DISAGREES$/m,
+        );
+      },
+    );
+
+    await t.step(
+      "migrate-storage -x: both CRDs rewritten; a refused claim blocks the prune of both",
+      async () => {
+        const storedOf = async (name: string) =>
+          ((await client.get(CRDS, name)) as Loose).status.storedVersions;
+        for (const name of [XRD_NAME, CLAIM_CRD]) {
+          const crd = (await client.get(CRDS, name)) as Loose;
+          await client.update(CRDS, {
+            ...crd,
+            status: { ...crd.status, storedVersions: ["v1", "v2"] },
+          }, { subresource: "status" });
+        }
+        const refusal = {
+          policy: "refuse-claim",
+          group: XGROUP,
+          resource: "widgetclaims",
+          expression: "object.metadata.name != 'k-3'",
+          probe: { ref: claims("v1", other), name: "k-3" },
+        };
+        await refuseUpdates(cp, client, refusal);
+        const migrate = (...more: string[]) =>
+          convctl(
+            "migrate-storage",
+            "-x",
+            XRD_NAME,
+            "--kubeconfig",
+            cp.kubeconfigPath,
+            "--prune-stored-versions",
+            ...more,
+          );
+        const refused = await migrate("-o", "json");
+        assert.equal(refused.code, 1, refused.stderr);
+        const report = JSON.parse(refused.stdout) as Loose;
+        assert.deepEqual(
+          report.objects.map((o: Loose) => [o.crd, o.namespace, o.name, o.error !== undefined]),
+          [
+            [XRD_NAME, undefined, "c-1", false],
+            [XRD_NAME, undefined, "c-2", false],
+            [CLAIM_CRD, ns, "k-1", false],
+            [CLAIM_CRD, ns, "k-2", false],
+            [CLAIM_CRD, other, "k-3", true],
+          ],
+        );
+        assert.deepEqual(
+          report.crds.map((c: Loose) => [c.crd, c.role, c.succeeded, c.failed, c.pruned]),
+          [[XRD_NAME, "composite", 2, 0, false], [CLAIM_CRD, "claim", 2, 1, false]],
+        );
+        assert.deepEqual(report.warnings, [
+          `--prune-stored-versions skipped: 1 object(s) of ${CLAIM_CRD} failed and may still ` +
+          "be stored at an older version",
+        ]);
+        assert.deepEqual(await storedOf(XRD_NAME), ["v1", "v2"]);
+        assert.deepEqual(await storedOf(CLAIM_CRD), ["v1", "v2"]);
+
+        await allowUpdates(client, refusal);
+        const ok = await migrate();
+        assert.equal(ok.code, 0, ok.stderr);
+        assert.match(ok.stdout, /^OBJECTS: {2}5 \(5 ok, 0 failed\)$/m);
+        assert.ok(
+          ok.stdout.includes(
+            `  claim ${CLAIM_CRD} at v1 (stored v1, v2): 3 (3 ok, 0 failed), storedVersions set ` +
+              "to [v1]\n",
+          ),
+          ok.stdout,
+        );
+        assert.match(ok.stdout, new RegExp(`^CRD +NAMESPACE +NAME +RESULT$`, "m"));
+        assert.deepEqual(await storedOf(XRD_NAME), ["v1"]);
+        assert.deepEqual(await storedOf(CLAIM_CRD), ["v1"]);
+      },
+    );
+  },
+);

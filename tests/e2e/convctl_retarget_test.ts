@@ -8,7 +8,7 @@
 import assert from "node:assert/strict";
 import { convctl } from "../cli/_convctl.ts";
 import { KubeClient, loadKubeconfig } from "../../src/kube/mod.ts";
-import { type ControlPlane, e2eTest, waitFor } from "../support/control_plane.ts";
+import { type ControlPlane, e2eTest } from "../support/control_plane.ts";
 import {
   DCO_GROUP,
   fieldRenameConfig,
@@ -17,6 +17,7 @@ import {
   twoVersionXRD,
 } from "../support/dco_stack.ts";
 import { COMPOSITION_CRD, FakeCrossplane, XRD_CRD, XRDS } from "./_crossplane.ts";
+import { refuseUpdates } from "./_refuse_updates.ts";
 
 const GROUP = "retarget.example.com";
 
@@ -261,51 +262,6 @@ e2eTest("convctl retarget and crossplane status: a Namespaced XRD", async (cp) =
   );
 });
 
-/**
- * A ValidatingAdmissionPolicy refusing every update of the composite named `name`: a patch the
- * apiserver turns down. Resolves once the policy is in force (a dry-run write is refused).
- */
-async function refuseUpdates(cp: ControlPlane, client: KubeClient, name: string): Promise<void> {
-  await cp.apply({
-    apiVersion: "admissionregistration.k8s.io/v1",
-    kind: "ValidatingAdmissionPolicy",
-    metadata: { name: "refuse-retarget" },
-    spec: {
-      failurePolicy: "Fail",
-      matchConstraints: {
-        resourceRules: [{
-          apiGroups: [GROUP],
-          apiVersions: ["*"],
-          operations: ["UPDATE"],
-          resources: ["xwidgets"],
-        }],
-      },
-      validations: [{
-        expression: `object.metadata.name != '${name}'`,
-        message: "refused by the test policy",
-      }],
-    },
-  } as Obj);
-  await cp.apply({
-    apiVersion: "admissionregistration.k8s.io/v1",
-    kind: "ValidatingAdmissionPolicyBinding",
-    metadata: { name: "refuse-retarget" },
-    spec: { policyName: "refuse-retarget", validationActions: ["Deny"] },
-  } as Obj);
-  const composites = { group: GROUP, version: "v1", plural: "xwidgets" };
-  await waitFor("the admission policy refuses updates", async () => {
-    try {
-      await client.patch(composites, name, { metadata: { labels: { probe: "x" } } }, {
-        type: "merge",
-        dryRun: true,
-      });
-      return false;
-    } catch (e) {
-      return String(e).includes("refused by the test policy");
-    }
-  });
-}
-
 e2eTest(
   "convctl retarget: a LegacyCluster XRD's composites and claims, fields under spec",
   async (cp) => {
@@ -338,7 +294,13 @@ e2eTest(
       metadata: { name: "refused" },
       spec: { size: 2, ...pinned("xwidgets-v1") },
     });
-    await refuseUpdates(cp, client, "refused");
+    await refuseUpdates(cp, client, {
+      policy: "refuse-retarget",
+      group: GROUP,
+      resource: "xwidgets",
+      expression: "object.metadata.name != 'refused'",
+      probe: { ref: composites, name: "refused" },
+    });
     const r = await convctl(
       "retarget",
       "-x",

@@ -4,8 +4,10 @@
  * garbage collector's view of the cluster), with etcd read directly as the proof: {@link COUNT}
  * objects stored at v1, v2 made the storage version, then the command creates a
  * StorageVersionMigration, waits for Succeeded, and prunes `status.storedVersions` to [v2] —
- * every etcd key now holds v2. Also: `--dry-run` and `-n` are refused with it (exit 2), and on an
- * apiserver with the API switched off the flag is a one-line error (exit 2).
+ * every etcd key now holds v2. Then an admission policy refuses every update of the objects: the
+ * controller marks the migration Failed, and the command reports it, skips the prune and exits 1.
+ * Also: `--dry-run` and `-n` are refused with it (exit 2), and on an apiserver with the API
+ * switched off the flag is a one-line error (exit 2).
  */
 import assert from "node:assert/strict";
 import type { MigrationReport } from "../../src/cli/migrate_storage.ts";
@@ -13,6 +15,7 @@ import type { KubeClient, KubeObject, ResourceRef } from "../../src/kube/mod.ts"
 import { CRD_RESOURCE } from "../../src/kube/resources.ts";
 import { assertToolError, convctl } from "../cli/_convctl.ts";
 import { e2eTest, waitFor } from "../support/control_plane.ts";
+import { refuseUpdates } from "./_refuse_updates.ts";
 import { countBy, CRD, GROUP, PLURAL, pool, storedVersions, thingsCRD } from "./_migrate_things.ts";
 import { adminClient } from "./kube/_support.ts";
 
@@ -113,6 +116,42 @@ e2eTest(
       );
       assert.match(r.stdout, /^PRUNE: {4}not pruned$/m);
     });
+
+    await t.step(
+      "Failed: the controller's writes are refused; reported, no prune, exit 1",
+      async () => {
+        await refuseUpdates(cp, admin, {
+          policy: "refuse-thing-updates",
+          group: GROUP,
+          resource: PLURAL,
+          expression: "false",
+          probe: { ref: { ...things, version: "v2" }, name: "probe" },
+        });
+        const r = await convctl(
+          ...base,
+          "--via-kube-migrator",
+          "--prune-stored-versions",
+          "--timeout",
+          "5m",
+          "-o",
+          "json",
+        );
+        assert.equal(r.code, 1, r.stderr);
+        const report = JSON.parse(r.stdout) as MigrationReport;
+        assert.equal(report.migration?.condition, "Failed");
+        // The controller names how far it got, the object refused and the apiserver's refusal.
+        assert.match(
+          report.migration?.message ?? "",
+          /^\d+\/\d+ not yet migrated\. migration encountered unhandled error: things\.migrate\.dco\.test "thing-\d+" is forbidden: .*refused by the test policy$/,
+        );
+        assert.equal(report.pruned, false);
+        assert.deepEqual(report.warnings, [
+          "--prune-stored-versions skipped: the StorageVersionMigration failed",
+        ]);
+        // One migration only: each one took up to about a minute here; the table of a Failed
+        // migration is tested in tests/cli/migrate_storage_test.ts.
+      },
+    );
   },
   { controllers: ["garbage-collector-controller", "storage-version-migrator-controller"] },
 );

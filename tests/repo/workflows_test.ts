@@ -7,6 +7,7 @@
  */
 import assert from "node:assert/strict";
 import { parse } from "yaml";
+import { parseSoakArgs } from "../../hack/soak/flags.ts";
 
 const REPO = new URL("../../", import.meta.url).pathname;
 const DIR = `${REPO}.github/workflows`;
@@ -42,7 +43,14 @@ Deno.test("workflows: every file parses into jobs of steps that use existing den
   const all = await workflows();
   assert.deepEqual(
     [...all.keys()].sort(),
-    ["chart.yml", "ci.yml", "convctl-actions.yml", "image.yml", "release.yml"],
+    [
+      "chart.yml",
+      "ci.yml",
+      "convctl-actions.yml",
+      "image.yml",
+      "release.yml",
+      "soak.yml",
+    ],
   );
   for (const [file, wf] of all) {
     assert.equal(typeof wf.name, "string", `${file}: name`);
@@ -134,4 +142,55 @@ Deno.test("workflows: images per role with the ROLE build arg; the release ships
       String(s.uses).startsWith("softprops/action-gh-release@")
     ),
   );
+});
+
+// --- soak.yml ------------------------------------------------------------------------------------
+
+Deno.test("workflows: soak.yml runs hack/e2e_soak.ts nightly, 8 minutes and 4 restarts (+ hold), and keeps the result", async () => {
+  const soak = (await workflows()).get("soak.yml");
+  assert.deepEqual(soak.on.schedule, [{ cron: "30 2 * * *" }], "nightly at 02:30 UTC");
+  const inputs = soak.on.workflow_dispatch.inputs;
+  assert.equal(inputs.duration.default, "480");
+  assert.equal(inputs.restarts.default, "4");
+  assert.equal(inputs.hold.default, "240");
+  const job = soak.jobs.soak;
+  assert.equal(job["timeout-minutes"], 45);
+  const steps = job.steps as Obj[];
+  const run = steps.find((s) => String(s.run).includes("hack/e2e_soak.ts"));
+  assert.ok(run, "a step runs hack/e2e_soak.ts");
+  assert.match(
+    run.run,
+    /--duration "\$DURATION" --restarts "\$RESTARTS" --hold "\$HOLD" --out soak-result\.json/,
+  );
+  assert.equal(run.env.DURATION, "${{ inputs.duration || '480' }}", "the nightly default");
+  assert.equal(run.env.RESTARTS, "${{ inputs.restarts || '4' }}");
+  assert.equal(run.env.HOLD, "${{ inputs.hold || '240' }}");
+  assert.equal(run.shell, "bash", "pipefail: the soak's exit status survives the tee");
+  assert.ok(!String(run.run).includes("${{"), "inputs reach the script through env");
+  assert.ok(
+    steps.some((s) => s.run?.includes("hack/testenv.sh")),
+    "the control-plane binaries are built or reused",
+  );
+  const summary = steps.find((s) => String(s.run).includes("GITHUB_STEP_SUMMARY"));
+  assert.equal(summary?.if, "always()", "the job summary is written when the soak fails too");
+  const upload = steps.find((s) => String(s.uses).startsWith("actions/upload-artifact@"));
+  assert.equal(upload?.if, "always()");
+  assert.equal(upload.with.name, "soak-result");
+  assert.equal(upload.with.path, "soak-result.json");
+  // The script takes those flags, and the defaults mean 8 minutes and 4 restarts.
+  const opts = parseSoakArgs([
+    "--duration",
+    inputs.duration.default,
+    "--restarts",
+    inputs.restarts.default,
+    "--hold",
+    inputs.hold.default,
+    "--out",
+    "soak-result.json",
+  ]);
+  assert.equal(opts.envelope.durationSeconds, 480);
+  assert.equal(opts.envelope.restarts, 4);
+  assert.equal(opts.envelope.holdSeconds, 240);
+  assert.equal(opts.requireLeakVerdict, true, "the nightly soak needs a leak verdict");
+  assert.equal(opts.out, "soak-result.json");
 });

@@ -3,7 +3,7 @@
  * hash of what was validated, and the hash of a CA bundle as applied or observed.
  */
 import { bytesToBase64Url } from "../../lib/base64.ts";
-import { bytesToHex, sha256 } from "../../lib/sha256.ts";
+import { sha256 } from "../../lib/sha256.ts";
 
 /**
  * `status.schemaHash`:
@@ -18,7 +18,4 @@ export async function schemaHash(
   return "sha256:" + bytesToBase64Url(await sha256(input));
 }
 
-/** `"sha256:" + hex(SHA-256(bytes))`, as `status.generatedCRDs[].observedCABundleHash`. */
-export async function sha256Hex(bytes: Uint8Array): Promise<string> {
-  return "sha256:" + bytesToHex(await sha256(bytes));
-}
+export { sha256Hex } from "../../api/propagation.ts";

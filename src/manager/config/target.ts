@@ -14,8 +14,4 @@ export function isEstablished(target: JsonObject): boolean {
     conds.some((c) => isJsonObject(c) && c.type === "Established" && c.status === "True");
 }
 
-/** `spec.conversion` of a target or generated CRD ({} when absent). */
-export function conversionOf(obj: JsonObject): JsonObject {
-  const spec = isJsonObject(obj.spec) ? obj.spec : {};
-  return isJsonObject(spec.conversion) ? spec.conversion : {};
-}
+export { conversionOf } from "../../api/propagation.ts";
