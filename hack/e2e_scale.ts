@@ -198,7 +198,13 @@ async function main(args: string[]): Promise<number> {
       `GET v1 p50 ${f(bench.get.v1.p50Ms)} p99 ${f(bench.get.v1.p99Ms)} ms; ` +
         `v2 p50 ${f(bench.get.v2.p50Ms)} p99 ${f(bench.get.v2.p99Ms)} ms`,
     );
-    log(`per converted LIST: ${JSON.stringify(bench.breakdown)}`);
+    log(
+      `conversion calls per v2 LIST ${bench.conversion.lists.callsPerRequest}, per v2 GET ` +
+        `${bench.conversion.gets.callsPerRequest} (apiserver ${
+          f(bench.conversion.gets.apiserverCallMs)
+        } ms ` +
+        `per call, replica ${f(bench.conversion.gets.replicaReviewMs)} ms per review)`,
+    );
     console.log(`list-bench-summary ${JSON.stringify(bench)}`);
     return 0;
   }

@@ -124,11 +124,33 @@ export interface ListBenchResult {
   list: { v1: Percentiles; v2: Percentiles; p50Ratio: number; p99Ratio: number };
   get: { v1: Percentiles; v2: Percentiles; p50Ratio: number };
   /**
-   * Per converted LIST, on average: the apiserver's whole conversion-webhook call
-   * (`apiserver_crd_conversion_webhook_duration_seconds`, its side of the round trip) and the
-   * replica's handling of the review (`dco_webhook_conversion_review_duration_seconds`).
+   * Conversion work during each phase (both versions), from the apiserver's conversion-webhook
+   * histogram (`apiserver_crd_conversion_webhook_duration_seconds`: its whole call, request
+   * encoding to response decoding) and the replicas' review histogram
+   * (`dco_webhook_conversion_review_duration_seconds`).
    */
-  breakdown: { apiserverWebhookCallMs?: number; replicaReviewMs?: number; reviewsPerList?: number };
+  conversion: { lists: ConversionWork; gets: ConversionWork };
+}
+
+export interface ConversionWork {
+  /** Conversion webhook calls the apiserver made, per v2 request of the phase (v1 is stored). */
+  callsPerRequest: number;
+  /** Mean duration of one such call at the apiserver, ms (0 without calls). */
+  apiserverCallMs: number;
+  /** Mean duration of one review in the replica, ms (0 without reviews). */
+  replicaReviewMs: number;
+}
+
+type Totals = Awaited<ReturnType<typeof conversionTotals>>;
+
+function work(before: Totals, after: Totals, requests: number): ConversionWork {
+  const calls = after.callCount - before.callCount;
+  const reviews = after.reviewCount - before.reviewCount;
+  return {
+    callsPerRequest: calls / requests,
+    apiserverCallMs: calls > 0 ? ((after.callSum - before.callSum) * 1000) / calls : 0,
+    replicaReviewMs: reviews > 0 ? ((after.reviewSum - before.reviewSum) * 1000) / reviews : 0,
+  };
 }
 
 /** Histogram sums and counts of the apiserver's and the replicas' conversion figures. */
@@ -239,23 +261,20 @@ export async function runListBench(
       gets[v].push(r.ms);
     }
   }
+  const end = await conversionTotals(api, serverNamespace);
   const l1 = percentiles(lists.v1);
   const l2 = percentiles(lists.v2);
   const g1 = percentiles(gets.v1);
   const g2 = percentiles(gets.v2);
-  const calls = after.callCount - before.callCount;
-  const reviews = after.reviewCount - before.reviewCount;
-  const n = opts.listRepeats;
   return {
     objects: opts.objects,
     objectBytes: JSON.stringify(benchObject(0, opts.objectBytes)).length,
     listBytes,
     list: { v1: l1, v2: l2, p50Ratio: l2.p50Ms / l1.p50Ms, p99Ratio: l2.p99Ms / l1.p99Ms },
     get: { v1: g1, v2: g2, p50Ratio: g2.p50Ms / g1.p50Ms },
-    breakdown: {
-      apiserverWebhookCallMs: calls > 0 ? ((after.callSum - before.callSum) * 1000) / n : undefined,
-      replicaReviewMs: reviews > 0 ? ((after.reviewSum - before.reviewSum) * 1000) / n : undefined,
-      reviewsPerList: calls > 0 ? calls / n : undefined,
+    conversion: {
+      lists: work(before, after, opts.listRepeats),
+      gets: work(after, end, opts.gets),
     },
   };
 }
