@@ -38,7 +38,7 @@ function apply(api: Api, path: string, obj: JsonObject): Promise<unknown> {
 }
 
 /** Runs `fn` on every item with `parallel` workers. */
-async function each<T>(items: readonly T[], parallel: number, fn: (t: T) => Promise<void>) {
+async function each<T>(items: readonly T[], parallel: number, fn: (t: T) => Promise<unknown>) {
   let next = 0;
   await Promise.all(
     Array.from({ length: Math.max(1, Math.min(parallel, items.length)) }, async () => {
@@ -67,8 +67,9 @@ export async function applyFleet(
     metadata: { name: opts.namespace },
   });
   const t0 = performance.now();
+  // Everything applied first, then waited: the apiserver and the manager work on all at once.
+  await each(fleet.targets, opts.parallel, (t) => apply(api, `${CRDS}/${t.crdName}`, t.crd));
   await each(fleet.targets, opts.parallel, async (t) => {
-    await apply(api, `${CRDS}/${t.crdName}`, t.crd);
     await waitFor(
       `${t.crdName} Established`,
       async () => established(await api.get<Conditions>(`${CRDS}/${t.crdName}`)),
@@ -78,9 +79,14 @@ export async function applyFleet(
   const crdSeconds = (performance.now() - t0) / 1000;
   log(`${fleet.targets.length} CRDs Established in ${crdSeconds.toFixed(1)} s`);
   const t1 = performance.now();
+  const configName = (t: Target) => (t.config.metadata as JsonObject).name as string;
+  await each(
+    fleet.targets,
+    opts.parallel,
+    (t) => apply(api, `${CONFIGS}/${configName(t)}`, t.config),
+  );
   await each(fleet.targets, opts.parallel, async (t) => {
-    const name = (t.config.metadata as JsonObject).name as string;
-    await apply(api, `${CONFIGS}/${name}`, t.config);
+    const name = configName(t);
     await waitFor(`${name} Applied`, async () => {
       const c = await api.get<{ status?: { phase?: string } }>(`${CONFIGS}/${name}`);
       if (c.status?.phase !== "Applied") return false;
