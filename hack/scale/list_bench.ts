@@ -7,6 +7,7 @@
  * apiserver's own conversion-webhook histogram and the replicas' review histogram.
  */
 import type { JsonObject } from "../../src/lib/json.ts";
+import { fieldRenameConfig } from "../../tests/support/dco_stack.ts";
 import { waitFor } from "../../tests/support/wait.ts";
 import { type Api, ApiError } from "./api.ts";
 import { nearestRank } from "./measure.ts";
@@ -65,22 +66,12 @@ export function benchCRD(): JsonObject {
 
 /** The config converting it: hub v1, spoke v2 renames `size` to `capacity`. */
 export function benchConfig(): JsonObject {
-  return {
-    apiVersion: "terasky.com/v1alpha1",
+  return fieldRenameConfig({
+    name: "payloads",
     kind: "CRDConversionConfig",
-    metadata: { name: "payloads" },
-    spec: {
-      targetCRD: { name: BENCH_CRD },
-      hubVersion: "v1",
-      spokes: [{
-        version: "v2",
-        rules: [{
-          strategy: "FieldRename",
-          fieldRename: { hubPath: "spec.size", spokePath: "spec.capacity" },
-        }],
-      }],
-    },
-  };
+    target: BENCH_CRD,
+    spokePath: "spec.capacity",
+  }) as unknown as JsonObject;
 }
 
 /** Object `i` at v1: a map of 100-byte strings filling it to about `bytes` of JSON. */
