@@ -145,47 +145,6 @@ Deno.test("workflows: images per role with the ROLE build arg; the release ships
   );
 });
 
-// --- scale.yml: the nightly scale run and its comparison ---------------------------------------
-
-Deno.test("workflows: scale.yml runs hack/e2e_scale.ts nightly, uploads and compares its result", async () => {
-  const scale = (await workflows()).get("scale.yml");
-  const script = runs(scale).join("\n");
-  for (const ref of script.matchAll(/\bhack\/[\w./-]+\.(?:ts|sh)\b/g)) {
-    assert.ok(await Deno.stat(`${REPO}${ref[0]}`).then(() => true, () => false), ref[0]);
-  }
-  assert.deepEqual(scale.on.schedule, [{ cron: "30 3 * * *" }]);
-  const inputs = scale.on.workflow_dispatch.inputs as Record<string, Obj>;
-  assert.deepEqual(
-    Object.fromEntries(Object.entries(inputs).map(([k, v]) => [k, v.default])),
-    { targets: "300", instances: "20", parallel: "16", threshold: "1.5" },
-  );
-  assert.equal(scale.permissions.actions, "read", "scale.yml reads the previous run's artifact");
-  const job = scale.jobs.scale;
-  assert.equal(job["timeout-minutes"], 75);
-  const upload = (job.steps as Obj[]).find((s) =>
-    String(s.uses).startsWith("actions/upload-artifact@")
-  );
-  assert.deepEqual(
-    [upload.with.name, upload.with.path, upload.with["retention-days"], upload.if],
-    ["scale-result", "scale-result.json", 90, "always()"],
-  );
-  assert.match(
-    script,
-    /sudo -E [^\n]*hack\/e2e_scale\.ts[^]*--targets "\$TARGETS" --instances "\$INSTANCES" --parallel "\$PARALLEL"[^]*--result-json scale-result\.json/,
-  );
-  const env = (job.steps as Obj[]).find((s) => /e2e_scale\.ts/.test(s.run ?? "")).env;
-  assert.deepEqual(env, {
-    TARGETS: "${{ inputs.targets || '300' }}",
-    INSTANCES: "${{ inputs.instances || '20' }}",
-    PARALLEL: "${{ inputs.parallel || '16' }}",
-  });
-  assert.match(script, /gh run list [^\n]*--workflow scale\.yml --status success/);
-  assert.match(script, /gh run download [^\n]*--name scale-result/);
-  assert.match(script, /hack\/scale_report\.ts --current scale-result\.json/);
-  assert.match(script, /--threshold "\$\{\{ inputs\.threshold \|\| '1\.5' \}\}"/);
-  assert.match(script, /tee -a "\$GITHUB_STEP_SUMMARY"/);
-  assert.match(script, /exit "\$\{PIPESTATUS\[0\]\}"/, "the job fails when scale_report.ts does");
-
 // --- soak.yml ------------------------------------------------------------------------------------
 
 Deno.test("workflows: soak.yml runs hack/e2e_soak.ts nightly, 8 minutes and 4 restarts (+ hold), and keeps the result", async () => {
@@ -235,4 +194,46 @@ Deno.test("workflows: soak.yml runs hack/e2e_soak.ts nightly, 8 minutes and 4 re
   assert.equal(opts.envelope.holdSeconds, 240);
   assert.equal(opts.requireLeakVerdict, true, "the nightly soak needs a leak verdict");
   assert.equal(opts.out, "soak-result.json");
+});
+
+// --- scale.yml: the nightly scale run and its comparison ---------------------------------------
+
+Deno.test("workflows: scale.yml runs hack/e2e_scale.ts nightly, uploads and compares its result", async () => {
+  const scale = (await workflows()).get("scale.yml");
+  const script = runs(scale).join("\n");
+  for (const ref of script.matchAll(/\bhack\/[\w./-]+\.(?:ts|sh)\b/g)) {
+    assert.ok(await Deno.stat(`${REPO}${ref[0]}`).then(() => true, () => false), ref[0]);
+  }
+  assert.deepEqual(scale.on.schedule, [{ cron: "30 3 * * *" }]);
+  const inputs = scale.on.workflow_dispatch.inputs as Record<string, Obj>;
+  assert.deepEqual(
+    Object.fromEntries(Object.entries(inputs).map(([k, v]) => [k, v.default])),
+    { targets: "300", instances: "20", parallel: "16", threshold: "1.5" },
+  );
+  assert.equal(scale.permissions.actions, "read", "scale.yml reads the previous run's artifact");
+  const job = scale.jobs.scale;
+  assert.equal(job["timeout-minutes"], 75);
+  const upload = (job.steps as Obj[]).find((s) =>
+    String(s.uses).startsWith("actions/upload-artifact@")
+  );
+  assert.deepEqual(
+    [upload.with.name, upload.with.path, upload.with["retention-days"], upload.if],
+    ["scale-result", "scale-result.json", 90, "always()"],
+  );
+  assert.match(
+    script,
+    /sudo -E [^\n]*hack\/e2e_scale\.ts[^]*--targets "\$TARGETS" --instances "\$INSTANCES" --parallel "\$PARALLEL"[^]*--result-json scale-result\.json/,
+  );
+  const env = (job.steps as Obj[]).find((s) => /e2e_scale\.ts/.test(s.run ?? "")).env;
+  assert.deepEqual(env, {
+    TARGETS: "${{ inputs.targets || '300' }}",
+    INSTANCES: "${{ inputs.instances || '20' }}",
+    PARALLEL: "${{ inputs.parallel || '16' }}",
+  });
+  assert.match(script, /gh run list [^\n]*--workflow scale\.yml --status success/);
+  assert.match(script, /gh run download [^\n]*--name scale-result/);
+  assert.match(script, /hack\/scale_report\.ts --current scale-result\.json/);
+  assert.match(script, /--threshold "\$\{\{ inputs\.threshold \|\| '1\.5' \}\}"/);
+  assert.match(script, /tee -a "\$GITHUB_STEP_SUMMARY"/);
+  assert.match(script, /exit "\$\{PIPESTATUS\[0\]\}"/, "the job fails when scale_report.ts does");
 });
