@@ -268,14 +268,16 @@ e2eTest(TITLE, async (cp, t) => {
       }, objNs);
       const at = (v: string, name: string) => getJSON(`xwidgets.${v}.${GROUP}`, name, "-n", objNs);
       // Crossplane's writes, read at the storage version v1.
-      const v1 = await waitFor("Crossplane selected the Composition", async () => {
+      await waitFor("Crossplane selected the Composition", async () => {
         const o = await at("v1", "w1");
         return o.spec.crossplane?.compositionRef?.name === "xwidgets-noop" &&
-            cond(o, "Synced") !== undefined
-          ? o
-          : undefined;
+          cond(o, "Synced") !== undefined;
       }, { timeoutMs: 60_000 }).catch(failing);
-      const v2 = await at("v2", "w1");
+      // Crossplane keeps writing the XR's status: compare a v1 and a v2 read of one revision.
+      const [v1, v2] = await waitFor("a v1 and a v2 read of the same revision", async () => {
+        const [a, b] = [await at("v1", "w1"), await at("v2", "w1")];
+        return a.metadata.resourceVersion === b.metadata.resourceVersion ? [a, b] : undefined;
+      }, { timeoutMs: 60_000 });
 
       assert.equal(v2.apiVersion, `${GROUP}/v2`);
       assert.equal(v2.spec.capacity, 3);

@@ -139,10 +139,11 @@ e2eTest(
         assert.equal(r.code, 1, r.stderr);
         const report = JSON.parse(r.stdout) as MigrationReport;
         assert.equal(report.migration?.condition, "Failed");
-        // The controller names how far it got, the object refused and the apiserver's refusal.
+        // The controller names how far it got, the object refused (the policy's probe is one of the
+        // things, and may come first) and the apiserver's refusal.
         assert.match(
           report.migration?.message ?? "",
-          /^\d+\/\d+ not yet migrated\. migration encountered unhandled error: things\.migrate\.dco\.test "thing-\d+" is forbidden: .*refused by the test policy$/,
+          /^\d+\/\d+ not yet migrated\. migration encountered unhandled error: things\.migrate\.dco\.test "(thing-\d+|probe)" is forbidden: .*refused by the test policy$/,
         );
         assert.equal(report.pruned, false);
         assert.deepEqual(report.warnings, [

@@ -34,8 +34,12 @@ export interface Collector extends AsyncDisposable {
   readonly httpEndpoint: string;
   /** Every span received so far. */
   spans(): ReceivedSpan[];
-  /** Waits until `pick` finds something among the spans received, and returns it. */
-  waitFor<T>(what: string, pick: (spans: ReceivedSpan[]) => T | undefined): Promise<T>;
+  /** Waits (30 s unless told) until `pick` finds something among the spans received. */
+  waitFor<T>(
+    what: string,
+    pick: (spans: ReceivedSpan[]) => T | undefined,
+    options?: { timeoutMs?: number },
+  ): Promise<T>;
   /** The collector's own output. */
   output(): string;
 }
@@ -195,9 +199,13 @@ service:
     grpcEndpoint: `127.0.0.1:${grpcPort}`,
     httpEndpoint: `127.0.0.1:${httpPort}`,
     spans: () => [...received],
-    waitFor: async <T>(what: string, pick: (spans: ReceivedSpan[]) => T | undefined) => {
+    waitFor: async <T>(
+      what: string,
+      pick: (spans: ReceivedSpan[]) => T | undefined,
+      { timeoutMs = 30_000 }: { timeoutMs?: number } = {},
+    ) => {
       try {
-        return await waitFor(what, () => pick(received), { timeoutMs: 30_000 });
+        return await waitFor(what, () => pick(received), { timeoutMs });
       } catch (e) {
         // What did arrive, by service and name, says which part is missing.
         const seen = new Map<string, number>();
