@@ -289,7 +289,8 @@ Deno.test({
     using f = fixture(1, {
       url: new URL("./_crashing_worker.ts", import.meta.url),
       requestTimeoutMs: 100,
-      grace: 100,
+      // Generous, so that a loaded machine's late budget check is not taken for a hang.
+      grace: 1_500,
     });
     f.registry.install(slowCompiled());
     await f.pool.settled();
@@ -301,7 +302,7 @@ Deno.test({
     // A Worker stuck outside every budget check is what the watchdog is for.
     const stuck = await f.pool.convert("hang", encode(syntheticReview(1)), now());
     assert.equal(stuck.status, 500);
-    assert.match(decoder.decode(stuck.body), /held the request for more than 0.2s/);
+    assert.match(decoder.decode(stuck.body), /held the request for more than 1.6s/);
     assert.deepEqual(f.lost, ["watchdog"]);
     const ok = await f.pool.convert(SYNTHETIC_TARGET, encode(syntheticReview(1)), now());
     assert.match(decoder.decode(ok.body), /"status":"Success"/);
