@@ -7,10 +7,8 @@ import {
   SERVED_TARGETS_TRUNCATED_ANNOTATION,
   WEBHOOK_SERVER_LABEL,
 } from "../../api/served_lease.ts";
-import type { KubeObject } from "../../kube/mod.ts";
+import type { InformerEvent, KubeObject } from "../../kube/mod.ts";
 import { compare } from "./status.ts";
-
-type WatchEvent = "add" | "update" | "delete";
 
 function assignmentView(obj: KubeObject | undefined): unknown {
   const o = obj as {
@@ -36,7 +34,7 @@ function assignmentView(obj: KubeObject | undefined): unknown {
  * so the config controller's own status writes do not wake every server.
  */
 export function configAffectsServers(
-  event: WatchEvent,
+  event: InformerEvent,
   obj: KubeObject,
   old?: KubeObject,
 ): boolean {
@@ -52,7 +50,11 @@ function isDefaultServer(obj: KubeObject | undefined): boolean {
  * Server → every default server (for `DefaultConflict`): a default server created or
  * deleted, or `spec.default` flipped.
  */
-export function defaultFlagChanged(event: WatchEvent, obj: KubeObject, old?: KubeObject): boolean {
+export function defaultFlagChanged(
+  event: InformerEvent,
+  obj: KubeObject,
+  old?: KubeObject,
+): boolean {
   return event === "update" ? isDefaultServer(obj) !== isDefaultServer(old) : isDefaultServer(obj);
 }
 
@@ -79,7 +81,7 @@ function servedReport(obj: KubeObject | undefined): [string | null, string | nul
  * reconciled.
  */
 export function servedReportChanged(
-  event: WatchEvent,
+  event: InformerEvent,
   obj: KubeObject,
   old?: KubeObject,
 ): boolean {
