@@ -21,7 +21,10 @@
  *   does) is put back by dco's XRD conversion guard at admission, so Crossplane never copies a
  *   stanza-less XRD: the generated CRD still flipped once.
  * - `convctl crossplane status` reads the real objects, and after `convctl retarget` Crossplane
- *   selects through the new selector and pins the XRs again.
+ *   selects through the new selector and pins the XRs again;
+ * - deleting the configs completes (the legacy XRD too, written at v1, whose schema admits no
+ *   stanza but a Webhook one): the stanza is removed from each XRD and Crossplane puts the
+ *   generated CRDs back to `None`.
  *
  * What Crossplane cannot do here (nothing can be fetched from a package registry): install
  * packages, so no Composition function runs (the XRs stay Synced=False) and no package
@@ -493,6 +496,53 @@ e2eTest(TITLE, async (cp, t) => {
     });
     assert.equal(repinned.spec.capacity, 3, "still converted at v2");
   });
+
+  await t.step(
+    "deleting the configs removes the XRDs' stanza; Crossplane reverts the generated CRDs",
+    async () => {
+      // Both XRDs serve two versions, so the storage guard holds each delete: break glass.
+      for (const name of ["widgets", "nets"]) {
+        await kubectl(
+          "annotate",
+          "xrdconversionconfigs.terasky.com",
+          name,
+          "conversion.terasky.com/allow-unsafe-delete=true",
+        );
+        await kubectl("delete", "xrdconversionconfigs.terasky.com", name, "--wait=false");
+      }
+      // The legacy XRD is written at v1, whose schema refuses any stanza but a Webhook one: the
+      // revert must remove the stanza, or the finalizer stays for ever.
+      for (const name of ["widgets", "nets"]) {
+        await waitFor(`config ${name} gone`, async () => {
+          const r = await cp.kubectl("get", "xrdconversionconfigs.terasky.com", name);
+          return r.code !== 0 && /NotFound/.test(r.stderr);
+        }, { timeoutMs: 60_000 }).catch(failing);
+      }
+      for (const name of [WIDGETS, NETS]) {
+        const x = await xrd(name);
+        assert.equal(x.spec.conversion, undefined, `${name}: no stanza`);
+        assert.equal(x.metadata.annotations?.[MANAGED_BY], undefined, name);
+        assert.equal(x.metadata.annotations?.[PLAN_HASH], undefined, name);
+      }
+      // Crossplane renders an XRD without a stanza into CRDs without one, which the apiserver
+      // defaults to None: no generated CRD keeps pointing at the webhook.
+      for (const name of [WIDGETS, NETS, CLAIMS]) {
+        const g = await waitFor(`${name} back to None`, async () => {
+          const g = await getJSON("crd", name);
+          return g.spec.conversion.strategy === "None" ? g : undefined;
+        }, { timeoutMs: 60_000 }).catch(failing);
+        assert.deepEqual(g.spec.conversion, { strategy: "None" }, name);
+      }
+      const counts = {
+        xrdFlips: [WIDGETS, NETS].map((n) => strategyHistory(xrdWatch, n)),
+        crdFlips: [WIDGETS, NETS, CLAIMS].map((n) => strategyHistory(crdWatch, n)),
+      };
+      console.log(`real Crossplane, after the deletes: ${JSON.stringify(counts)}`);
+      for (const flips of [...counts.xrdFlips, ...counts.crdFlips]) {
+        assert.deepEqual(flips, ["None", "Webhook", "None"]);
+      }
+    },
+  );
 
   await t.step(
     "Crossplane's XRD controllers: established, no error but retried races",
