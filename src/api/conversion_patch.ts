@@ -4,7 +4,7 @@
  *
  * Pure functions with no client, so the reconcile tests can pin the exact content and convctl can
  * render the same objects offline. The apply carries the `managed-by` and `plan-hash` annotations;
- * the revert names only `strategy: None`, so server-side apply releases the webhook fields and
+ * the revert names at most `strategy: None`, so server-side apply releases the webhook fields and
  * both annotations that dco's field manager owned.
  */
 import type { JsonObject } from "../engine/mod.ts";
@@ -136,15 +136,19 @@ export function buildConversionPatch(input: ConversionPatchInput): JsonObject {
   });
 }
 
-/** The revert: same identity, only `spec.conversion.strategy: None`. */
+/**
+ * The revert: same identity. A CRD keeps only `spec.conversion.strategy: None`. An XRD keeps no
+ * `spec.conversion` at all, which is how it was before dco: Crossplane's v1 XRD schema admits a
+ * stanza only with `strategy: Webhook` and a webhook (so `None` there is refused), and Crossplane
+ * renders an XRD without one into generated CRDs whose conversion the apiserver defaults to `None`.
+ */
 export function buildRevertPatch(
   targetKind: TargetKind,
   targetName: string,
   liveTarget?: JsonObject,
 ): JsonObject {
-  return {
-    ...targetTypeMeta(targetKind, liveTarget),
-    metadata: { name: targetName },
-    spec: { conversion: { strategy: "None" } },
-  };
+  const identity = { ...targetTypeMeta(targetKind, liveTarget), metadata: { name: targetName } };
+  return targetKind === "CRD"
+    ? { ...identity, spec: { conversion: { strategy: "None" } } }
+    : identity;
 }

@@ -16,7 +16,7 @@ import type { EngineRule, NestedScope, Resolved, RuleContext, RuleOutcome } from
 import { TranslationError } from "./strategy.ts";
 import { strategyByName } from "./strategies/mod.ts";
 import { translateRules } from "./translate.ts";
-import { platformDiagnostics } from "./analyze_platform.ts";
+import { injectedPassthrough, platformDiagnostics } from "./analyze_platform.ts";
 import { requiredFieldDiagnostics } from "./analyze_required.ts";
 import type {
   AnalysisResult,
@@ -132,6 +132,7 @@ function analyzeSpoke(
     policy,
     hubPrefix: "",
     spokePrefix: "",
+    injectedRoots: source.injected?.roots ?? [],
   });
   report.ruleResults = scope.ruleResults;
   report.lossless = scope.lossless;
@@ -168,6 +169,8 @@ interface ScopeInput {
   /** Qualifying prefixes of this scope's paths (ForEach items paths), "" at top level. */
   hubPrefix: string;
   spokePrefix: string;
+  /** The platform's injected roots (top level only; see analyze_platform.ts). */
+  injectedRoots: readonly string[];
 }
 
 interface ScopeOutput extends NestedScope {
@@ -265,6 +268,7 @@ function compileScope(rules: readonly EngineRule[], input: ScopeInput): ScopeOut
           policy: input.policy,
           hubPrefix: qualify(input.hubPrefix, hubItemsPath),
           spokePrefix: qualify(input.spokePrefix, spokeItemsPath),
+          injectedRoots: [],
         });
         for (const d of nested.diagnostics) {
           ruleDiags.push({ ...d, message: `${label} > ${d.message}`, ruleIndex: index });
@@ -390,8 +394,9 @@ function compileScope(rules: readonly EngineRule[], input: ScopeInput): ScopeOut
   );
   // metadata is carried by convert() itself; copying it again would undo the metadata strategies.
   if (input.depth === 0) tree.metadata = "skip";
-  hubToSpoke.push({ op: "carry", tree });
-  spokeToHub.push({ op: "carry", tree });
+  const injected = injectedPassthrough(input.injectedRoots, tree, [...hubClaims, ...spokeClaims]);
+  hubToSpoke.push(...injected, { op: "carry", tree });
+  spokeToHub.push(...injected, { op: "carry", tree });
 
   return { ruleResults, diagnostics, lossless, hubToSpoke, spokeToHub };
 }

@@ -1,10 +1,13 @@
 /**
- * The platform check of analysis: fields a platform (Crossplane) overwrites at runtime, where a
- * declaration or a rule is a mistake (docs/design/engine.md#platform-injected-fields).
+ * The platform part of analysis: fields a platform (Crossplane) overwrites at runtime, where a
+ * declaration or a rule is a mistake, and their passthrough where the carry walk would drop them
+ * (docs/design/engine.md#platform-injected-fields).
  */
-import { resolveSchema, splitPath } from "./schema.ts";
-import type { Diagnostic, RuleResult, SchemaNode, SchemaSource } from "./types.ts";
+import { type CarryTree, resolveSchema, splitPath } from "./schema.ts";
+import type { Diagnostic, OpData, RuleResult, SchemaNode, SchemaSource } from "./types.ts";
 import { sortDiagnostics } from "./analyze_required.ts";
+
+const under = (path: string, root: string) => path === root || path.startsWith(root + ".");
 
 /** Fields a platform (Crossplane) overwrites; rules and declarations there are mistakes. */
 export function platformDiagnostics(
@@ -36,7 +39,6 @@ export function platformDiagnostics(
       });
     }
   }
-  const under = (path: string, root: string) => path === root || path.startsWith(root + ".");
   for (const rr of ruleResults) {
     for (const [side, paths] of [["hub", rr.hubPaths], ["spoke", rr.spokePaths]] as const) {
       for (const path of paths) {
@@ -54,4 +56,39 @@ export function platformDiagnostics(
     }
   }
   return sortDiagnostics(out);
+}
+
+/**
+ * Identity copies of the injected roots the top-level carry walk would drop: the platform writes
+ * them into every version's generated CRD, so they must pass through even where the author's
+ * schemas leave their top-level key undeclared (an XRD without `status`) or an object without
+ * properties. A root some rule claims (at, above or below it) stays the rule's.
+ */
+export function injectedPassthrough(
+  roots: readonly string[],
+  tree: CarryTree,
+  claims: Iterable<string>,
+): OpData[] {
+  const claimed = [...claims];
+  const ops: OpData[] = [];
+  for (const root of roots) {
+    const segments = splitPath(root);
+    if (carries(tree, segments)) continue;
+    if (claimed.some((p) => under(p, root) || under(root, p))) continue;
+    ops.push({ op: "copy", from: segments, to: segments });
+  }
+  return ops;
+}
+
+/** Whether the carry walk copies the value at `segments` (see CarryTree). */
+function carries(tree: CarryTree, segments: readonly string[]): boolean {
+  let node: CarryTree = tree;
+  for (let i = 0; i < segments.length; i++) {
+    if (!Object.hasOwn(node, segments[i])) return i > 0; // undeclared: dropped only at the root
+    const next = node[segments[i]];
+    if (next === "copy") return true;
+    if (next === "skip") return false;
+    node = next;
+  }
+  return true; // declared structured: the walk follows the declaration
 }

@@ -15,12 +15,13 @@
  * - `XRD_CRD`: a minimal stand-in of Crossplane's CompositeResourceDefinition CRD
  *   (`testdata/crossplane_xrd_crd.yaml`); `COMPOSITION_CRD`, of its Composition CRD
  *   (`testdata/crossplane_composition_crd.yaml`, for the convctl commands that read Compositions).
- *   Unlike Crossplane's, the stand-in's v1 schema admits `spec.conversion: {strategy: None}` (see
- *   docs/limitations.md on deleting the config of a legacy XRD).
+ *   Like Crossplane's, the stand-in's v1 schema admits a `spec.conversion` only with
+ *   `strategy: Webhook` and a `webhook` (the same CEL rule), so a revert to `None` at v1 is refused
+ *   here too.
  * - `FakeCrossplane`: marks XRDs Established, renders the CRDs Crossplane generates from an XRD
  *   (composite, plus the claim CRD when the XRD offers claims, owned by the XRD, versions and
  *   schemas taken from the XRD, `storage` = `referenceable`) and, while asked to, keeps their
- *   `spec.conversion` equal to the XRD's (a small background loop).
+ *   `spec.conversion` equal to the XRD's, `None` when the XRD has none (a small background loop).
  *
  * What real Crossplane's generated CRDs contain that these do not: the schema roots it injects
  * (`spec.crossplane.*` — composition ref/selector/revision/update policy, resourceRefs — and

@@ -21,7 +21,10 @@
  *   does) is put back by dco's XRD conversion guard at admission, so Crossplane never copies a
  *   stanza-less XRD: the generated CRD still flipped once.
  * - `convctl crossplane status` reads the real objects, and after `convctl retarget` Crossplane
- *   selects through the new selector and pins the XRs again.
+ *   selects through the new selector and pins the XRs again;
+ * - deleting the configs completes (the legacy XRD too, written at v1, whose schema admits no
+ *   stanza but a Webhook one): the stanza is removed from each XRD and Crossplane puts the
+ *   generated CRDs back to `None`.
  *
  * What Crossplane cannot do here (nothing can be fetched from a package registry): install
  * packages, so no Composition function runs (the XRs stay Synced=False) and no package
@@ -78,8 +81,8 @@ function strategyHistory(w: WatchRecorder, name: string): string[] {
 }
 
 /**
- * `xrd` with a `status` object (unknown fields kept) declared in every version: conversion drops
- * an undeclared top-level key, Crossplane's `status` included (docs/limitations.md, quirk 12).
+ * `xrd` with a `status` object (unknown fields kept) declared in every version, so conversion
+ * carries the whole `status`; an XRD without one keeps only Crossplane's own status fields.
  */
 function withStatus(xrd: k8s.KubernetesObject): k8s.KubernetesObject {
   const out = structuredClone(xrd) as Obj;
@@ -90,6 +93,14 @@ function withStatus(xrd: k8s.KubernetesObject): k8s.KubernetesObject {
     };
   }
   return out;
+}
+
+/** Two reads of one object (at two versions) that saw the same revision. */
+function oneRevision(a: () => Promise<Obj>, b: () => Promise<Obj>): Promise<[Obj, Obj]> {
+  return waitFor("two reads of the same revision", async () => {
+    const [x, y] = [await a(), await b()];
+    return x.metadata.resourceVersion === y.metadata.resourceVersion ? [x, y] : undefined;
+  }, { timeoutMs: 60_000 });
 }
 
 /** How many events `w` saw for object `name` (ADDED and MODIFIED). */
@@ -274,10 +285,7 @@ e2eTest(TITLE, async (cp, t) => {
           cond(o, "Synced") !== undefined;
       }, { timeoutMs: 60_000 }).catch(failing);
       // Crossplane keeps writing the XR's status: compare a v1 and a v2 read of one revision.
-      const [v1, v2] = await waitFor("a v1 and a v2 read of the same revision", async () => {
-        const [a, b] = [await at("v1", "w1"), await at("v2", "w1")];
-        return a.metadata.resourceVersion === b.metadata.resourceVersion ? [a, b] : undefined;
-      }, { timeoutMs: 60_000 });
+      const [v1, v2] = await oneRevision(() => at("v1", "w1"), () => at("v2", "w1"));
 
       assert.equal(v2.apiVersion, `${GROUP}/v2`);
       assert.equal(v2.spec.capacity, 3);
@@ -315,18 +323,29 @@ e2eTest(TITLE, async (cp, t) => {
       const xnetV2 = await getJSON(`xnets.v2.${GROUP}`, composite);
       assert.equal(xnetV2.spec.capacity, 5);
       assert.deepEqual(xnetV2.spec.claimRef, xnetV1.spec.claimRef);
-      // XNet's schema declares no `status`: Crossplane's conditions are there at the storage
-      // version and dropped by conversion (an undeclared top-level key; quirk 12).
-      const conditioned = await waitFor("Crossplane's conditions on the composite", async () => {
+      // XNet's schema declares no `status`: Crossplane's status fields (conditions, …) still
+      // pass through conversion, on the composite and on the claim.
+      await waitFor("Crossplane's conditions on the composite", async () => {
         const o = await getJSON(`xnets.v1.${GROUP}`, composite);
         return cond(o, "Synced") ? o : undefined;
       }, { timeoutMs: 30_000 });
-      assert.ok(conditioned.status.conditions.length > 0);
-      assert.equal((await getJSON(`xnets.v2.${GROUP}`, composite)).status, undefined);
-      assert.deepEqual(
-        (await getJSON(`nets.v2.${GROUP}`, "n1", "-n", objNs)).spec.resourceRef,
-        claim.spec.resourceRef,
+      const [xv1, xv2] = await oneRevision(
+        () => getJSON(`xnets.v1.${GROUP}`, composite),
+        () => getJSON(`xnets.v2.${GROUP}`, composite),
       );
+      assert.ok(xv1.status.conditions.length > 0);
+      assert.deepEqual(xv2.status, xv1.status, "Crossplane's status survives without a schema");
+      await waitFor("Crossplane's conditions on the claim", async () => {
+        const o = await getJSON(`nets.v1.${GROUP}`, "n1", "-n", objNs);
+        return cond(o, "Synced") ? o : undefined;
+      }, { timeoutMs: 30_000 });
+      const [cv1, cv2] = await oneRevision(
+        () => getJSON(`nets.v1.${GROUP}`, "n1", "-n", objNs),
+        () => getJSON(`nets.v2.${GROUP}`, "n1", "-n", objNs),
+      );
+      assert.ok(cv1.status.conditions.length > 0);
+      assert.deepEqual(cv2.status, cv1.status, "the claim's status survives too");
+      assert.deepEqual(cv2.spec.resourceRef, claim.spec.resourceRef);
     },
   );
 
@@ -477,6 +496,53 @@ e2eTest(TITLE, async (cp, t) => {
     });
     assert.equal(repinned.spec.capacity, 3, "still converted at v2");
   });
+
+  await t.step(
+    "deleting the configs removes the XRDs' stanza; Crossplane reverts the generated CRDs",
+    async () => {
+      // Both XRDs serve two versions, so the storage guard holds each delete: break glass.
+      for (const name of ["widgets", "nets"]) {
+        await kubectl(
+          "annotate",
+          "xrdconversionconfigs.terasky.com",
+          name,
+          "conversion.terasky.com/allow-unsafe-delete=true",
+        );
+        await kubectl("delete", "xrdconversionconfigs.terasky.com", name, "--wait=false");
+      }
+      // The legacy XRD is written at v1, whose schema refuses any stanza but a Webhook one: the
+      // revert must remove the stanza, or the finalizer stays for ever.
+      for (const name of ["widgets", "nets"]) {
+        await waitFor(`config ${name} gone`, async () => {
+          const r = await cp.kubectl("get", "xrdconversionconfigs.terasky.com", name);
+          return r.code !== 0 && /NotFound/.test(r.stderr);
+        }, { timeoutMs: 60_000 }).catch(failing);
+      }
+      for (const name of [WIDGETS, NETS]) {
+        const x = await xrd(name);
+        assert.equal(x.spec.conversion, undefined, `${name}: no stanza`);
+        assert.equal(x.metadata.annotations?.[MANAGED_BY], undefined, name);
+        assert.equal(x.metadata.annotations?.[PLAN_HASH], undefined, name);
+      }
+      // Crossplane renders an XRD without a stanza into CRDs without one, which the apiserver
+      // defaults to None: no generated CRD keeps pointing at the webhook.
+      for (const name of [WIDGETS, NETS, CLAIMS]) {
+        const g = await waitFor(`${name} back to None`, async () => {
+          const g = await getJSON("crd", name);
+          return g.spec.conversion.strategy === "None" ? g : undefined;
+        }, { timeoutMs: 60_000 }).catch(failing);
+        assert.deepEqual(g.spec.conversion, { strategy: "None" }, name);
+      }
+      const counts = {
+        xrdFlips: [WIDGETS, NETS].map((n) => strategyHistory(xrdWatch, n)),
+        crdFlips: [WIDGETS, NETS, CLAIMS].map((n) => strategyHistory(crdWatch, n)),
+      };
+      console.log(`real Crossplane, after the deletes: ${JSON.stringify(counts)}`);
+      for (const flips of [...counts.xrdFlips, ...counts.crdFlips]) {
+        assert.deepEqual(flips, ["None", "Webhook", "None"]);
+      }
+    },
+  );
 
   await t.step(
     "Crossplane's XRD controllers: established, no error but retried races",

@@ -695,11 +695,35 @@ e2eTest(
           return r.code !== 0 && /NotFound/.test(r.stderr);
         }, { timeoutMs: 30_000 });
         const x = await getXRD(nets);
-        assert.deepEqual(x.spec.conversion, { strategy: "None" });
+        // The whole stanza goes, as it was before dco (Crossplane's v1 refuses `None`).
+        assert.equal(x.spec.conversion, undefined);
         assert.equal(x.metadata.annotations?.[MANAGED_BY], undefined);
         assert.equal(x.metadata.annotations?.[PLAN_HASH], undefined);
         // 1 from (d), 1 from the foreign write of (d3); never during delete.
         assert.equal((await metrics()).match(reverts)?.[1], "2", "never during delete");
+        // The legacy XRD offering claims is written at v1, whose schema admits a stanza only
+        // with strategy Webhook and a webhook: its delete completes too, both CRDs back to None.
+        await kubectl(
+          "annotate",
+          xrds.configResource,
+          "dbs",
+          "conversion.terasky.com/allow-unsafe-delete=true",
+        );
+        await kubectl("delete", xrds.configResource, "dbs", "--wait=false");
+        await waitFor("claim XRD config gone", async () => {
+          const r = await cp.kubectl("get", xrds.configResource, "dbs");
+          return r.code !== 0 && /NotFound/.test(r.stderr);
+        }, { timeoutMs: 30_000 });
+        const legacy = await getXRD(dbs);
+        assert.equal(legacy.spec.conversion, undefined);
+        assert.equal(legacy.metadata.annotations?.[MANAGED_BY], undefined);
+        assert.deepEqual(legacy.spec.claimNames, { plural: "dbs", kind: "Db" });
+        for (const crd of [dbs, `dbs.${GROUP}`]) {
+          await waitFor(`${crd} None`, async () => {
+            const g = await getJSON("crd", crd);
+            return g.spec.conversion.strategy === "None" && g.spec.conversion.webhook === undefined;
+          }, { timeoutMs: 30_000 });
+        }
       });
 
       await t.step("SIGTERM exits cleanly", async () => {

@@ -17,10 +17,10 @@ import {
 import type { Rng } from "../../src/engine/generate.ts";
 import { isJsonObject } from "../../src/lib/json.ts";
 import { setKey } from "../../src/engine/value.ts";
-import { configFor, pairSource } from "./_helpers.ts";
+import { configFor } from "./_helpers.ts";
 import { SPOKE } from "./_schemas.ts";
 import "./laws/cases/mod.ts";
-import { type LawCase, lawCases } from "./laws/registry.ts";
+import { caseSource, type LawCase, lawCases } from "./laws/registry.ts";
 import { mirroredCase } from "./laws/mirror.ts";
 
 export const DIRECTIONS: readonly Direction[] = ["hubToSpoke", "spokeToHub"];
@@ -38,7 +38,7 @@ export function analyzeCase(c: LawCase): AnalysisResult {
       ? { unmappedFieldPolicy: "Warn", unmappedFieldReason: "law case" }
       : { unmappedFieldPolicy: c.policy },
   );
-  return analyze(pairSource(c.hub, c.spoke), spec);
+  return analyze(caseSource(c), spec);
 }
 
 /** The observable outcome: the answer's bytes, or the error message. */

@@ -17,10 +17,11 @@ import {
   type SchemaNode,
   type SchemaSource,
   schemaSourceFromCRD,
+  schemaSourceFromXRD,
   type SpokeReport,
 } from "../../src/engine/mod.ts";
 import { describe } from "./_checks.ts";
-import { GROUP, HUB, KIND, PLURAL, SPOKE } from "./_schemas.ts";
+import { GROUP, HUB, KIND, PLURAL, root, SPOKE } from "./_schemas.ts";
 
 // --- targets and configs ------------------------------------------------------------------------
 
@@ -65,6 +66,51 @@ export function pairSource(hub: SchemaNode, spoke: SchemaNode): SchemaSource {
     { name: HUB, schema: hub, storage: true },
     { name: SPOKE, schema: spoke },
   ]);
+}
+
+export interface XRDOptions {
+  apiVersion?: string;
+  scope?: string;
+  claimNames?: JsonObject;
+  connectionSecretKeys?: string[];
+  hub?: SchemaNode;
+  spoke?: SchemaNode;
+}
+
+/** An XRD `xgadgets` with hub `v2` (referenceable) and spoke `v1`, both served. */
+export function xrdManifest(o: XRDOptions = {}): JsonObject {
+  const spec: JsonObject = {
+    group: GROUP,
+    names: { kind: "XGadget", plural: "xgadgets" },
+    versions: [
+      {
+        name: HUB,
+        served: true,
+        referenceable: true,
+        schema: { openAPIV3Schema: (o.hub ?? root({})) as unknown as JsonValue },
+      },
+      {
+        name: SPOKE,
+        served: true,
+        referenceable: false,
+        schema: { openAPIV3Schema: (o.spoke ?? root({})) as unknown as JsonValue },
+      },
+    ],
+  };
+  if (o.scope !== undefined) spec.scope = o.scope;
+  if (o.claimNames !== undefined) spec.claimNames = o.claimNames;
+  if (o.connectionSecretKeys !== undefined) spec.connectionSecretKeys = o.connectionSecretKeys;
+  return {
+    apiVersion: o.apiVersion ?? "apiextensions.crossplane.io/v2",
+    kind: "CompositeResourceDefinition",
+    metadata: { name: `xgadgets.${GROUP}` },
+    spec,
+  };
+}
+
+/** Hub `v2` (referenceable) and spoke `v1` of a Namespaced XRD. */
+export function xrdPairSource(hub: SchemaNode, spoke: SchemaNode): SchemaSource {
+  return schemaSourceFromXRD(xrdManifest({ hub, spoke }));
 }
 
 export function configFor(

@@ -41,10 +41,10 @@ import { inversePairs } from "../../src/engine/strategies/mod.ts";
 import { isStructured, itemSchema } from "../../src/engine/schema.ts";
 import { ABSENT, deepCopy, deletePath, getPath, setKey } from "../../src/engine/value.ts";
 import { deepFreeze, describe } from "./_checks.ts";
-import { configFor, pairSource } from "./_helpers.ts";
+import { configFor } from "./_helpers.ts";
 import { apiVersion, HUB, KIND, SPOKE } from "./_schemas.ts";
 import "./laws/cases/mod.ts";
-import { type LawCase, lawCases, type Vanishing } from "./laws/registry.ts";
+import { caseSource, type LawCase, lawCases, type Vanishing } from "./laws/registry.ts";
 import { mirroredCase, PAIRS } from "./laws/mirror.ts";
 
 const INPUTS_PER_DIRECTION = 200;
@@ -58,7 +58,7 @@ function analyzeCase(c: LawCase, rules: ConversionRuleSpec[] = c.rules) {
       ? { unmappedFieldPolicy: "Warn", unmappedFieldReason: "law case" }
       : { unmappedFieldPolicy: c.policy },
   );
-  return { spec, result: analyze(pairSource(c.hub, c.spoke), spec) };
+  return { spec, result: analyze(caseSource(c), spec) };
 }
 
 function strategiesIn(rules: readonly ConversionRuleSpec[]): string[] {

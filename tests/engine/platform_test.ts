@@ -3,56 +3,21 @@ import assert from "node:assert/strict";
 import {
   analyze,
   type ConversionRuleSpec,
+  convertWithPlan,
   generatedCRDNames,
   injectedPathsForXRD,
   type JsonObject,
   type JsonValue,
+  type LinkedPlan,
+  linkPlan,
+  type PlanData,
   resolveXRDScope,
   type SchemaNode,
   schemaSourceFromXRD,
 } from "../../src/engine/mod.ts";
 import { describe, single } from "./_checks.ts";
-import { configFor, crdSource } from "./_helpers.ts";
-import { GROUP, HUB, obj, root, SPOKE, str } from "./_schemas.ts";
-
-interface XRDOptions {
-  apiVersion?: string;
-  scope?: string;
-  claimNames?: JsonObject;
-  connectionSecretKeys?: string[];
-  hub?: SchemaNode;
-  spoke?: SchemaNode;
-}
-
-function xrd(o: XRDOptions = {}): JsonObject {
-  const spec: JsonObject = {
-    group: GROUP,
-    names: { kind: "XGadget", plural: "xgadgets" },
-    versions: [
-      {
-        name: HUB,
-        served: true,
-        referenceable: true,
-        schema: { openAPIV3Schema: (o.hub ?? root({})) as unknown as JsonValue },
-      },
-      {
-        name: SPOKE,
-        served: true,
-        referenceable: false,
-        schema: { openAPIV3Schema: (o.spoke ?? root({})) as unknown as JsonValue },
-      },
-    ],
-  };
-  if (o.scope !== undefined) spec.scope = o.scope;
-  if (o.claimNames !== undefined) spec.claimNames = o.claimNames;
-  if (o.connectionSecretKeys !== undefined) spec.connectionSecretKeys = o.connectionSecretKeys;
-  return {
-    apiVersion: o.apiVersion ?? "apiextensions.crossplane.io/v2",
-    kind: "CompositeResourceDefinition",
-    metadata: { name: `xgadgets.${GROUP}` },
-    spec,
-  };
-}
+import { configFor, crdSource, xrdManifest as xrd, type XRDOptions } from "./_helpers.ts";
+import { GROUP, HUB, int, obj, root, SPOKE, str } from "./_schemas.ts";
 
 function analyzeXRD(o: XRDOptions, rules: ConversionRuleSpec[] = []) {
   const result = analyze(schemaSourceFromXRD(xrd(o)), {
@@ -198,4 +163,140 @@ Deno.test("plain CRDs have no injected paths: a spec.crossplane field is ordinar
   const report = analyze(source, configFor({ [SPOKE]: [] })).spokes[0];
   assert.deepEqual(report.errors, [], describe(report.errors));
   assert.deepEqual(report.warnings, []);
+});
+
+// --- passthrough of injected roots ----------------------------------------------------------
+
+const renameSize: ConversionRuleSpec[] = [
+  { strategy: "FieldRename", fieldRename: { hubPath: "spec.size", spokePath: "spec.capacity" } },
+];
+const conditions: JsonValue = [
+  { type: "Synced", status: "False", reason: "ReconcileError", lastTransitionTime: "t" },
+  { type: "Ready", status: "False", reason: "Creating" },
+];
+
+/** Both linkings of a plan (the compiled default and the interpreted reference). */
+function linkings(plan: PlanData): [string, LinkedPlan][] {
+  return [["compiled", linkPlan(plan)], ["interpreted", linkPlan(plan, { compiled: false })]];
+}
+
+Deno.test("XRD without status: Crossplane's status.conditions pass through both ways", () => {
+  for (const scope of ["Namespaced", "LegacyCluster"]) {
+    const report = analyzeXRD({
+      scope,
+      hub: root({ size: int() }),
+      spoke: root({ capacity: int() }),
+    }, renameSize);
+    assert.deepEqual(report.errors, [], describe(report.errors));
+    const plan = report.plan!;
+    for (const [label, linked] of linkings(plan)) {
+      const what = `${scope}, ${label}`;
+      const hubObj: JsonObject = {
+        kind: "XGadget",
+        metadata: { name: "g" },
+        spec: { size: 3, crossplane: { compositionRef: { name: "c" } } },
+        status: { conditions, other: "pruned by the apiserver anyway" },
+      };
+      const spokeObj = convertWithPlan(linked, "hubToSpoke", hubObj);
+      assert.deepEqual(spokeObj.spec, {
+        capacity: 3,
+        crossplane: { compositionRef: { name: "c" } },
+      }, what);
+      assert.deepEqual(spokeObj.status, { conditions }, what);
+      const back = convertWithPlan(linked, "spokeToHub", spokeObj);
+      assert.deepEqual(back.status, { conditions }, what);
+      assert.deepEqual(back.spec, { size: 3, crossplane: { compositionRef: { name: "c" } } }, what);
+      // No status in, none out (no empty map either).
+      assert.equal(convertWithPlan(linked, "hubToSpoke", { spec: { size: 1 } }).status, undefined);
+    }
+    // The legacy roots under status come along; spec's are carried by the walk already.
+    const copied = plan.hubToSpoke.filter((op) => op.op === "copy" && op !== plan.hubToSpoke[0]);
+    assert.deepEqual(
+      copied.map((op) => (op.from as string[]).join(".")),
+      scope === "Namespaced"
+        ? ["status.conditions"]
+        : ["status.claimConditionTypes", "status.conditions", "status.connectionDetails"],
+    );
+    assert.deepEqual(plan.spokeToHub.slice(1), plan.hubToSpoke.slice(1));
+  }
+});
+
+Deno.test("XRD with status declared as an object without properties: conditions pass through", () => {
+  const bare = { status: { type: "object" } as SchemaNode };
+  const report = analyzeXRD({
+    scope: "Namespaced",
+    hub: root({ size: int() }, { extra: bare }),
+    spoke: root({ capacity: int() }, { extra: bare }),
+  }, renameSize);
+  for (const [label, linked] of linkings(report.plan!)) {
+    const out = convertWithPlan(linked, "spokeToHub", {
+      spec: { capacity: 2 },
+      status: { conditions },
+    });
+    assert.deepEqual(out, { metadata: {}, spec: { size: 2 }, status: { conditions } }, label);
+  }
+});
+
+Deno.test("XRD passthrough: a declared status, or a rule on status, keeps the plan as it was", () => {
+  // status declared with properties: the walk carries undeclared nested keys (conditions).
+  const declared = analyzeXRD({
+    scope: "Namespaced",
+    hub: root({ size: int() }, { status: { phase: str() } }),
+    spoke: root({ capacity: int() }, { status: { phase: str() } }),
+  }, renameSize);
+  assert.deepEqual(declared.plan!.hubToSpoke.map((op) => op.op), ["copy", "carry"]);
+  const out = convertWithPlan(linkPlan(declared.plan!), "hubToSpoke", {
+    spec: { size: 1 },
+    status: { phase: "Up", conditions },
+  });
+  assert.deepEqual(out.status, { phase: "Up", conditions });
+  // A rule writing status as a whole owns it: no copy is added behind it.
+  const ruled = analyzeXRD({
+    scope: "Namespaced",
+    hub: root({ size: int() }, { extra: { status: { type: "object" } } }),
+    spoke: root({ capacity: int() }),
+  }, [...renameSize, {
+    strategy: "Delete",
+    delete: { path: "status", existsOn: "Hub" },
+    acknowledgeLossy: true,
+    reason: "test",
+  }]);
+  assert.deepEqual(ruled.errors, [], describe(ruled.errors));
+  assert.ok(
+    !ruled.plan!.hubToSpoke.some((op) =>
+      op.op === "copy" && String(op.from) === "status,conditions"
+    ),
+  );
+});
+
+Deno.test("CRD without status: the plan is unchanged (undeclared status dropped, no copy)", () => {
+  const hub = root({ size: int() });
+  const spoke = root({ capacity: int() });
+  const crd = analyze(
+    crdSource([{ name: HUB, schema: hub, storage: true }, { name: SPOKE, schema: spoke }]),
+    configFor({ [SPOKE]: renameSize }),
+  ).spokes[0].plan!;
+  const carry = {
+    op: "carry",
+    tree: { metadata: "skip", spec: { size: "skip", capacity: "skip" } },
+  };
+  assert.deepEqual(crd, {
+    hubVersion: HUB,
+    spokeVersion: SPOKE,
+    hubToSpoke: [{ op: "copy", from: ["spec", "size"], to: ["spec", "capacity"] }, carry],
+    spokeToHub: [{ op: "copy", from: ["spec", "capacity"], to: ["spec", "size"] }, carry],
+  });
+  const out = convertWithPlan(linkPlan(crd), "hubToSpoke", {
+    spec: { size: 1 },
+    status: { conditions },
+  });
+  assert.equal(out.status, undefined);
+  // The same schemas as an XRD: the same plan with one copy before the carry.
+  const xrdPlan = analyzeXRD({ scope: "Namespaced", hub, spoke }, renameSize).plan!;
+  const passthrough = { op: "copy", from: ["status", "conditions"], to: ["status", "conditions"] };
+  assert.deepEqual(xrdPlan, {
+    ...crd,
+    hubToSpoke: [crd.hubToSpoke[0], passthrough, carry],
+    spokeToHub: [crd.spokeToHub[0], passthrough, carry],
+  });
 });

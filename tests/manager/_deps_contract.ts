@@ -20,6 +20,7 @@ import {
   buildConversionPatch,
   buildRevertPatch,
   MANAGED_BY_ANNOTATION,
+  PLAN_HASH_ANNOTATION,
 } from "../../src/manager/conversion_patch.ts";
 import {
   CA_PEM,
@@ -217,6 +218,51 @@ export const CONFIG_DEPS_CONTRACT: readonly ContractCase[] = [
       const reverted = await c.deps.getTargetLive!("CRD", WIDGETS);
       assert.deepEqual(at(reverted, "spec", "conversion"), { strategy: "None" });
       assert.equal(at(reverted, "metadata", "annotations", MANAGED_BY_ANNOTATION), undefined);
+    },
+  },
+  {
+    name: "applyTarget: a legacy XRD's revert (at v1) removes the whole stanza and the annotations",
+    async run(c) {
+      const name = "xlegacies.example.org";
+      const base = netXRD({ claims: true, plural: "xlegacies" });
+      // Offering claims, so written at v1, where Crossplane admits only a Webhook stanza.
+      await c.putTarget({
+        ...base,
+        apiVersion: "apiextensions.crossplane.io/v1",
+        metadata: { name },
+      });
+      const live = (await c.deps.getTargetLive!("XRD", name))!;
+      await c.deps.applyTarget(buildConversionPatch({
+        targetKind: "XRD",
+        targetName: name,
+        liveTarget: live,
+        configName: "legacies",
+        planHash: "sha256:plan",
+        serverName: "main",
+        serverNamespace: c.namespace,
+        caBundle: textToBase64(CA_PEM),
+      }));
+      const applied = (await c.deps.getTargetLive!("XRD", name))!;
+      assert.equal(at(applied, "spec", "conversion", "strategy"), "Webhook");
+      assert.equal(at(applied, "metadata", "annotations", MANAGED_BY_ANNOTATION), "legacies");
+      // What Crossplane's v1 schema refuses: a stanza naming only `strategy: None`.
+      await assert.rejects(
+        c.deps.applyTarget({
+          apiVersion: "apiextensions.crossplane.io/v1",
+          kind: "CompositeResourceDefinition",
+          metadata: { name },
+          spec: { conversion: { strategy: "None" } },
+        }),
+        /Webhook configuration is required/,
+      );
+      const revert = buildRevertPatch("XRD", name, applied);
+      assert.equal(revert.apiVersion, "apiextensions.crossplane.io/v1");
+      await c.deps.applyTarget(revert);
+      const reverted = await c.deps.getTargetLive!("XRD", name);
+      assert.equal(at(reverted, "spec", "conversion"), undefined);
+      assert.equal(at(reverted, "metadata", "annotations", MANAGED_BY_ANNOTATION), undefined);
+      assert.equal(at(reverted, "metadata", "annotations", PLAN_HASH_ANNOTATION), undefined);
+      assert.deepEqual(at(reverted, "spec", "claimNames"), { kind: "Net", plural: "nets" });
     },
   },
   {

@@ -393,17 +393,38 @@ export class World implements ConfigReconcileDeps {
     const pem = data?.["ca.crt"];
     return Promise.resolve(pem === "" ? undefined : pem);
   }
-  /** Applies like SSA would for the fields dco owns: the conversion and the two annotations. */
+  /**
+   * Applies like SSA would for the fields dco owns: the conversion (gone when the patch names none,
+   * as an XRD's revert) and the two annotations. At `apiextensions.crossplane.io/v1` a stanza
+   * other than Webhook with a webhook is refused, as Crossplane's v1 XRD schema does.
+   */
   applyTarget(obj: JsonObject) {
-    const conversion = structuredClone((obj.spec as JsonObject).conversion as JsonObject);
-    this.calls.push(`apply ${conversion.strategy}`);
+    const spec = obj.spec as JsonObject | undefined;
+    const conversion = spec?.conversion === undefined
+      ? undefined
+      : structuredClone(spec.conversion as JsonObject);
+    this.calls.push(`apply ${conversion?.strategy ?? "(no conversion)"}`);
     if (this.applyError) return Promise.reject(this.applyError);
+    if (
+      obj.apiVersion === "apiextensions.crossplane.io/v1" && conversion !== undefined &&
+      (conversion.strategy !== "Webhook" || conversion.webhook === undefined)
+    ) {
+      return Promise.reject(
+        new KubeApiError(
+          422,
+          "Invalid",
+          "spec.conversion: Invalid value: Webhook configuration is required when conversion " +
+            "strategy is Webhook",
+        ),
+      );
+    }
     this.applied.push(obj);
     const stored = this.#store(obj.kind === "CustomResourceDefinition" ? "CRD" : "XRD")
       .get(nameOf(obj));
     if (stored !== undefined && !(stored instanceof Error)) {
       const t = stored as JsonObject & { metadata: JsonObject; spec: JsonObject };
-      t.spec.conversion = conversion;
+      if (conversion === undefined) delete t.spec.conversion;
+      else t.spec.conversion = conversion;
       const ann = (obj.metadata as JsonObject).annotations as Record<string, string> | undefined;
       if (ann) t.metadata.annotations = { ...ann };
       else delete t.metadata.annotations;

@@ -81,17 +81,30 @@ Deno.test("XRD apply patch: v2 unless the XRD offers claims; explicit port and r
   assert.equal(xrdWriteApiVersion(undefined), "apiextensions.crossplane.io/v2");
 });
 
-Deno.test("revert patch: identity plus strategy None only (no annotations)", () => {
+Deno.test("revert patch of a CRD: identity plus strategy None only (no annotations)", () => {
   assert.deepEqual(buildRevertPatch("CRD", "widgets.example.com"), {
     apiVersion: "apiextensions.k8s.io/v1",
     kind: "CustomResourceDefinition",
     metadata: { name: "widgets.example.com" },
     spec: { conversion: { strategy: "None" } },
   });
-  assert.equal(
-    buildRevertPatch("XRD", "x.example.org", { spec: { claimNames: { kind: "X" } } }).apiVersion,
-    "apiextensions.crossplane.io/v1",
+});
+
+Deno.test("revert patch of an XRD: identity only, so the whole stanza goes (v1 and v2)", () => {
+  // Crossplane's v1 XRD schema refuses a stanza that is not Webhook with a webhook.
+  assert.deepEqual(
+    buildRevertPatch("XRD", "x.example.org", { spec: { claimNames: { kind: "X" } } }),
+    {
+      apiVersion: "apiextensions.crossplane.io/v1",
+      kind: "CompositeResourceDefinition",
+      metadata: { name: "x.example.org" },
+    },
   );
+  assert.deepEqual(buildRevertPatch("XRD", "x.example.org", { spec: {} }), {
+    apiVersion: "apiextensions.crossplane.io/v2",
+    kind: "CompositeResourceDefinition",
+    metadata: { name: "x.example.org" },
+  });
 });
 
 Deno.test("webhookURL never carries a port", () => {

@@ -252,7 +252,10 @@ Deno.test("claims: v1 write, composite + claim CRDs; not-found wins over mismatc
   w.applied = [];
   await run(w);
   assert.equal(w.applied[0].apiVersion, "apiextensions.crossplane.io/v1");
-  assert.deepEqual(w.applied[0].spec, { conversion: { strategy: "None" } });
+  // No stanza at all: Crossplane's v1 schema refuses `strategy: None`.
+  assert.equal(w.applied[0].spec, undefined);
+  const reverted = w.xrds.get(XRD_NAME)?.spec as JsonObject;
+  assert.equal(reverted.conversion, undefined, "the stanza is gone");
 });
 
 Deno.test("v2 write for an XRD without claims, for apply and delete revert", async () => {
@@ -267,6 +270,7 @@ Deno.test("v2 write for an XRD without claims, for apply and delete revert", asy
   w.applied = [];
   await run(w);
   assert.equal(w.applied[0].apiVersion, "apiextensions.crossplane.io/v2");
+  assert.equal(w.applied[0].spec, undefined, "the stanza is removed at v2 too");
   assert.equal(w.cfg, undefined, "finalizer removed after the revert");
   assert.deepEqual(w.reverts, [], "never during delete");
 });

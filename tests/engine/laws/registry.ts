@@ -16,11 +16,13 @@ import type {
   JsonValue,
   Lossless,
   SchemaNode,
+  SchemaSource,
   StrategyName,
   UnmappedFieldPolicy,
 } from "../../../src/engine/mod.ts";
 import type { GenerateOptions, Rng } from "../../../src/engine/generate.ts";
 import { setKey } from "../../../src/engine/value.ts";
+import { pairSource, xrdPairSource } from "../_helpers.ts";
 
 /** A path whose value may legitimately be missing after a round trip. */
 export interface Vanishing {
@@ -52,6 +54,11 @@ export interface LawCase {
   /** `openAPIV3Schema` of the hub (`v2`, storage) and the spoke (`v1`). */
   hub: SchemaNode;
   spoke: SchemaNode;
+  /**
+   * Whose versions the pair is: a CRD's (the default) or a Namespaced XRD's, whose generated
+   * CRDs carry Crossplane's injected fields in every version.
+   */
+  target?: "CRD" | "XRD";
   /** The spoke's rules, acknowledged where lossy. */
   rules: ConversionRuleSpec[];
   policy?: UnmappedFieldPolicy;
@@ -85,6 +92,11 @@ export function registerLawCase(c: LawCase): void {
 
 export function lawCases(): readonly LawCase[] {
   return CASES;
+}
+
+/** The schema source a case is analysed against (see `LawCase.target`). */
+export function caseSource(c: LawCase): SchemaSource {
+  return c.target === "XRD" ? xrdPairSource(c.hub, c.spoke) : pairSource(c.hub, c.spoke);
 }
 
 /** Sets `metadata.<map>.<key>` of an object (creating the maps). */

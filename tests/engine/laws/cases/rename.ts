@@ -1,5 +1,6 @@
 /** Law cases: FieldRename, plus the core features around it (identity coverage, `when`). */
 import { arr, bool, free, int, map, obj, root, str } from "../../_schemas.ts";
+import type { JsonObject } from "../../../../src/engine/mod.ts";
 import { registerLawCase } from "../registry.ts";
 
 const family = "rename";
@@ -108,4 +109,29 @@ registerLawCase({
     fieldRename: { hubPath: "spec.__proto__.x", spokePath: "spec.__proto__.y" },
   }],
   lossless: { hubToSpoke: true, spokeToHub: true },
+});
+
+registerLawCase({
+  family,
+  name: "core: an XRD without status, Crossplane's status.conditions passed through",
+  strategy: "core",
+  target: "XRD",
+  hub: root({ size: int(), color: str() }, { requireSpec: true }),
+  spoke: root({ capacity: int(), color: str() }, { requireSpec: true }),
+  rules: [{
+    strategy: "FieldRename",
+    fieldRename: { hubPath: "spec.size", spokePath: "spec.capacity" },
+  }],
+  lossless: { hubToSpoke: true, spokeToHub: true },
+  // What Crossplane writes into every version of the generated CRD.
+  prepare: (o, _side, rng) => {
+    if (rng.chance(0.2)) return;
+    const conditions = ["Synced", "Ready"].slice(0, rng.int(1, 2)).map((type) => ({
+      type,
+      status: rng.pick(["True", "False"]),
+      reason: rng.pick(["ReconcileSuccess", "Creating"]),
+    }));
+    o.status = { conditions };
+    (o.spec as JsonObject).crossplane = { compositionRef: { name: rng.pick(["a", "b"]) } };
+  },
 });
