@@ -142,6 +142,23 @@ export async function observeReplica(
   return out;
 }
 
+/**
+ * Every Ready replica's registry size (`dco_webhook_registry_size`), by Pod; a replica whose
+ * `/metrics` cannot be read counts as 0.
+ */
+export async function registrySizes(api: Api, namespace: string): Promise<Map<string, number>> {
+  const pods = await replicaPods(api, namespace);
+  const sizes = await Promise.all(pods.map(async (p) => {
+    try {
+      const text = await replicaMetrics(api, namespace, p.metadata.name);
+      return sampleValue(text, "dco_webhook_registry_size") ?? 0;
+    } catch {
+      return 0;
+    }
+  }));
+  return new Map(pods.map((p, i) => [p.metadata.name as string, sizes[i]]));
+}
+
 /** Every replica of `namespace`, observed. */
 export async function observeFleet(api: Api, namespace: string): Promise<ReplicaObservation[]> {
   const pods = await replicaPods(api, namespace);

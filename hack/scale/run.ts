@@ -51,16 +51,23 @@ type Conditions = { status?: { conditions?: { type: string; status: string }[] }
 const established = (crd: Conditions) =>
   (crd.status?.conditions ?? []).some((c) => c.type === "Established" && c.status === "True");
 
+/** What {@link applyFleet} took, in seconds; `configSeconds` only when it waited for `Applied`. */
+export interface FleetSetup {
+  crdSeconds: number;
+  configSeconds?: number;
+}
+
 /**
- * The namespace, the CRDs (waited Established), then the configs (waited until each is `Applied`
- * and its CRD converts through the webhook). Resolves to the seconds the configs took.
+ * The namespace, the CRDs (waited Established), then the configs — waited until each is `Applied`
+ * and its CRD converts through the webhook, unless `waitApplied` is false (a run that measures
+ * only the replicas' registries, which load a config whatever its phase).
  */
 export async function applyFleet(
   api: Api,
   fleet: Fleet,
-  opts: { namespace: string; parallel: number; timeoutMs: number },
+  opts: { namespace: string; parallel: number; timeoutMs: number; waitApplied?: boolean },
   log: Log,
-): Promise<{ crdSeconds: number; configSeconds: number }> {
+): Promise<FleetSetup> {
   await apply(api, `/api/v1/namespaces/${opts.namespace}`, {
     apiVersion: "v1",
     kind: "Namespace",
@@ -85,6 +92,10 @@ export async function applyFleet(
     opts.parallel,
     (t) => apply(api, `${CONFIGS}/${configName(t)}`, t.config),
   );
+  if (opts.waitApplied === false) {
+    log(`${fleet.targets.length} configs created (not waited for Applied)`);
+    return { crdSeconds };
+  }
   await each(fleet.targets, opts.parallel, async (t) => {
     const name = configName(t);
     await waitFor(`${name} Applied`, async () => {

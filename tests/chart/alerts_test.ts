@@ -152,7 +152,7 @@ Deno.test("alerts: hack/promtool.sh provides a working promtool", async () => {
   assert.match(r.stdout + r.stderr, /promtool, version \d+\.\d+/);
 });
 
-Deno.test("alerts: the rendered rule pack has every alert of operations.md §2, in order", async () => {
+Deno.test("alerts: the rendered rule pack has every alert of docs/observability.md, in order", async () => {
   const { spec } = await prepare();
   assert.deepEqual(spec.groups.map((g: Obj) => g.name), ["declarative-conversion-operator"]);
   const rules = rulesOf(spec);

@@ -200,7 +200,7 @@ Deno.test("default CWS: pod spec, volumes, default topology spread", () => {
   }
 });
 
-Deno.test("security context is PSS restricted (operations.md §6.1)", () => {
+Deno.test("security context is PSS restricted", () => {
   for (const server of [cws(), cws(FULL_SPEC)]) {
     const pod = buildDeployment(server, SETTINGS).spec.template.spec;
     assert.deepEqual(pod.securityContext, {
