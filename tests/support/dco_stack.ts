@@ -9,6 +9,7 @@
  */
 import assert from "node:assert/strict";
 import type * as k8s from "@kubernetes/client-node";
+import type { ConversionConfigSpec } from "../../src/engine/types.ts";
 import type { CertificateModeFlag } from "../../src/manager/flags.ts";
 import { b64, type CertificateAuthority, writeServingPair } from "./certs.ts";
 import { type ControlPlane, freePort, waitFor } from "./control_plane.ts";
@@ -361,22 +362,29 @@ export interface FieldRenameConfigOptions {
   spokePath: string;
 }
 
-/** A conversion config with one spoke whose single rule renames the hub's field. */
-export function fieldRenameConfig(opts: FieldRenameConfigOptions): k8s.KubernetesObject {
+/** The spec of {@link fieldRenameConfig} (what the engine analyzes). */
+export function fieldRenameSpec(
+  opts: Omit<FieldRenameConfigOptions, "name">,
+): ConversionConfigSpec {
   const targetField = opts.kind === "CRDConversionConfig" ? "targetCRD" : "targetXRD";
   const fieldRename = { hubPath: opts.hubPath ?? "spec.size", spokePath: opts.spokePath };
+  return {
+    [targetField]: { name: opts.target },
+    hubVersion: opts.hubVersion ?? "v1",
+    spokes: [{
+      version: opts.spokeVersion ?? "v2",
+      rules: [{ strategy: "FieldRename", fieldRename }],
+    }],
+  };
+}
+
+/** A conversion config with one spoke whose single rule renames the hub's field. */
+export function fieldRenameConfig(opts: FieldRenameConfigOptions): k8s.KubernetesObject {
   return {
     apiVersion: `${DCO_GROUP}/v1alpha1`,
     kind: opts.kind,
     metadata: { name: opts.name },
-    spec: {
-      [targetField]: { name: opts.target },
-      hubVersion: opts.hubVersion ?? "v1",
-      spokes: [{
-        version: opts.spokeVersion ?? "v2",
-        rules: [{ strategy: "FieldRename", fieldRename }],
-      }],
-    },
+    spec: fieldRenameSpec(opts),
   } as k8s.KubernetesObject;
 }
 
