@@ -66,16 +66,13 @@ function log(msg: string): void {
 
 /** The CRD: v1 (`size`, storage) and v2 (`capacity`), a number `ratio` and a string `owner`. */
 function crd(): Obj {
-  const c: Obj = twoVersionCRD({
+  return twoVersionCRD({
     group: GROUP,
     plural: PLURAL,
     kind: KIND,
     stringFields: ["owner"],
+    specFields: { ratio: { type: "number" } },
   });
-  for (const v of c.spec.versions) {
-    v.schema.openAPIV3Schema.properties.spec.properties.ratio = { type: "number" };
-  }
-  return c;
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, Math.max(0, ms)));

@@ -481,18 +481,16 @@ export interface TwoVersionOptions {
   stringFields?: string[];
   /** One more string field of v1's `spec` (schema drift). */
   extraV1Field?: string;
+  /** Fields of `spec` of other types in both versions, by their schemas. */
+  specFields?: Record<string, Obj>;
 }
 
-/** The structural schema of one version: an integer `spec.<intField>` and string fields. */
-function specSchema(intField: string, stringFields: string[]): Obj {
+/** The structural schema of one version: an integer `spec.<intField>`, string and other fields. */
+function specSchema(intField: string, stringFields: string[], more: Record<string, Obj>): Obj {
   const strings = Object.fromEntries(stringFields.map((f) => [f, { type: "string" }]));
+  const properties = { [intField]: { type: "integer" }, ...strings, ...structuredClone(more) };
   return {
-    openAPIV3Schema: {
-      type: "object",
-      properties: {
-        spec: { type: "object", properties: { [intField]: { type: "integer" }, ...strings } },
-      },
-    },
+    openAPIV3Schema: { type: "object", properties: { spec: { type: "object", properties } } },
   };
 }
 
@@ -504,9 +502,11 @@ function twoVersions(
 ): Obj[] {
   const strings = opts.stringFields ?? ["color"];
   const v1Strings = opts.extraV1Field ? [...strings, opts.extraV1Field] : strings;
+  const schema = (intField: string, fields: string[]) =>
+    specSchema(intField, fields, opts.specFields ?? {});
   return [
-    { name: "v1", served: true, [flag]: flagged === "v1", schema: specSchema("size", v1Strings) },
-    { name: "v2", served: true, [flag]: flagged === "v2", schema: specSchema("capacity", strings) },
+    { name: "v1", served: true, [flag]: flagged === "v1", schema: schema("size", v1Strings) },
+    { name: "v2", served: true, [flag]: flagged === "v2", schema: schema("capacity", strings) },
   ];
 }
 
