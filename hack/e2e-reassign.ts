@@ -14,23 +14,14 @@
  * Exit 0 only when every check held.
  */
 import { resolveServer, type ServerInfo } from "../src/assign/resolve.ts";
+import { type ControlPlane, startControlPlane, waitFor } from "../tests/support/control_plane.ts";
 import {
-  type ControlPlane,
-  freePort,
-  startControlPlane,
-  waitFor,
-} from "../tests/support/control_plane.ts";
-import {
-  admissionCertificate,
-  applyChartRBAC,
   fieldRenameConfig,
   findCondition,
   getJSON,
-  installDcoCRDs,
   kubectlOK,
   type Obj,
-  stackLogs,
-  startManager,
+  startDcoStack,
   twoVersionCRD,
   validatingWebhook,
   WEBHOOK_SERVER_SA,
@@ -237,20 +228,12 @@ async function main(): Promise<number> {
     name: "reassign",
     kubelet: webhookServerKubelet(IMAGE),
   });
-  await installDcoCRDs(cp);
-  const ns = await cp.createNamespace("dco-system");
-  await applyChartRBAC(cp, ns);
-  const { certDir, ca } = await admissionCertificate(cp, "dco-reassign-ca");
-  const admissionPort = freePort();
-  await using manager = startManager(cp, {
-    certDir,
-    namespace: ns,
-    admissionPort,
+  await using manager = await startDcoStack(cp, {
+    caName: "dco-reassign-ca",
     webhookServerImage: IMAGE,
-    certificateMode: "builtin",
     features: { xrd: false },
   });
-  const dump = () => stackLogs(cp, manager, { manager: 30, pods: 20 });
+  const { namespace: ns, admissionPort, ca, failing } = manager;
 
   // Admission for the servers, so the pool rule is enforced by the apiserver.
   await cp.apply(validatingWebhook({
@@ -286,9 +269,7 @@ async function main(): Promise<number> {
   };
   await waitFor("both instances ready", async () => await ready(ALPHA) && await ready(BETA), {
     timeoutMs: 180_000,
-  }).catch(async (e) => {
-    throw new Error(`${(e as Error).message}\n${await dump()}`);
-  });
+  }).catch(failing);
   const servedBy = async () => {
     const c = await getJSON(cp, "crdconversionconfigs.terasky.com", "widgets");
     const url: string = c.status?.webhookURL ?? "";
@@ -305,9 +286,7 @@ async function main(): Promise<number> {
   await waitFor("the config Applied on alpha", async () => {
     const s = await servedBy();
     return s.applied && s.server === ALPHA;
-  }, { timeoutMs: 120_000 }).catch(async (e) => {
-    throw new Error(`${(e as Error).message}\n${await dump()}`);
-  });
+  }, { timeoutMs: 120_000 }).catch(failing);
   log("both instances ready; the config is Applied on alpha (pool {alpha}); starting the load");
 
   const ns2 = await cp.createNamespace("objects");
@@ -354,9 +333,7 @@ async function main(): Promise<number> {
       const done = await waitFor(`${label}: Applied on ${to}`, async () => {
         const s = await servedBy();
         return s.applied && s.server === to ? s.config : undefined;
-      }, { timeoutMs: 120_000 }).catch(async (e) => {
-        throw new Error(`${(e as Error).message}\n${await dump()}`);
-      });
+      }, { timeoutMs: 120_000 }).catch(failing);
       const seconds = (performance.now() - started) / 1000;
       const handover = findCondition(done, "HandoverReady");
       const verdict = handover ? `${handover.status}/${handover.reason}` : "none";

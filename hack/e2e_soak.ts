@@ -38,16 +38,12 @@ import { ReplicaSampler } from "./soak/sampler.ts";
 import { renderSummary, spread, steadySamples } from "./soak/summary.ts";
 import { type ControlPlane, startControlPlane, waitFor } from "../tests/support/control_plane.ts";
 import {
-  admissionCertificate,
-  applyChartRBAC,
   fieldRenameConfig,
   getJSON,
-  installDcoCRDs,
-  kubectlOK,
   type Obj,
   readyWebhookServer,
-  stackLogs,
-  startManager,
+  rolloutRestart,
+  startDcoStack,
   twoVersionCRD,
   WEBHOOK_SERVER_SA,
   webhookServer,
@@ -70,16 +66,13 @@ function log(msg: string): void {
 
 /** The CRD: v1 (`size`, storage) and v2 (`capacity`), a number `ratio` and a string `owner`. */
 function crd(): Obj {
-  const c: Obj = twoVersionCRD({
+  return twoVersionCRD({
     group: GROUP,
     plural: PLURAL,
     kind: KIND,
     stringFields: ["owner"],
+    specFields: { ratio: { type: "number" } },
   });
-  for (const v of c.spec.versions) {
-    v.schema.openAPIV3Schema.properties.spec.properties.ratio = { type: "number" };
-  }
-  return c;
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, Math.max(0, ms)));
@@ -91,22 +84,12 @@ export async function runSoak(opts: SoakOptions): Promise<SoakResult> {
     name: "soak",
     kubelet: webhookServerKubelet(IMAGE),
   });
-  await installDcoCRDs(cp);
-  const ns = await cp.createNamespace("dco-system");
-  await applyChartRBAC(cp, ns);
-  const { certDir } = await admissionCertificate(cp, "dco-soak-ca");
-  await using manager = startManager(cp, {
-    certDir,
-    namespace: ns,
+  await using manager = await startDcoStack(cp, {
+    caName: "dco-soak-ca",
     webhookServerImage: IMAGE,
-    certificateMode: "builtin",
     features: { xrd: false },
   });
-  const failing = async (e: unknown): Promise<never> => {
-    throw new Error(
-      `${(e as Error).message}\n${await stackLogs(cp, manager, { manager: 30, pods: 30 })}`,
-    );
-  };
+  const { namespace: ns, failing } = manager;
   await cp.apply(webhookServer(CWS, {
     default: true,
     replicas: env.replicas,
@@ -218,16 +201,7 @@ export async function runSoak(opts: SoakOptions): Promise<SoakResult> {
             started + (i * env.durationSeconds * 1000) / (env.restarts + 1) - performance.now(),
           );
           const at = clock();
-          await kubectlOK(cp, "rollout", "restart", `deployment/${DEPLOYMENT}`, "-n", ns);
-          await kubectlOK(
-            cp,
-            "rollout",
-            "status",
-            `deployment/${DEPLOYMENT}`,
-            "-n",
-            ns,
-            "--timeout=300s",
-          );
+          await rolloutRestart(cp, ns, DEPLOYMENT, 300_000);
           const rolloutSeconds = clock() - at;
           restarts.push({ at, rolloutSeconds });
           log(

@@ -7,7 +7,7 @@
  * apiserver's own conversion-webhook histogram and the replicas' review histogram.
  */
 import type { JsonObject } from "../../src/lib/json.ts";
-import { fieldRenameConfig } from "../../tests/support/dco_stack.ts";
+import { fieldRenameConfig, twoVersionCRD } from "../../tests/support/dco_stack.ts";
 import { waitFor } from "../../tests/support/wait.ts";
 import { type Api, ApiError } from "./api.ts";
 import { nearestRank } from "./measure.ts";
@@ -31,37 +31,13 @@ export interface ListBenchOptions {
 
 /** Versions v1 (`spec.size`, storage) and v2 (`spec.capacity`); both carry `spec.labels`. */
 export function benchCRD(): JsonObject {
-  const version = (name: string, intField: string, storage: boolean): JsonObject => ({
-    name,
-    served: true,
-    storage,
-    schema: {
-      openAPIV3Schema: {
-        type: "object",
-        properties: {
-          spec: {
-            type: "object",
-            properties: {
-              owner: { type: "string" },
-              labels: { type: "object", additionalProperties: { type: "string" } },
-              [intField]: { type: "integer" },
-            } as JsonObject,
-          },
-        },
-      },
-    },
-  });
-  return {
-    apiVersion: "apiextensions.k8s.io/v1",
-    kind: "CustomResourceDefinition",
-    metadata: { name: BENCH_CRD },
-    spec: {
-      group: BENCH_GROUP,
-      scope: "Namespaced",
-      names: { plural: BENCH_PLURAL, singular: "payload", kind: "Payload" },
-      versions: [version("v1", "size", true), version("v2", "capacity", false)],
-    },
-  };
+  return twoVersionCRD({
+    group: BENCH_GROUP,
+    plural: BENCH_PLURAL,
+    kind: "Payload",
+    stringFields: ["owner"],
+    specFields: { labels: { type: "object", additionalProperties: { type: "string" } } },
+  }) as unknown as JsonObject;
 }
 
 /** The config converting it: hub v1, spoke v2 renames `size` to `capacity`. */

@@ -4,6 +4,7 @@
  * the wall-clock time of the whole phase (version 1 used 1/p50, so the two are not comparable).
  */
 import { z } from "zod";
+import { bytes, count, millis, resultHeader, seconds } from "../_result.ts";
 
 export const SCALE_RESULT_SCHEMA_VERSION = 2;
 
@@ -24,9 +25,6 @@ export const ENVELOPE_KEYS = [
   "qps",
   "burst",
 ] as const;
-
-const count = z.number().int().nonnegative();
-const millis = z.number().nonnegative();
 
 export const MeasurementSchema = z.object({
   n: count,
@@ -50,16 +48,15 @@ export type Envelope = z.infer<typeof EnvelopeSchema>;
 
 /** Figures read from the webhook-server replicas after the run; each may be missing. */
 export const ObservedSchema = z.object({
-  webhookInitialSyncSeconds: z.number().nonnegative().optional(),
+  webhookInitialSyncSeconds: seconds.optional(),
   webhookInitialSyncTargets: count.optional(),
-  webhookWorkingSetBytes: z.number().nonnegative().optional(),
+  webhookWorkingSetBytes: bytes.optional(),
   webhookReplicas: count.optional(),
 });
 export type Observed = z.infer<typeof ObservedSchema>;
 
 export const ScaleResultSchema = z.object({
-  schemaVersion: z.literal(SCALE_RESULT_SCHEMA_VERSION),
-  recordedAt: z.iso.datetime({ offset: true }),
+  ...resultHeader(SCALE_RESULT_SCHEMA_VERSION),
   targets: count,
   instances: count,
   totalObjects: count,

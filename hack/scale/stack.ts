@@ -6,15 +6,12 @@
  */
 import { type ControlPlane, waitFor } from "../../tests/support/control_plane.ts";
 import {
-  admissionCertificate,
-  applyChartRBAC,
   getJSON,
-  installDcoCRDs,
   kubectlOK,
   type ManagerProcess,
   readyWebhookServer,
-  stackLogs,
-  startManager,
+  rolloutStatus,
+  startDcoStack,
   WEBHOOK_SERVER_SA,
   webhookServer,
   webhookServerKubelet,
@@ -59,18 +56,12 @@ export async function startScaleStack(
   opts: StackOptions = {},
 ): Promise<ScaleStack> {
   const replicas = opts.replicas ?? 2;
-  await installDcoCRDs(cp);
-  const namespace = await cp.createNamespace("dco-system");
-  await applyChartRBAC(cp, namespace);
-  const { certDir } = await admissionCertificate(cp, "dco-scale-ca");
-  const manager = startManager(cp, {
-    certDir,
-    namespace,
+  const manager = await startDcoStack(cp, {
+    caName: "dco-scale-ca",
     webhookServerImage: SCALE_IMAGE,
-    certificateMode: "builtin",
     features: { xrd: false, crd: true },
   });
-  const logs = () => stackLogs(cp, manager, { manager: 30, pods: 30 });
+  const { namespace, logs } = manager;
   await cp.apply(webhookServer(SERVER_NAME, {
     default: true,
     replicas,
@@ -159,15 +150,7 @@ export async function setMemoryLimit(
 
 /** Waits until the Deployment rolled out: new Pods all Ready, the old ones gone. */
 async function waitForRollout(cp: ControlPlane, stack: ScaleStack, timeoutMs: number) {
-  await kubectlOK(
-    cp,
-    "rollout",
-    "status",
-    `deployment/${DEPLOYMENT}`,
-    "-n",
-    stack.namespace,
-    `--timeout=${Math.ceil(timeoutMs / 1000)}s`,
-  ).catch(async (e) => {
+  await rolloutStatus(cp, stack.namespace, DEPLOYMENT, timeoutMs).catch(async (e) => {
     throw new Error(`${(e as Error).message}\n${await stack.logs()}`);
   });
   // `rollout status` is done when the new ReplicaSet is available; the old Pods may still be

@@ -4,12 +4,9 @@
  * docs/operations.md ("Soak").
  */
 import { z } from "zod";
+import { bytes, count, millis, resultHeader, seconds } from "../_result.ts";
 
 export const SOAK_RESULT_SCHEMA_VERSION = 1;
-
-const count = z.number().int().nonnegative();
-const seconds = z.number().nonnegative();
-const bytes = z.number().nonnegative();
 
 /** Inputs that change what the run measures. */
 export const SoakEnvelopeSchema = z.object({
@@ -41,8 +38,8 @@ export const TrafficSchema = z.object({
   /** 429 + Retry-After answers retried, as client-go does (not failures). */
   retried429: count,
   /** Nearest-rank latency of every request, ms. */
-  p50Ms: z.number().nonnegative(),
-  p99Ms: z.number().nonnegative(),
+  p50Ms: millis,
+  p99Ms: millis,
   /** The first distinct failure and wrong-value messages (at most 10). */
   errorSamples: z.array(z.string()),
 });
@@ -101,8 +98,7 @@ export const LeakVerdictSchema = z.object({
 });
 
 export const SoakResultSchema = z.object({
-  schemaVersion: z.literal(SOAK_RESULT_SCHEMA_VERSION),
-  recordedAt: z.iso.datetime({ offset: true }),
+  ...resultHeader(SOAK_RESULT_SCHEMA_VERSION),
   envelope: SoakEnvelopeSchema,
   /** Wall-clock seconds of the soak (after the self-check). */
   elapsedSeconds: seconds,

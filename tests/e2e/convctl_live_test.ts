@@ -29,6 +29,7 @@ import { createCA } from "../support/certs.ts";
 import {
   DCO_GROUP,
   fieldRenameConfig,
+  fieldRenameSpec,
   installDcoCRDs,
   type Obj as Loose,
   twoVersionCRD,
@@ -47,17 +48,11 @@ const GROUP = "live.dco.test";
 const PLURAL = "widgets";
 const CRD_NAME = `${PLURAL}.${GROUP}`;
 
-const CONFIG: ConversionConfigSpec = {
-  targetCRD: { name: CRD_NAME },
-  hubVersion: "v1",
-  spokes: [{
-    version: "v2",
-    rules: [{
-      strategy: "FieldRename",
-      fieldRename: { hubPath: "spec.size", spokePath: "spec.capacity" },
-    }],
-  }],
-};
+const CONFIG: ConversionConfigSpec = fieldRenameSpec({
+  kind: "CRDConversionConfig",
+  target: CRD_NAME,
+  spokePath: "spec.capacity",
+});
 
 /** The CRD; `withStatus` adds a top-level `status.phase` to both versions' schemas. */
 function widgetCRD(withStatus: boolean, conversion?: Obj): k8s.KubernetesObject {
@@ -129,12 +124,12 @@ e2eTest("convctl test --live and fleet mode on a real apiserver", async (cp: Con
   const configFile = `${dir}/config.yaml`;
   await Deno.writeTextFile(
     configFile,
-    JSON.stringify({
-      apiVersion: "terasky.com/v1alpha1",
+    JSON.stringify(fieldRenameConfig({
+      name: "widgets-conversion",
       kind: "CRDConversionConfig",
-      metadata: { name: "widgets-conversion" },
-      spec: CONFIG,
-    }),
+      target: CRD_NAME,
+      spokePath: "spec.capacity",
+    })),
   );
   const crdFile = `${dir}/crd.yaml`;
   await Deno.writeTextFile(crdFile, JSON.stringify(crd));
@@ -230,12 +225,12 @@ e2eTest("convctl test --live and fleet mode on a real apiserver", async (cp: Con
     const gadgetConfig = `${dir}/gadget-config.yaml`;
     await Deno.writeTextFile(
       gadgetConfig,
-      JSON.stringify({
-        apiVersion: "terasky.com/v1alpha1",
+      JSON.stringify(fieldRenameConfig({
+        name: "gadgets-conversion",
         kind: "CRDConversionConfig",
-        metadata: { name: "gadgets-conversion" },
-        spec: { ...CONFIG, targetCRD: { name: `${plural}.${GROUP}` } },
-      }),
+        target: `${plural}.${GROUP}`,
+        spokePath: "spec.capacity",
+      })),
     );
     const r = await convctl(
       "test",

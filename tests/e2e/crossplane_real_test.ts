@@ -33,19 +33,16 @@
 import assert from "node:assert/strict";
 import type * as k8s from "@kubernetes/client-node";
 
-import { assertStays, e2eTest, freePort, waitFor } from "../support/control_plane.ts";
+import { assertStays, e2eTest, waitFor } from "../support/control_plane.ts";
 import {
-  admissionCertificate,
-  applyChartRBAC,
   createObject,
   fieldRenameConfig,
   findCondition as cond,
-  installDcoCRDs,
+  installDco,
   kubectlFor,
   type Obj,
   readyWebhookServer,
-  stackLogs,
-  startManager,
+  startDcoManager,
   tryGetJSON,
   twoVersionXRD,
   WEBHOOK_SERVER_SA,
@@ -110,10 +107,7 @@ function eventCount(w: WatchRecorder, name: string): number {
 
 e2eTest(TITLE, async (cp, t) => {
   assert.ok(cp.crossplane, "Crossplane runs");
-  await installDcoCRDs(cp);
-  const ns = await cp.createNamespace("dco-system");
-  await applyChartRBAC(cp, ns, { crossplane: true });
-  const { certDir, ca } = await admissionCertificate(cp, "dco-xp-ca");
+  const ns = await installDco(cp, { rbac: { crossplane: true } });
   const { kubectl, getJSON } = kubectlFor(cp);
   const xrd = (name: string) => getJSON(XRD_RESOURCE, name);
 
@@ -175,19 +169,13 @@ e2eTest(TITLE, async (cp, t) => {
     );
   });
 
-  const admissionPort = freePort();
-  await using manager = startManager(cp, {
-    certDir,
+  await using manager = await startDcoManager(cp, {
+    caName: "dco-xp-ca",
     namespace: ns,
-    admissionPort,
     webhookServerImage: IMAGE,
-    certificateMode: "builtin",
     features: { xrd: true, crd: true },
   });
-  const failing = async (e: unknown): Promise<never> => {
-    const logs = await stackLogs(cp, manager, { manager: 40, pods: 20 });
-    throw new Error(`${(e as Error).message}\n${logs}`);
-  };
+  const { admissionPort, ca, failing } = manager;
   const config = (name: string, target: string) =>
     fieldRenameConfig({ kind: "XRDConversionConfig", name, target, spokePath: "spec.capacity" });
   const getConfig = (name: string) => getJSON("xrdconversionconfigs.terasky.com", name);

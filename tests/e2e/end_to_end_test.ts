@@ -26,20 +26,17 @@
  * engine's diagnostic; the manager's /metrics carry the workqueue, reconcile and wake families.
  */
 import assert from "node:assert/strict";
-import { type ControlPlane, e2eTest, freePort, waitFor } from "../support/control_plane.ts";
+import { type ControlPlane, e2eTest, waitFor } from "../support/control_plane.ts";
 import {
-  admissionCertificate,
-  applyChartRBAC,
   assertConvertsOnRead,
   assertPatchedAfterReady,
   assertWebhookServerPods,
   findCondition as cond,
-  installDcoCRDs,
+  installDco,
   kubectlFor,
   type Obj,
   readyWebhookServer,
-  stackLogs,
-  startManager,
+  startDcoManager,
   validatingWebhook,
   WEBHOOK_SERVER_SA,
   webhookServer,
@@ -61,14 +58,8 @@ function endToEnd(target: TargetKind, title: string, cpName: string): void {
   const GIZMOS = `${gizmos.plural}.${group}`;
 
   e2eTest(title, async (cp: ControlPlane, t) => {
-    await installDcoCRDs(cp, target.extraCRDs);
-    const ns = await cp.createNamespace("dco-system");
-    await applyChartRBAC(cp, ns, target.rbac);
+    const ns = await installDco(cp, { extraCRDs: target.extraCRDs, rbac: target.rbac });
     await using targets = await target.open(cp);
-
-    // The manager's admission listener gets a test certificate; the webhook servers' come
-    // from the manager's built-in CA (no cert-manager here).
-    const { certDir, ca } = await admissionCertificate(cp, "dco-e2e-ca");
     await targets.create(widgets, gizmos);
 
     // Watches from before anything of ours exists: the order proof below reads them.
@@ -78,22 +69,18 @@ function endToEnd(target: TargetKind, title: string, cpName: string): void {
       "/apis/terasky.com/v1alpha1/conversionwebhookservers",
     );
 
-    const admissionPort = freePort();
-    await using manager = startManager(cp, {
-      certDir,
+    await using manager = await startDcoManager(cp, {
+      caName: "dco-e2e-ca",
       namespace: ns,
-      admissionPort,
       webhookServerImage: IMAGE,
-      certificateMode: "builtin",
       features: target.features,
       logLevel: "debug",
     });
+    const { admissionPort, ca } = manager;
     const { kubectl, getJSON } = kubectlFor(cp);
     const getConfig = (name: string) => getJSON(configResource, name);
-    const failing = async (e: unknown): Promise<never> => {
-      const logs = await stackLogs(cp, manager, { manager: 40, pods: 30 });
-      throw new Error(`${(e as Error).message}\n${logs}\n${targets.diagnostics()}`);
-    };
+    const failing = (e: unknown): Promise<never> =>
+      manager.failing(new Error(`${(e as Error).message}\n${targets.diagnostics()}`));
     const caBundle = async () =>
       (await getJSON("secret", "dco-webhook-ca", "-n", ns)).data["tls.crt"];
 

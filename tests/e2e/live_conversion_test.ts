@@ -16,7 +16,7 @@ import {
   schemaSourceFromCRD,
 } from "../../src/engine/mod.ts";
 import { createCA } from "../support/certs.ts";
-import { twoVersionCRD, urlWebhookConversion } from "../support/dco_stack.ts";
+import { fieldRenameSpec, twoVersionCRD, urlWebhookConversion } from "../support/dco_stack.ts";
 import { type ControlPlane, e2eTest, waitFor } from "../support/control_plane.ts";
 import {
   FAILURE_MESSAGE,
@@ -39,17 +39,11 @@ function widgetCRD(url: string, caPEM: string): JsonObject {
   }) as unknown as JsonObject;
 }
 
-const CONFIG: ConversionConfigSpec = {
-  targetCRD: { name: CRD_NAME },
-  hubVersion: "v1",
-  spokes: [{
-    version: "v2",
-    rules: [{
-      strategy: "FieldRename",
-      fieldRename: { hubPath: "spec.size", spokePath: "spec.capacity" },
-    }],
-  }],
-};
+const CONFIG: ConversionConfigSpec = fieldRenameSpec({
+  kind: "CRDConversionConfig",
+  target: CRD_NAME,
+  spokePath: "spec.capacity",
+});
 
 function buildRouter(crd: JsonObject): Router {
   const result = analyze(schemaSourceFromCRD(crd), CONFIG);

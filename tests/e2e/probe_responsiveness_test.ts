@@ -8,13 +8,11 @@
 import assert from "node:assert/strict";
 import type * as k8s from "@kubernetes/client-node";
 import { installDcoCRDs } from "../support/dco_stack.ts";
-import { writeServingPair } from "../support/certs.ts";
 import { type ControlPlane, e2eTest, freePort, waitFor } from "../support/control_plane.ts";
-import { httpGet, startRoleProcess } from "../support/role_process.ts";
+import { httpGet } from "../support/role_process.ts";
 import { SLOW_TARGET, slowConfig, slowCRD, slowReview } from "../webhook/convert/_slow_target.ts";
+import { defaultRoleServer, roleCertificate, startRole } from "./_gizmos.ts";
 
-const REPO = new URL("../../", import.meta.url).pathname;
-const ENTRY = `${REPO}src/main/webhook_server.ts`;
 /** Seconds of CEL on this machine (each element is one costly evaluation). */
 const SLOW_ELEMENTS = 8;
 const PROBE_TIMEOUT_MS = 1_000;
@@ -23,18 +21,8 @@ e2eTest(
   "a slow conversion in the role's Worker does not hold /healthz or /readyz",
   async (cp: ControlPlane) => {
     await installDcoCRDs(cp);
-    const certDir = await cp.makeTempDir("probe-tls");
-    const { ca } = await writeServingPair(certDir, {
-      caName: "dco-probe-ca",
-      commonName: "dco-webhook",
-      hosts: ["127.0.0.1"],
-    });
-    await cp.apply({
-      apiVersion: "terasky.com/v1alpha1",
-      kind: "ConversionWebhookServer",
-      metadata: { name: "dco" },
-      spec: { default: true, certificate: { issuerRef: { name: "dco-selfsigned" } } },
-    } as k8s.KubernetesObject);
+    const { certDir, caPEM } = await roleCertificate(cp, "probe");
+    await cp.apply(defaultRoleServer());
     await cp.apply(slowCRD() as unknown as k8s.KubernetesObject);
     await cp.waitForCRD(SLOW_TARGET);
     await cp.apply(
@@ -46,21 +34,8 @@ e2eTest(
     );
 
     const port = freePort();
-    const metricsPort = freePort();
-    await using role = startRoleProcess(
-      ENTRY,
-      ["--allow-net", "--allow-env", `--allow-read=${certDir},${cp.kubeconfigPath},${REPO}src`],
-      [
-        "--webhook-server-name=dco",
-        `--tls-cert-dir=${certDir}`,
-        `--conversion-bind-address=127.0.0.1:${port}`,
-        `--metrics-bind-address=127.0.0.1:${metricsPort}`,
-        `--kubeconfig=${cp.kubeconfigPath}`,
-        "--enable-xrd-support=false",
-        "--conversion-workers=1",
-      ],
-    );
-    const plain = `http://127.0.0.1:${metricsPort}`;
+    await using role = startRole(cp, { certDir, port, args: ["--conversion-workers=1"] });
+    const plain = role.metricsURL;
     await waitFor("readiness", async () => (await httpGet(`${plain}/readyz`)).status === 200, {
       timeoutMs: 90_000,
     });
@@ -68,7 +43,7 @@ e2eTest(
     assert.match(metrics, /^dco_webhook_conversion_workers 1$/m);
     assert.match(role.output(), /"conversionWorkers":1/);
 
-    const client = Deno.createHttpClient({ caCerts: [ca.cert] });
+    const client = Deno.createHttpClient({ caCerts: [caPEM] });
     const arrivals: string[] = [];
     try {
       const slow = fetch(`https://127.0.0.1:${port}/convert/${SLOW_TARGET}`, {

@@ -20,17 +20,13 @@
 import assert from "node:assert/strict";
 import { type ControlPlane, e2eTest, waitFor } from "../support/control_plane.ts";
 import {
-  admissionCertificate,
-  applyChartRBAC,
   createObject,
   fieldRenameConfig,
   findCondition as cond,
-  installDcoCRDs,
   kubectlFor,
   type Obj,
   readyWebhookServer,
-  stackLogs,
-  startManager,
+  startDcoStack,
   twoVersionCRD,
   WEBHOOK_SERVER_SA,
   webhookServer,
@@ -56,22 +52,13 @@ e2eTest("storage guard: no revert while objects are stored at an unconverted ver
   cp: ControlPlane,
   t,
 ) => {
-  await installDcoCRDs(cp);
-  const ns = await cp.createNamespace("dco-system");
-  await applyChartRBAC(cp, ns);
-  const { certDir } = await admissionCertificate(cp, "dco-e2e-ca");
-  await using manager = startManager(cp, {
-    certDir,
-    namespace: ns,
+  await using manager = await startDcoStack(cp, {
+    caName: "dco-e2e-ca",
     webhookServerImage: IMAGE,
-    certificateMode: "builtin",
     features: { xrd: false },
   });
+  const { failing } = manager;
   const { kubectl, getJSON } = kubectlFor(cp);
-  const failing = async (e: unknown): Promise<never> => {
-    const logs = await stackLogs(cp, manager, { manager: 40, pods: 20 });
-    throw new Error(`${(e as Error).message}\n${logs}`);
-  };
   const objNs = await cp.createNamespace("objects");
   const flows = [
     { plural: "widgets", kind: "Widget", driftPolicy: "KeepServingStale" },

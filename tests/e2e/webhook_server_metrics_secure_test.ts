@@ -11,13 +11,10 @@ import assert from "node:assert/strict";
 import https from "node:https";
 import { type ControlPlane, e2eTest, waitFor } from "../support/control_plane.ts";
 import {
-  admissionCertificate,
-  applyChartRBAC,
   getJSON,
-  installDcoCRDs,
+  installDco,
   readyWebhookServer,
-  stackLogs,
-  startManager,
+  startDcoManager,
   WEBHOOK_SERVER_SA,
   webhookServer,
   webhookServerKubelet,
@@ -57,9 +54,7 @@ function tlsGet(
 e2eTest(
   "--webhook-server-metrics-secure: the server's Pods serve metrics over TLS, reviewed",
   async (cp: ControlPlane) => {
-    await installDcoCRDs(cp);
-    const ns = await cp.createNamespace("dco-system");
-    await applyChartRBAC(cp, ns, { webhookServerMetricsSecure: true });
+    const ns = await installDco(cp, { rbac: { webhookServerMetricsSecure: true } });
 
     const admin = new KubeClient(await loadKubeconfig([cp.kubeconfigPath]));
     const reader = await serviceAccountToken(admin, ns, "scraper");
@@ -79,19 +74,13 @@ e2eTest(
     });
     admin.close();
 
-    const { certDir } = await admissionCertificate(cp, "dco-metrics-ca");
-    await using manager = startManager(cp, {
-      certDir,
+    await using manager = await startDcoManager(cp, {
+      caName: "dco-metrics-ca",
       namespace: ns,
       webhookServerImage: IMAGE,
-      certificateMode: "builtin",
       features: { xrd: false },
       webhookServerMetricsSecure: true,
     });
-    const failing = async (e: unknown): Promise<never> => {
-      const logs = await stackLogs(cp, manager, { manager: 40, pods: 40 });
-      throw new Error(`${(e as Error).message}\n${logs}`);
-    };
 
     await cp.apply(webhookServer(CWS, {
       replicas: 1,
@@ -101,7 +90,7 @@ e2eTest(
     }));
     // Ready means the startup and readiness probes passed, over HTTPS.
     await waitFor("CWS ready", () => readyWebhookServer(cp, CWS, 1), { timeoutMs: 120_000 })
-      .catch(failing);
+      .catch(manager.failing);
 
     const container = (await getJSON(cp, "deployment", SVC, "-n", ns)).spec.template.spec
       .containers[0];

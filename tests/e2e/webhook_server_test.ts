@@ -9,7 +9,7 @@
  */
 import assert from "node:assert/strict";
 import type * as k8s from "@kubernetes/client-node";
-import { createCA, writeServingPair } from "../support/certs.ts";
+import { createCA } from "../support/certs.ts";
 import {
   assertStays,
   type ControlPlane,
@@ -18,16 +18,19 @@ import {
   resolveAssets,
   waitFor,
 } from "../support/control_plane.ts";
-import { installDcoCRDs, twoVersionCRD, urlWebhookConversion } from "../support/dco_stack.ts";
-import { httpGet, type RoleProcess, startRoleProcess } from "../support/role_process.ts";
+import {
+  fieldRenameConfig,
+  installDcoCRDs,
+  type Obj,
+  twoVersionCRD,
+  urlWebhookConversion,
+} from "../support/dco_stack.ts";
+import { httpGet } from "../support/role_process.ts";
+import { defaultRoleServer, type RoleCertificate, roleCertificate, startRole } from "./_gizmos.ts";
 
 const GROUP = "ws.dco.test";
 const PLURAL = "gadgets";
 const TARGET = `${PLURAL}.${GROUP}`;
-const REPO = new URL("../../", import.meta.url).pathname;
-const ENTRY = `${REPO}src/main/webhook_server.ts`;
-// From source, the compile Worker loads its imports from src/ (a bundle reads one worker.js).
-const SOURCES = `${REPO}src`;
 
 function gadgetCRD(url: string, caPEM: string) {
   return twoVersionCRD({
@@ -48,13 +51,15 @@ function gadget(version: string, name: string, namespace: string, spec: Record<s
   } as k8s.KubernetesObject;
 }
 
-function config(spokePath: string, remapColors = false) {
-  const rules: Record<string, unknown>[] = [{
-    strategy: "FieldRename",
-    fieldRename: { hubPath: "spec.size", spokePath },
-  }];
+function config(spokePath: string, remapColors = false): Obj {
+  const c: Obj = fieldRenameConfig({
+    name: "gadgets",
+    kind: "CRDConversionConfig",
+    target: TARGET,
+    spokePath,
+  });
   if (remapColors) {
-    rules.push({
+    c.spec.spokes[0].rules.push({
       strategy: "EnumRemap",
       enumRemap: {
         path: "spec.color",
@@ -62,69 +67,31 @@ function config(spokePath: string, remapColors = false) {
       },
     });
   }
-  return {
-    apiVersion: "terasky.com/v1alpha1",
-    kind: "CRDConversionConfig",
-    metadata: { name: "gadgets" },
-    spec: {
-      targetCRD: { name: TARGET },
-      hubVersion: "v1",
-      spokes: [{ version: "v2", rules }],
-    },
-  };
-}
-
-/** Starts the role with exactly its documented permission flags. */
-function startRole(
-  _cp: ControlPlane,
-  opts: { certDir: string; kubeconfig: string; conversionPort: number; name?: string },
-): RoleProcess & { metricsURL: string } {
-  const metricsPort = freePort();
-  const role = startRoleProcess(
-    ENTRY,
-    ["--allow-net", "--allow-env", `--allow-read=${opts.certDir},${opts.kubeconfig},${SOURCES}`],
-    [
-      `--webhook-server-name=${opts.name ?? "dco"}`,
-      `--tls-cert-dir=${opts.certDir}`,
-      `--conversion-bind-address=127.0.0.1:${opts.conversionPort}`,
-      `--metrics-bind-address=127.0.0.1:${metricsPort}`,
-      `--kubeconfig=${opts.kubeconfig}`,
-      "--enable-xrd-support=false",
-      "--initial-sync-workers=2",
-      "--cert-reload-interval=1s",
-      "--zap-log-level=debug",
-    ],
-  );
-  return Object.assign(role, { metricsURL: `http://127.0.0.1:${metricsPort}` });
+  return c;
 }
 
 const get = httpGet;
 
 /** dco's CRDs, a serving certificate for 127.0.0.1 in a cert dir, and the TLS CA. */
-async function prepare(cp: ControlPlane): Promise<{ certDir: string; caPEM: string }> {
+async function prepare(cp: ControlPlane): Promise<RoleCertificate> {
   await installDcoCRDs(cp);
-  const certDir = await cp.makeTempDir("ws-tls");
-  const { ca } = await writeServingPair(certDir, {
-    caName: "dco-ws-ca",
-    commonName: "dco-webhook",
-    hosts: ["127.0.0.1", "localhost"],
-  });
-  return { certDir, caPEM: ca.cert };
+  return await roleCertificate(cp, "ws", ["127.0.0.1", "localhost"]);
 }
 
 /** The default ConversionWebhookServer, the Gadget CRD pointing at `port`, and its config. */
 async function applyTarget(cp: ControlPlane, port: number, caPEM: string): Promise<void> {
-  await cp.apply({
-    apiVersion: "terasky.com/v1alpha1",
-    kind: "ConversionWebhookServer",
-    metadata: { name: "dco" },
-    // The manager's certificate settings; the test serves its own certificate.
-    spec: { default: true, certificate: { issuerRef: { name: "dco-selfsigned" } } },
-  } as k8s.KubernetesObject);
+  await cp.apply(defaultRoleServer());
   await cp.apply(gadgetCRD(`https://127.0.0.1:${port}`, caPEM) as k8s.KubernetesObject);
   await cp.waitForCRD(TARGET);
-  await cp.apply(config("spec.capacity") as k8s.KubernetesObject);
+  await cp.apply(config("spec.capacity"));
 }
+
+/** The role as the tests here run it: two sync workers, a 1 s cert reload, debug logs. */
+const ROLE_ARGS = [
+  "--initial-sync-workers=2",
+  "--cert-reload-interval=1s",
+  "--zap-log-level=debug",
+];
 
 type Gadget = { apiVersion: string; metadata: { name: string }; spec: Record<string, unknown> };
 
@@ -136,11 +103,7 @@ e2eTest(
     await applyTarget(cp, port, caPEM);
     const ns = await cp.createNamespace("ws");
 
-    await using role = startRole(cp, {
-      certDir,
-      kubeconfig: cp.kubeconfigPath,
-      conversionPort: port,
-    });
+    await using role = startRole(cp, { certDir, port, args: ROLE_ARGS });
     const ready = () => get(`${role.metricsURL}/readyz`);
 
     await t.step("health answers before readiness; ready after the initial sync", async () => {
@@ -231,7 +194,7 @@ e2eTest(
     });
 
     await t.step("editing the config changes the next read", async () => {
-      await cp.apply(config("spec.capacity", true) as k8s.KubernetesObject);
+      await cp.apply(config("spec.capacity", true));
       await waitFor(
         "recompiled plan",
         async () => (await getAt("v2", "g1")).spec.color === "crimson",
@@ -246,7 +209,7 @@ e2eTest(
     await t.step(
       "an invalid config keeps the old plan serving and surfaces the error",
       async () => {
-        await cp.apply(config("spec.doesNotExist") as k8s.KubernetesObject);
+        await cp.apply(config("spec.doesNotExist"));
         await waitFor("registry error", async () => {
           const rows = JSON.parse((await get(`${role.metricsURL}/debug/registry`)).text || "[]");
           return rows.some((r: { lastError: string }) => /doesNotExist/.test(r.lastError ?? ""));
@@ -262,7 +225,7 @@ e2eTest(
           /dco_webhook_registry_compile_errors_total\{target="gadgets\.ws\.dco\.test",reason="ValidationErrors"\} [1-9]/,
         );
         // Fixing it again recompiles.
-        await cp.apply(config("spec.capacity") as k8s.KubernetesObject);
+        await cp.apply(config("spec.capacity"));
         await waitFor("error cleared", async () => {
           const r = JSON.parse((await get(`${role.metricsURL}/debug/registry`)).text || "[]");
           return r.length === 1 && !r[0].lastError;
@@ -371,7 +334,7 @@ e2eTest(
         "current-context": "c",
       }),
     );
-    await using role = startRole(cp, { certDir, kubeconfig, conversionPort: freePort() });
+    await using role = startRole(cp, { certDir, port: freePort(), kubeconfig, args: ROLE_ARGS });
     const status = await role.child.status;
     assert.notEqual(status.code, 0, "exits non-zero instead of hanging");
     assert.match(role.output(), /informer cache failed to sync/);
@@ -435,7 +398,7 @@ e2eTest(
       kc.clusters[0].cluster.server = `https://127.0.0.1:${proxy.port}`;
       const kubeconfig = `${certDir}/proxied.kubeconfig`;
       await Deno.writeTextFile(kubeconfig, JSON.stringify(kc));
-      await using role = startRole(cp, { certDir, kubeconfig, conversionPort: port });
+      await using role = startRole(cp, { certDir, port, kubeconfig, args: ROLE_ARGS });
 
       await waitFor(
         "plain listener",

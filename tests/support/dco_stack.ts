@@ -9,6 +9,7 @@
  */
 import assert from "node:assert/strict";
 import type * as k8s from "@kubernetes/client-node";
+import type { ConversionConfigSpec } from "../../src/engine/types.ts";
 import type { CertificateModeFlag } from "../../src/manager/flags.ts";
 import { b64, type CertificateAuthority, writeServingPair } from "./certs.ts";
 import { type ControlPlane, freePort, waitFor } from "./control_plane.ts";
@@ -254,6 +255,84 @@ export async function stackLogs(
 }
 
 // ---------------------------------------------------------------------------------------------
+// Bringing up the whole stack: dco installed, the manager running with its built-in CA
+
+/** Options of {@link installDco}. */
+export interface InstallOptions {
+  /** CRDs installed with dco's (e.g. Crossplane's XRD stand-in). */
+  extraCRDs?: k8s.KubernetesObject[];
+  /** How the chart's RBAC is rendered. */
+  rbac?: ChartRBACOptions;
+}
+
+/** dco's CRDs, the operator namespace `dco-system` and the chart's RBAC in it; resolves to it. */
+export async function installDco(cp: ControlPlane, opts: InstallOptions = {}): Promise<string> {
+  await installDcoCRDs(cp, opts.extraCRDs);
+  const namespace = await cp.createNamespace("dco-system");
+  await applyChartRBAC(cp, namespace, opts.rbac);
+  return namespace;
+}
+
+/** Options of {@link startDcoManager}: the manager's, less what it sets itself. */
+export interface DcoManagerOptions extends Omit<ManagerOptions, "certDir" | "certificateMode"> {
+  /** The name of the admission listener's test CA. */
+  caName: string;
+}
+
+/** A manager of {@link startDcoManager}: its process, admission listener and failure message. */
+export interface DcoManager extends ManagerProcess {
+  /** The operator namespace. */
+  namespace: string;
+  /** The admission listener's port on 127.0.0.1. */
+  admissionPort: number;
+  /** The admission listener's CA (its `cert` is the admission webhooks' caBundle). */
+  ca: CertificateAuthority;
+  /** The manager's last 40 log lines and every Pod's last 30. */
+  logs(): Promise<string>;
+  /** Rejects with `e`'s message and {@link DcoManager.logs}: a `.catch` of the stack's waits. */
+  failing(e: unknown): Promise<never>;
+}
+
+/**
+ * The manager with a test certificate for its admission listener and `--certificate-mode=builtin`
+ * (the webhook servers' certificates come from its own CA: no cert-manager here).
+ */
+export async function startDcoManager(
+  cp: ControlPlane,
+  opts: DcoManagerOptions,
+): Promise<DcoManager> {
+  const { caName, ...managerOpts } = opts;
+  const { certDir, ca } = await admissionCertificate(cp, caName);
+  const admissionPort = opts.admissionPort ?? freePort();
+  const manager = startManager(cp, {
+    ...managerOpts,
+    certDir,
+    admissionPort,
+    certificateMode: "builtin",
+  });
+  const logs = () => stackLogs(cp, manager, { manager: 40, pods: 30 });
+  return Object.assign(manager, {
+    namespace: opts.namespace,
+    admissionPort,
+    ca,
+    logs,
+    failing: async (e: unknown): Promise<never> => {
+      throw new Error(`${(e as Error).message}\n${await logs()}`);
+    },
+  });
+}
+
+/** {@link installDco}, then {@link startDcoManager} in its namespace. */
+export async function startDcoStack(
+  cp: ControlPlane,
+  opts: InstallOptions & Omit<DcoManagerOptions, "namespace">,
+): Promise<DcoManager> {
+  const { extraCRDs, rbac, ...managerOpts } = opts;
+  const namespace = await installDco(cp, { extraCRDs, rbac });
+  return startDcoManager(cp, { ...managerOpts, namespace });
+}
+
+// ---------------------------------------------------------------------------------------------
 // dco's resources
 
 /** A ConversionWebhookServer named `name` with `spec`. */
@@ -283,22 +362,29 @@ export interface FieldRenameConfigOptions {
   spokePath: string;
 }
 
-/** A conversion config with one spoke whose single rule renames the hub's field. */
-export function fieldRenameConfig(opts: FieldRenameConfigOptions): k8s.KubernetesObject {
+/** The spec of {@link fieldRenameConfig} (what the engine analyzes). */
+export function fieldRenameSpec(
+  opts: Omit<FieldRenameConfigOptions, "name">,
+): ConversionConfigSpec {
   const targetField = opts.kind === "CRDConversionConfig" ? "targetCRD" : "targetXRD";
   const fieldRename = { hubPath: opts.hubPath ?? "spec.size", spokePath: opts.spokePath };
+  return {
+    [targetField]: { name: opts.target },
+    hubVersion: opts.hubVersion ?? "v1",
+    spokes: [{
+      version: opts.spokeVersion ?? "v2",
+      rules: [{ strategy: "FieldRename", fieldRename }],
+    }],
+  };
+}
+
+/** A conversion config with one spoke whose single rule renames the hub's field. */
+export function fieldRenameConfig(opts: FieldRenameConfigOptions): k8s.KubernetesObject {
   return {
     apiVersion: `${DCO_GROUP}/v1alpha1`,
     kind: opts.kind,
     metadata: { name: opts.name },
-    spec: {
-      [targetField]: { name: opts.target },
-      hubVersion: opts.hubVersion ?? "v1",
-      spokes: [{
-        version: opts.spokeVersion ?? "v2",
-        rules: [{ strategy: "FieldRename", fieldRename }],
-      }],
-    },
+    spec: fieldRenameSpec(opts),
   } as k8s.KubernetesObject;
 }
 
@@ -395,18 +481,16 @@ export interface TwoVersionOptions {
   stringFields?: string[];
   /** One more string field of v1's `spec` (schema drift). */
   extraV1Field?: string;
+  /** Fields of `spec` of other types in both versions, by their schemas. */
+  specFields?: Record<string, Obj>;
 }
 
-/** The structural schema of one version: an integer `spec.<intField>` and string fields. */
-function specSchema(intField: string, stringFields: string[]): Obj {
+/** The structural schema of one version: an integer `spec.<intField>`, string and other fields. */
+function specSchema(intField: string, stringFields: string[], more: Record<string, Obj>): Obj {
   const strings = Object.fromEntries(stringFields.map((f) => [f, { type: "string" }]));
+  const properties = { [intField]: { type: "integer" }, ...strings, ...structuredClone(more) };
   return {
-    openAPIV3Schema: {
-      type: "object",
-      properties: {
-        spec: { type: "object", properties: { [intField]: { type: "integer" }, ...strings } },
-      },
-    },
+    openAPIV3Schema: { type: "object", properties: { spec: { type: "object", properties } } },
   };
 }
 
@@ -418,9 +502,11 @@ function twoVersions(
 ): Obj[] {
   const strings = opts.stringFields ?? ["color"];
   const v1Strings = opts.extraV1Field ? [...strings, opts.extraV1Field] : strings;
+  const schema = (intField: string, fields: string[]) =>
+    specSchema(intField, fields, opts.specFields ?? {});
   return [
-    { name: "v1", served: true, [flag]: flagged === "v1", schema: specSchema("size", v1Strings) },
-    { name: "v2", served: true, [flag]: flagged === "v2", schema: specSchema("capacity", strings) },
+    { name: "v1", served: true, [flag]: flagged === "v1", schema: schema("size", v1Strings) },
+    { name: "v2", served: true, [flag]: flagged === "v2", schema: schema("capacity", strings) },
   ];
 }
 
@@ -522,6 +608,31 @@ export function kubectlOK(cp: ControlPlane, ...args: string[]): Promise<string> 
 /** `kubectl get <args> -o json` on `cp`, parsed; rejects when the read fails. */
 export function getJSON(cp: ControlPlane, ...args: string[]): Promise<Obj> {
   return kubectlFor(cp).getJSON(...args);
+}
+
+/**
+ * `kubectl rollout status` of Deployment `name`: resolves once its new ReplicaSet is available
+ * (old Pods may still be draining), rejects when that takes longer than `timeoutMs`.
+ */
+export function rolloutStatus(
+  cp: ControlPlane,
+  namespace: string,
+  name: string,
+  timeoutMs: number,
+): Promise<string> {
+  const timeout = `--timeout=${Math.ceil(timeoutMs / 1000)}s`;
+  return kubectlOK(cp, "rollout", "status", `deployment/${name}`, "-n", namespace, timeout);
+}
+
+/** `kubectl rollout restart` of Deployment `name`, then {@link rolloutStatus}. */
+export async function rolloutRestart(
+  cp: ControlPlane,
+  namespace: string,
+  name: string,
+  timeoutMs: number,
+): Promise<void> {
+  await kubectlOK(cp, "rollout", "restart", `deployment/${name}`, "-n", namespace);
+  await rolloutStatus(cp, namespace, name, timeoutMs);
 }
 
 /** `kubectl get <args> -o json` on `cp`, parsed, or undefined when the read fails (polling). */
