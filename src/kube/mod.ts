@@ -22,7 +22,6 @@ export * from "./wake.ts";
 export { RECONCILE_TIME_BUCKETS } from "./controller_metrics.ts";
 export * from "./controller.ts";
 export * from "./enqueue.ts";
-export * from "./coalescer.ts";
 export * from "./watch_map_metrics.ts";
 export * from "./status.ts";
 export * from "./leader.ts";

@@ -139,12 +139,7 @@ async function main(argv: readonly string[]): Promise<never> {
   const controllerDeps = { ...deps, client: term.client, events };
   const configControllers = setupConfigControllers(caches, controllerDeps, settings);
   const children = serverChildSettings(flags, operatorNamespace, certificateMode);
-  const { controller: serverController, configFanIn } = setupServerController(
-    caches,
-    controllerDeps,
-    children,
-    settings,
-  );
+  const serverController = setupServerController(caches, controllerDeps, children, settings);
 
   // The metrics and health listeners before any sync (metrics over TLS with --metrics-secure).
   const routes = {
@@ -211,7 +206,7 @@ async function main(argv: readonly string[]): Promise<never> {
     ...configControllers.controllers,
     serverController,
     ...(rotation === undefined ? [] : [rotation]),
-  ], [...configControllers.pacers, configFanIn]);
+  ], configControllers.pacers);
   role.readiness.set(true);
 
   const termLog = log.with({ operatorNamespace, workers: settings.workers });

@@ -1,17 +1,11 @@
 /**
- * The manager's leader-only work: its controllers and their fan-outs (pacers, coalescers) run for one term — from
+ * The manager's leader-only work: its controllers and their pacers run for one term — from
  * `onStartedLeading` until its signal aborts (or, without `--leader-elect`, until shutdown) —
  * and write through a client fenced by that signal, so nothing they send outlives the term.
  * Order and why: docs/design/manager.md#leader-election.
  */
-import type { Controller, KubeClient } from "../kube/mod.ts";
+import type { Controller, KubeClient, Pacer } from "../kube/mod.ts";
 import type { Logger } from "../obs/log.ts";
-
-/** What holds keys on their way to a controller's queue (a pacer, a coalescer). */
-export interface KeyBuffer {
-  /** Drops what it holds. */
-  stop(): void;
-}
 
 /** One leadership term's controllers and the client they must write with. */
 export class LeaderTerm {
@@ -19,16 +13,16 @@ export class LeaderTerm {
   /** The client the controllers write with: every request aborts when the term ends. */
   readonly client: KubeClient;
   #controllers: readonly Controller[] = [];
-  #buffers: readonly KeyBuffer[] = [];
+  #pacers: readonly Pacer[] = [];
 
   constructor(client: KubeClient) {
     this.client = client.withSignal(this.#term.signal);
   }
 
-  /** The controllers (and the buffers in front of them) this term runs; set once, before {@link run}. */
-  add(controllers: readonly Controller[], buffers: readonly KeyBuffer[]): void {
+  /** The controllers (and their pacers) this term runs; set once, before {@link run}. */
+  add(controllers: readonly Controller[], pacers: readonly Pacer[]): void {
     this.#controllers = controllers;
-    this.#buffers = buffers;
+    this.#pacers = pacers;
   }
 
   /** The controllers' names. */
@@ -38,7 +32,7 @@ export class LeaderTerm {
 
   /**
    * Starts the controllers (unless `signal` already aborted) and, once it aborts: stops the
-   * buffers, ends the term (the fenced client aborts what is in flight and sends nothing more),
+   * pacers, ends the term (the fenced client aborts what is in flight and sends nothing more),
    * stops the controllers and waits for their in-flight reconciles. Resolves when all ended.
    */
   async run(signal: AbortSignal, log: Logger): Promise<void> {
@@ -49,7 +43,7 @@ export class LeaderTerm {
         signal.addEventListener("abort", () => resolve(), { once: true })
       );
     }
-    for (const b of this.#buffers) b.stop();
+    for (const p of this.#pacers) p.stop();
     this.#term.abort(signal.reason);
     await Promise.all(this.#controllers.map((c) => c.stop()));
     log.info("controllers stopped", { controllers: this.names });

@@ -4,7 +4,6 @@
  * and the certificate mode its children are built for.
  */
 import {
-  Coalescer,
   Controller,
   discoverGroupVersion,
   enqueueFor,
@@ -79,26 +78,13 @@ export function serverChildSettings(
   };
 }
 
-/**
- * How long config events are gathered before they wake the servers: each server reconcile reads
- * every config and rewrites `assignedConfigs`, so while a fleet's configs move (1,000 of them
- * reaching `Applied`), one reconcile per window replaces one per config change.
- */
-export const CONFIG_FAN_IN_WINDOW_MS = 2_000;
-
-/** The server controller and the fan-in in front of its queue (stopped with the term). */
-export interface ServerController {
-  controller: Controller;
-  configFanIn: Coalescer;
-}
-
 /** The server controller (keys buffer in its queue until started), wired to the caches. */
 export function setupServerController(
   caches: ManagerCaches,
   deps: DepsOptions,
   children: ServerChildSettings,
   settings: ControllerSettings,
-): ServerController {
+): Controller {
   const serverDeps = serverReconcileDeps(deps, children);
   const controller = new Controller({
     name: "conversionwebhookserver",
@@ -118,9 +104,8 @@ export function setupServerController(
     enqueueFor(cache, controller.queue, leaseServer, { predicate: servedReportChanged });
   }
   const registry = settings.registry;
-  const configFanIn = new Coalescer(controller.queue, CONFIG_FAN_IN_WINDOW_MS);
   for (const configCache of caches.configs.values()) {
-    enqueueFor(configCache, configFanIn, allServers, {
+    enqueueFor(configCache, controller.queue, allServers, {
       predicate: configAffectsServers,
       mapFunc: "conversionwebhookserver.enqueueAllServers",
       registry,
@@ -131,5 +116,5 @@ export function setupServerController(
     mapFunc: "conversionwebhookserver.mapDefaultServers",
     registry,
   });
-  return { controller, configFanIn };
+  return controller;
 }
