@@ -18,13 +18,10 @@ export interface KeySink {
 /** Maps an object to the keys to enqueue (a string, several, or none). */
 export type KeyMapper<T> = (obj: T) => Iterable<string> | string | undefined;
 
-/** The informer event a predicate is asked about. */
-export type InformerEvent = "add" | "update" | "delete";
-
 /** Options of {@link enqueueFor}. */
 export interface EnqueueForOptions<T> {
   /** Return false to ignore an event (e.g. an update that changed nothing relevant). */
-  predicate?: (event: InformerEvent, obj: T, oldObj?: T) => boolean;
+  predicate?: (event: "add" | "update" | "delete", obj: T, oldObj?: T) => boolean;
   logger?: Logger;
   /**
    * The map function's name (`<controller>.<mapFunc>`): the `map_func` label of
@@ -70,7 +67,7 @@ export function enqueueFor<T extends KubeObject>(
     }
     for (const k of keys) sink.add(k);
   };
-  const ok = (ev: InformerEvent, obj: T, old?: T) =>
+  const ok = (ev: "add" | "update" | "delete", obj: T, old?: T) =>
     !opts.predicate || opts.predicate(ev, obj, old);
   return informer.addEventHandler({
     add: (obj) => ok("add", obj) && push(obj),

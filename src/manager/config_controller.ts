@@ -3,22 +3,10 @@
  * `xrdconversionconfig`): the reconcile of src/manager/config/ over the caches, and
  * the watches that wake it (docs/design/manager.md#controllers-and-what-wakes-them).
  */
-import {
-  type ConfigKind,
-  type ConversionWebhookServer,
-  CRD_CONFIG_KIND,
-  XRD_CONFIG_KIND,
-} from "../api/mod.ts";
+import { type ConfigKind, CRD_CONFIG_KIND, XRD_CONFIG_KIND } from "../api/mod.ts";
 import { DCO_GROUP } from "../api/resources.ts";
 import { resolveServer, type ServerInfo } from "../assign/resolve.ts";
-import {
-  Controller,
-  enqueueFor,
-  type Informer,
-  type InformerEvent,
-  type KubeObject,
-  Pacer,
-} from "../kube/mod.ts";
+import { Controller, enqueueFor, type Informer, type KubeObject, Pacer } from "../kube/mod.ts";
 import { createLogger } from "../obs/log.ts";
 import type { Registry } from "prom-client";
 import {
@@ -29,7 +17,7 @@ import {
   TARGET_INDEX,
   targetLabelOf,
 } from "./caches.ts";
-import { configReconcileDeps, isServerReady, reconcileConfig } from "./config/mod.ts";
+import { configReconcileDeps, reconcileConfig } from "./config/mod.ts";
 import type { ManagerMetrics } from "./metrics.ts";
 
 /** Controller names; the `controller` label of the framework's metrics. */
@@ -61,33 +49,6 @@ export function configsToWake(
     if ((r.ok && r.server === server) || assigned === server) keys.push(cfg.metadata?.name ?? "");
   }
   return keys.sort();
-}
-
-/** What a config's reconcile reads of its server, beyond the resolver's view. */
-function servingView(obj: KubeObject | undefined): unknown[] {
-  const server = obj as ConversionWebhookServer | undefined;
-  return [
-    server?.metadata?.generation ?? null,
-    server?.metadata?.deletionTimestamp ?? null,
-    server?.status?.readyReplicas ?? 0,
-    server === undefined ? false : isServerReady(server),
-  ];
-}
-
-/**
- * CWS → configs: creates and deletes pass; an update only when what the configs read of it
- * changed (its spec, through `metadata.generation`; deletion; `readyReplicas` and the readiness
- * the server gate checks). The server's own status churn — `servedTargets` and `assignedConfigs`
- * move with every config a fleet gains — wakes no config: a fan-out to every assigned config per
- * loaded target made a fleet's configs quadratic to apply.
- */
-export function serverAffectsConfigs(
-  event: InformerEvent,
-  obj: KubeObject,
-  old?: KubeObject,
-): boolean {
-  if (event !== "update") return true;
-  return JSON.stringify(servingView(obj)) !== JSON.stringify(servingView(old));
 }
 
 /**
@@ -183,7 +144,7 @@ export function setupConfigControllers(
           caches.servers.list().map(rawServerInfo),
           configCache.list(),
         ),
-      { ...mapped("mapServerToAssignedConfigs"), predicate: serverAffectsConfigs },
+      mapped("mapServerToAssignedConfigs"),
     );
     out.controllers.push(controller);
     out.pacers.push(pacer);

@@ -1,12 +1,11 @@
 /**
  * The paced CWS → configs fan-out (docs/design/manager.md#controllers-and-what-wakes-them):
  * adding a pool member wakes exactly the configs it now wins, removing one exactly the configs it
- * held — checked key by key over 200 targets against the resolver; and only a change configs
- * read of a server (not its own status churn) wakes them.
+ * held — checked key by key over 200 targets against the resolver.
  */
 import assert from "node:assert/strict";
 import { resolveServer, type ServerInfo } from "../../src/assign/resolve.ts";
-import { configsToWake, serverAffectsConfigs } from "../../src/manager/config_controller.ts";
+import { configsToWake } from "../../src/manager/config_controller.ts";
 import type { KubeObject } from "../../src/kube/mod.ts";
 
 function config(i: number, assigned?: string, pinned?: string): KubeObject {
@@ -61,54 +60,4 @@ Deno.test("an explicit pin wins over the pool, and the old holder is woken too",
   const configs = [config(1, "a", "b"), config(2, "b"), config(3, "a")];
   assert.deepEqual(configsToWake("b", before, configs).includes("cfg001"), true);
   assert.deepEqual(configsToWake("a", before, configs).includes("cfg001"), true, "it held it");
-});
-
-function server(status: Record<string, unknown>, generation = 1): KubeObject {
-  return {
-    apiVersion: "terasky.com/v1alpha1",
-    kind: "ConversionWebhookServer",
-    metadata: { name: "a", generation },
-    spec: { default: true },
-    status,
-  } as KubeObject;
-}
-const readyConditions = ["Available", "CertificateReady", "ServiceReady"].map((type) => ({
-  type,
-  status: "True",
-}));
-const ready = { readyReplicas: 2, conditions: readyConditions };
-
-Deno.test("a server's own status churn wakes no config; what the configs read does", () => {
-  const old = server({ ...ready, servedTargets: ["a.x"], assignedConfigs: [{ name: "c1" }] });
-  // What moves with every target a fleet gains: the served targets, the assigned configs.
-  assert.equal(
-    serverAffectsConfigs(
-      "update",
-      server({
-        ...ready,
-        servedTargets: ["a.x", "b.x"],
-        reportingReplicas: 2,
-        assignedConfigs: [{ name: "c1" }, { name: "c2" }],
-      }),
-      old,
-    ),
-    false,
-  );
-  // Spec (a new generation), readiness, ready replicas, deletion: each wakes.
-  assert.equal(serverAffectsConfigs("update", server(ready, 2), old), true);
-  assert.equal(
-    serverAffectsConfigs(
-      "update",
-      server({ readyReplicas: 2, conditions: [readyConditions[0], readyConditions[1]] }),
-      old,
-    ),
-    true,
-  );
-  assert.equal(serverAffectsConfigs("update", server({ ...ready, readyReplicas: 1 }), old), true);
-  const deleting = server(ready);
-  deleting.metadata!.deletionTimestamp = "2026-12-02T00:00:00Z" as never;
-  assert.equal(serverAffectsConfigs("update", deleting, old), true);
-  for (const ev of ["add", "delete"] as const) {
-    assert.equal(serverAffectsConfigs(ev, old), true);
-  }
 });

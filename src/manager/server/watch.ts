@@ -7,8 +7,10 @@ import {
   SERVED_TARGETS_TRUNCATED_ANNOTATION,
   WEBHOOK_SERVER_LABEL,
 } from "../../api/served_lease.ts";
-import type { InformerEvent, KubeObject } from "../../kube/mod.ts";
+import type { KubeObject } from "../../kube/mod.ts";
 import { compare } from "./status.ts";
+
+type WatchEvent = "add" | "update" | "delete";
 
 function assignmentView(obj: KubeObject | undefined): unknown {
   const o = obj as {
@@ -34,7 +36,7 @@ function assignmentView(obj: KubeObject | undefined): unknown {
  * so the config controller's own status writes do not wake every server.
  */
 export function configAffectsServers(
-  event: InformerEvent,
+  event: WatchEvent,
   obj: KubeObject,
   old?: KubeObject,
 ): boolean {
@@ -50,11 +52,7 @@ function isDefaultServer(obj: KubeObject | undefined): boolean {
  * Server → every default server (for `DefaultConflict`): a default server created or
  * deleted, or `spec.default` flipped.
  */
-export function defaultFlagChanged(
-  event: InformerEvent,
-  obj: KubeObject,
-  old?: KubeObject,
-): boolean {
+export function defaultFlagChanged(event: WatchEvent, obj: KubeObject, old?: KubeObject): boolean {
   return event === "update" ? isDefaultServer(obj) !== isDefaultServer(old) : isDefaultServer(obj);
 }
 
@@ -81,7 +79,7 @@ function servedReport(obj: KubeObject | undefined): [string | null, string | nul
  * reconciled.
  */
 export function servedReportChanged(
-  event: InformerEvent,
+  event: WatchEvent,
   obj: KubeObject,
   old?: KubeObject,
 ): boolean {
