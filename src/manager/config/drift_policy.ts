@@ -24,7 +24,7 @@ export async function applyDriftPolicy(
   const revertNeeded = config.spec.driftPolicy === "FailClosed" &&
     (run.origPhase === "Applied" ||
       (run.origPhase === "Failed" && applied?.status === "False" &&
-        applied.reason === "RevertFailed") ||
+        (applied.reason === "RevertFailed" || applied.reason === "Reverting")) ||
       (run.origPhase === "Stale" && blocked?.status === "True"));
   if (revertNeeded) {
     const verdict = await readStorageGuard(run.deps, run.targetKind, target);
@@ -35,6 +35,16 @@ export async function applyDriftPolicy(
         `prune them on their next write, so the previously applied conversion keeps serving. ` +
         `To let the revert proceed: ${verdict.remedy}`;
       run.phase("Stale", "RevertBlocked");
+      if (applied?.status === "False") {
+        // An earlier attempt marked the revert (and may have crashed or failed before it): the
+        // stanza serves on, so the XRD guard must protect it again.
+        run.cond({
+          type: "Applied",
+          status: "True",
+          reason: "Applied",
+          message: `the previously applied conversion of ${run.targetLabel} keeps serving`,
+        });
+      }
       run.cond({ type: "Stale", status: "True", reason: "SchemaDrift", message });
       run.cond({
         type: "RevertBlocked",
@@ -46,6 +56,17 @@ export async function applyDriftPolicy(
       await run.patch();
       return { requeueAfter: REQUEUE_REVERT_BLOCKED_MS };
     }
+    // The status says the revert is coming before the revert is written: the XRD guard restores
+    // a stanza only for an `Applied=True` config, and the revert is an XRD write it sees. A crash
+    // between the two writes leaves `Failed` + `Applied=False/Reverting`, which retries the revert
+    // (the storage guard asked again) — docs/design/config-reconcile.md#drift-policy-and-revert.
+    const reverting =
+      `${message}; FailClosed: reverting the conversion of ${run.targetLabel} to strategy None`;
+    run.phase("Failed");
+    run.dropCond("RevertBlocked");
+    run.cond({ type: "Applied", status: "False", reason: "Reverting", message: reverting });
+    status.message = reverting;
+    await run.patch();
     try {
       await run.deps.applyTarget(buildRevertPatch(run.targetKind, run.target, target));
     } catch (e) {
@@ -53,7 +74,6 @@ export async function applyDriftPolicy(
       const failed =
         `${message}; FailClosed revert of ${run.targetLabel} failed (will retry): ${why}`;
       run.phase("Failed", "RevertFailed");
-      run.dropCond("RevertBlocked");
       run.cond({ type: "Applied", status: "False", reason: "RevertFailed", message: failed });
       status.message = failed;
       await run.patch();
@@ -63,7 +83,6 @@ export async function applyDriftPolicy(
       `${message}; FailClosed: conversion of ${run.targetLabel} reverted to strategy None`;
     run.phase("Failed", "Reverted");
     run.dropCond("Stale");
-    run.dropCond("RevertBlocked");
     run.cond({ type: "Applied", status: "False", reason: "Reverted", message: reverted });
     status.message = reverted;
   } else if (run.wasApplied) {
