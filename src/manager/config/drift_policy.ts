@@ -1,9 +1,10 @@
 /**
  * A config that no longer validates against its live target, under its drift policy
  * (docs/design/config-reconcile.md#drift-policy-and-revert): `FailClosed` reverts the target's
- * conversion to `None` once it had been applied — unless the storage guard holds the revert
- * (`RevertBlocked`: the previously applied conversion keeps serving until the stored objects are
- * migrated); otherwise an applied config goes `Stale` and the previously applied conversion keeps
+ * conversion to `None` once it had been applied — the status saying so (`Applied=False/Reverting`)
+ * written first, so the XRD guard does not put a reverted XRD's stanza back — unless the storage
+ * guard holds the revert (`RevertBlocked`: the previously applied conversion keeps serving until
+ * the stored objects are migrated); otherwise an applied config goes `Stale` and the previously applied conversion keeps
  * serving, and a never-applied one is `Invalid`.
  */
 import type { JsonObject } from "../../lib/json.ts";
