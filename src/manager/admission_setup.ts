@@ -5,6 +5,7 @@
  * docs/design/manager.md#admission.
  */
 import { XRD_CONFIG_KIND } from "../api/mod.ts";
+import { CONFIG_RESOURCES } from "../api/resources.ts";
 import {
   getOrUndefined,
   isAlreadyExists,
@@ -76,6 +77,26 @@ export function xrdGuardLookup(caches: Pick<ManagerCaches, "configs">): XrdConfi
     return informer.indexKeys(TARGET_INDEX, xrdName)
       .map((key) => informer.get(key))
       .filter((obj): obj is KubeObject => obj !== undefined);
+  };
+}
+
+/**
+ * The XRD conversion guard's confirmation before a restore: each config the cache named, read
+ * live (a quorum read), kept while it exists and still targets `xrdName`.
+ */
+export function xrdGuardConfirm(
+  client: Pick<KubeClient, "get">,
+): (xrdName: string, cached: readonly unknown[]) => Promise<readonly unknown[]> {
+  return async (xrdName, cached) => {
+    const out: KubeObject[] = [];
+    for (const c of cached) {
+      const name = (c as KubeObject).metadata?.name;
+      if (typeof name !== "string") continue;
+      const live = await getOrUndefined(client.get(CONFIG_RESOURCES[XRD_CONFIG_KIND], name));
+      const spec = live?.spec as { targetXRD?: { name?: unknown } } | undefined;
+      if (live !== undefined && spec?.targetXRD?.name === xrdName) out.push(live);
+    }
+    return out;
   };
 }
 
@@ -221,6 +242,7 @@ function admissionListener(
       ? {
         xrdGuard: {
           lookup: xrdGuardLookup(deps.caches),
+          confirm: xrdGuardConfirm(deps.client),
           onDecision: (decision, xrd, operation) => {
             const fields = { xrd, operation, reason: decision.reason };
             if (decision.patch.length > 0) {

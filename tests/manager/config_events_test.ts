@@ -57,12 +57,16 @@ Deno.test("a wait, then Applied: Normal Events with the gate's and the Applied r
   assert.deepEqual(events, ["Normal NotEstablished (Wait)", "Normal Applied (Apply)"]);
 });
 
-Deno.test("drift under FailClosed: a Warning for the revert", async () => {
+Deno.test("drift under FailClosed: a Warning as the revert starts, one when it is done", async () => {
   const { w, events, run } = world(config({ driftPolicy: "FailClosed" }));
   await run();
   w.target = crd({ generation: 4, servedV1: false, hubExtra: { color: { type: "string" } } });
   await run();
-  assert.deepEqual(events, ["Normal Applied (Apply)", "Warning Reverted (Revert)"]);
+  assert.deepEqual(events, [
+    "Normal Applied (Apply)",
+    "Warning Reverting (Revert)",
+    "Warning Reverted (Revert)",
+  ]);
 });
 
 Deno.test("the storage guard: a held revert and a blocked delete, with the guard's reason", async () => {

@@ -19,9 +19,9 @@ import {
   answerAdmission,
 } from "../../src/manager/admission/mod.ts";
 import type { AdmissionContext } from "../../src/manager/admission/mod.ts";
-import { xrdGuardLookup } from "../../src/manager/admission_setup.ts";
+import { xrdGuardConfirm, xrdGuardLookup } from "../../src/manager/admission_setup.ts";
 import { XRD_CONFIG_KIND } from "../../src/api/mod.ts";
-import type { Informer } from "../../src/kube/mod.ts";
+import { type Informer, KubeApiError, type KubeClient } from "../../src/kube/mod.ts";
 
 const XRD = "xnets.example.org";
 const CONFIG = "nets";
@@ -561,4 +561,81 @@ Deno.test("xrd guard lookup: the XRD config cache's target index", () => {
   assert.deepEqual(lookup(XRD).map((c: Obj) => c.metadata.name), ["nets", "b"]);
   assert.deepEqual(lookup("other"), []);
   assert.deepEqual(xrdGuardLookup({ configs: new Map() })(XRD), []);
+});
+
+Deno.test("xrd guard route: a restore is confirmed live first; a config no longer Applied is not restored", async () => {
+  const notApplied = appliedConfig((c) => {
+    c.status.phase = "Failed";
+    c.status.conditions = [{ type: "Applied", status: "False", reason: "Reverting" }];
+  });
+  const confirmed: string[] = [];
+  const answer = async (confirm: (x: string, cached: readonly unknown[]) => Promise<unknown[]>) => {
+    const a = await answerAdmission(
+      { ctx: noCtx, xrdGuard: { lookup: lookupOf(appliedConfig()), confirm } },
+      XRD_GUARD_PATH,
+      "POST",
+      review(xrd("v2")),
+    );
+    assert.equal(a.status, 200);
+    return a.status === 200 ? a.review.response : undefined;
+  };
+  // The cache still says Applied=True; the live read says the revert is under way: allowed.
+  const r1 = await answer((x, cached) => {
+    confirmed.push(`${x} ${cached.map((c: Obj) => c.metadata.name).join(",")}`);
+    return Promise.resolve([notApplied]);
+  });
+  assert.deepEqual(r1, { uid: "uid-1", allowed: true });
+  assert.deepEqual(confirmed, [`${XRD} ${CONFIG}`]);
+  // Live still Applied: restored.
+  const r2 = await answer(() => Promise.resolve([appliedConfig()]));
+  assert.deepEqual(JSON.parse(atob(r2!.patch!)), FULL_RESTORE());
+  // The live read fails: allowed (fails open).
+  const r3 = await answer(() => Promise.reject(new Error("connection refused")));
+  assert.deepEqual(r3, { uid: "uid-1", allowed: true });
+  // An allow from the cache is never read live.
+  confirmed.length = 0;
+  const a = await answerAdmission(
+    {
+      ctx: noCtx,
+      xrdGuard: {
+        lookup: lookupOf(notApplied),
+        confirm: () => {
+          confirmed.push("read");
+          return Promise.resolve([appliedConfig()]);
+        },
+      },
+    },
+    XRD_GUARD_PATH,
+    "POST",
+    review(xrd("v2")),
+  );
+  assert.deepEqual(a.status === 200 && a.review.response, { uid: "uid-1", allowed: true });
+  assert.deepEqual(confirmed, []);
+});
+
+Deno.test("xrd guard confirm: each cached config read live; gone or retargeted ones dropped", async () => {
+  const live = new Map<string, Obj>([
+    [CONFIG, appliedConfig()],
+    [
+      "moved",
+      appliedConfig((c) => {
+        c.metadata.name = "moved";
+        c.spec.targetXRD.name = "xother.example.org";
+      }),
+    ],
+  ]);
+  const reads: string[] = [];
+  const client = {
+    get: (_ref: unknown, name: string) => {
+      reads.push(name);
+      const c = live.get(name);
+      return c === undefined
+        ? Promise.reject(new KubeApiError(404, "NotFound", `${name} not found`))
+        : Promise.resolve(structuredClone(c));
+    },
+  } as unknown as Pick<KubeClient, "get">;
+  const cached = [CONFIG, "moved", "gone"].map((n) => appliedConfig((c) => (c.metadata.name = n)));
+  const out = await xrdGuardConfirm(client)(XRD, cached);
+  assert.deepEqual(reads, [CONFIG, "moved", "gone"]);
+  assert.deepEqual(out.map((c: Obj) => c.metadata.name), [CONFIG]);
 });

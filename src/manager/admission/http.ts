@@ -106,6 +106,13 @@ export interface AdmissionHandlerOptions {
   xrdGuard?: {
     /** The XRDConversionConfigs targeting an XRD (the config cache's `target` index). */
     lookup: XrdConfigLookup;
+    /**
+     * Before a restore: the configs `lookup` found, read again live (those still targeting the
+     * XRD). A cache that has not yet seen a config's latest status would restore a stanza the
+     * config no longer wants (a `FailClosed` revert marks `Applied=False` just before it writes the
+     * XRD). Absent ⇒ the cached decision stands; a failed read ⇒ allow (the guard fails open).
+     */
+    confirm?: (xrdName: string, cached: readonly unknown[]) => Promise<readonly unknown[]>;
     /** Called with every decision (e.g. to log restores). */
     onDecision?: (decision: XrdGuardDecision, xrd: string, operation: string) => void;
   };
@@ -220,9 +227,12 @@ async function decide(
 }
 
 /** The XRD conversion guard's answer: always allowed, a JSONPatch when it restores. */
-function guardReview(opts: AdmissionHandlerOptions, req: ParsedRequest): AdmissionReviewResponse {
+async function guardReview(
+  opts: AdmissionHandlerOptions,
+  req: ParsedRequest,
+): Promise<AdmissionReviewResponse> {
   const guard = opts.xrdGuard!;
-  const decision = decideXrdGuard({
+  const input = {
     operation: req.operation,
     name: req.name,
     kind: req.kind === "" && req.group === "" ? undefined : {
@@ -230,7 +240,24 @@ function guardReview(opts: AdmissionHandlerOptions, req: ParsedRequest): Admissi
       ...(req.kind !== "" ? { kind: req.kind } : {}),
     },
     object: req.object,
-  }, guard.lookup);
+  };
+  let looked: { xrdName: string; configs: readonly unknown[] } | undefined;
+  let decision = decideXrdGuard(input, (xrdName) => {
+    const configs = guard.lookup(xrdName);
+    looked = { xrdName, configs };
+    return configs;
+  });
+  if (decision.patch.length > 0 && guard.confirm !== undefined && looked !== undefined) {
+    try {
+      const live = await guard.confirm(looked.xrdName, looked.configs);
+      decision = decideXrdGuard(input, () => live);
+    } catch (e) {
+      decision = {
+        patch: [],
+        reason: `cannot confirm the config live: ${e instanceof Error ? e.message : String(e)}`,
+      };
+    }
+  }
   try {
     guard.onDecision?.(decision, req.name, req.operation);
   } catch {
@@ -271,7 +298,7 @@ export async function answerAdmission(
   const req = parseReview(decoded);
   if (typeof req === "string") return { status: 400, error: `malformed AdmissionReview: ${req}` };
   const path = admissionPathOf(url);
-  if (path === undefined) return { status: 200, review: guardReview(opts, req) };
+  if (path === undefined) return { status: 200, review: await guardReview(opts, req) };
   const kind = ADMISSION_PATHS[path];
   if (req.kind !== "" && req.kind !== kind) {
     return {

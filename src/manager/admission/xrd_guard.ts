@@ -19,6 +19,9 @@
  * 4. Strategy empty or not `Webhook` → restore. `Webhook` but `managed-by` is not this config →
  *    allow (a foreign webhook is never hijacked). Ours and service name, namespace, path, port
  *    and `plan-hash` all match → allow. Otherwise restore.
+ *    (Before a restore the caller reads the config again live and decides once more on that:
+ *    src/manager/admission/http.ts. A `FailClosed` revert writes `Applied=False` just before it
+ *    writes the XRD, and a cache behind that write would put the stanza back.)
  * 5. Restore: service name/namespace from `status.webhookURL` (host `<svc>.<ns>.svc`; unparsable →
  *    allow), path `status.webhookPath`, port `status.webhookPort` (0/absent ⇒ 443),
  *    `conversionReviewVersions` from the config's spec (default `["v1"]`), strategy `Webhook`,

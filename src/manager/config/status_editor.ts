@@ -32,7 +32,9 @@ import type {
 } from "./types.ts";
 
 /** The loose, as-read status as the typed working copy (unknown condition shapes dropped). */
-export function workingStatus(raw: ConversionConfigStatus | undefined): ConfigStatus {
+export function workingStatus(
+  raw: ConversionConfigStatus | ConfigStatus | undefined,
+): ConfigStatus {
   const copy = structuredClone(raw ?? {}) as Record<string, unknown>;
   const conditions: StatusCondition[] = [];
   for (const c of raw?.conditions ?? []) {
@@ -66,6 +68,8 @@ export class StatusEditor {
   readonly generation: number;
   /** The reason of the gate this reconcile waits on ({@link waitOn}), for `Ready`. */
   private waitReason?: string;
+  /** The status as stored: as read, then as last written by {@link patch}. */
+  private written: ConversionConfigStatus | ConfigStatus | undefined;
 
   constructor(
     readonly kind: ConfigKind,
@@ -73,6 +77,7 @@ export class StatusEditor {
     readonly deps: ConfigReconcileDeps,
   ) {
     this.status = workingStatus(config.status);
+    this.written = config.status;
     this.origPhase = config.status?.phase ?? "";
     this.wasApplied = this.origPhase === "Applied" || this.origPhase === "Stale";
     this.targetKind = kind === XRD_CONFIG_KIND ? "XRD" : "CRD";
@@ -147,7 +152,9 @@ export class StatusEditor {
    * Events the change implies.
    */
   async patch(): Promise<void> {
-    const before = workingStatus(this.config.status);
+    // A reconcile may write twice (a revert marks the status before it reverts): each patch and
+    // its Events are computed from what the previous one stored.
+    const before = workingStatus(this.written);
     const readiness = configReadiness(this.status, this.waitReason);
     this.status.observedGeneration = this.generation;
     this.status.conditions = withReadiness(
@@ -156,7 +163,8 @@ export class StatusEditor {
       this.generation,
       this.deps.now(),
     );
-    await this.deps.patchStatus(this.kind, this.name, this.config.status, this.status);
+    await this.deps.patchStatus(this.kind, this.name, this.written, this.status);
+    this.written = structuredClone(this.status);
     const record = this.deps.event;
     if (record === undefined) return;
     for (const e of configEvents(before, this.status, this.generation, readiness)) {

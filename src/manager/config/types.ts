@@ -148,11 +148,11 @@ export interface ConfigReconcileDeps {
   readCABundle(serverName: string, serverNamespace: string): Promise<string | undefined>;
   /** Server-side apply (dco's field manager, force) of a target object. */
   applyTarget(obj: JsonObject): Promise<void>;
-  /** Merge patch of `/status`, computed from the status as read (`before`) to `after`. */
+  /** Merge patch of `/status`, computed from the status as stored (`before`) to `after`. */
   patchStatus(
     kind: ConfigKind,
     name: string,
-    before: ConversionConfigStatus | undefined,
+    before: ConversionConfigStatus | ConfigStatus | undefined,
     after: ConfigStatus,
   ): Promise<void>;
   /** Full-object update with `finalizers` (optimistic concurrency); returns the updated config. */
