@@ -34,14 +34,19 @@ export interface ApiOptions {
 export class Api {
   constructor(readonly opts: ApiOptions) {}
 
-  /** One request; resolves to the parsed body (undefined when empty). */
+  /**
+   * One request; resolves to the parsed body (undefined when empty). `onSent` is called when the
+   * rate limiter lets it go.
+   */
   async call<T = unknown>(
     method: string,
     path: string,
     body?: unknown,
     contentType = "application/json",
+    onSent?: () => void,
   ): Promise<T> {
     await this.opts.limiter?.take();
+    onSent?.();
     let res: Response;
     try {
       res = await fetch(`${this.opts.server}${path}`, {
@@ -70,8 +75,8 @@ export class Api {
     return (text === "" ? undefined : JSON.parse(text)) as T;
   }
 
-  get<T = unknown>(path: string): Promise<T> {
-    return this.call<T>("GET", path);
+  get<T = unknown>(path: string, onSent?: () => void): Promise<T> {
+    return this.call<T>("GET", path, undefined, undefined, onSent);
   }
 
   /** GET returning the body as text (e.g. Prometheus metrics). */

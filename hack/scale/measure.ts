@@ -55,12 +55,15 @@ export function summarize(
 
 /**
  * Runs `request` once per item with `parallel` workers; a thrown error counts as an error and
- * its message goes to `samples`. `now` is the clock in ms (performance.now by default).
+ * its message goes to `samples`. A request's duration runs from its call — or, when it calls
+ * `sent()`, from then (after a client-side rate limiter let it go, so the limiter's wait is not
+ * taken for the server's latency) — to its end. `now` is the clock in ms (performance.now by
+ * default).
  */
 export async function measure<T>(
   items: readonly T[],
   parallel: number,
-  request: (item: T) => Promise<unknown>,
+  request: (item: T, sent: () => void) => Promise<unknown>,
   samples: ErrorSamples,
   now: () => number = () => performance.now(),
 ): Promise<Measurement> {
@@ -71,9 +74,9 @@ export async function measure<T>(
   const worker = async () => {
     while (next < items.length) {
       const item = items[next++];
-      const t0 = now();
+      let t0 = now();
       try {
-        await request(item);
+        await request(item, () => t0 = now());
       } catch (e) {
         errors++;
         samples.add(e instanceof Error ? e.message : String(e));

@@ -169,9 +169,9 @@ export async function benchmark(api: Api, fleet: Fleet, opts: BenchOptions): Pro
     version: string,
   ) => {
     const samples = new ErrorSamples();
-    const m = await measure(items, opts.parallel, async ({ t, name }) => {
+    const m = await measure(items, opts.parallel, async ({ t, name }, sent) => {
       const path = collection(t, version, opts.namespace) + (name ? `/${name}` : "");
-      const body = await api.get<{ apiVersion?: string; items?: unknown[] }>(path);
+      const body = await api.get<{ apiVersion?: string; items?: unknown[] }>(path, sent);
       const want = `${SCALE_GROUP}/${version}`;
       if (name === undefined) {
         if (body.items?.length !== t.instances.length) {

@@ -93,3 +93,20 @@ Deno.test("retries back off from 200 ms to 5 s and stop on a final failure or af
   ));
   assert.equal(calls, MAX_ATTEMPTS);
 });
+
+Deno.test("a request's wait before `sent()` (a client-side rate limiter) is not its latency", async () => {
+  let t = 0;
+  const m = await measure(
+    [1, 2],
+    1,
+    async (_, sent) => {
+      t += 80; // waiting for a token
+      sent();
+      t += 3; // the request itself
+      await Promise.resolve();
+    },
+    new ErrorSamples(),
+    () => t,
+  );
+  assert.deepEqual([m.p50Ms, m.p99Ms, m.elapsedMs], [3, 3, 166]);
+});
