@@ -119,10 +119,12 @@ e2eTest(TITLE, async (cp, t) => {
     cp,
     "/apis/apiextensions.k8s.io/v1/customresourcedefinitions",
   );
+  const configWatch = await recordWatch(cp, "/apis/terasky.com/v1alpha1/xrdconversionconfigs");
   await using _watches = {
     async [Symbol.asyncDispose]() {
       await xrdWatch[Symbol.asyncDispose]();
       await crdWatch[Symbol.asyncDispose]();
+      await configWatch[Symbol.asyncDispose]();
     },
   };
 
@@ -513,13 +515,26 @@ e2eTest(TITLE, async (cp, t) => {
         assert.equal(x.metadata.annotations?.[PLAN_HASH], undefined, name);
       }
       // Crossplane renders an XRD without a stanza into CRDs without one, which the apiserver
-      // defaults to None: no generated CRD keeps pointing at the webhook.
-      for (const name of [WIDGETS, NETS, CLAIMS]) {
-        const g = await waitFor(`${name} back to None`, async () => {
+      // defaults to None; each config (and the plan its webhook serves) went only after that, so
+      // no generated CRD pointed at a webhook that no longer served it. Etcd revisions order it.
+      const deletedAt = (config: string) =>
+        configWatch.events.find((e) => e.type === "DELETED" && e.object.metadata?.name === config)
+          ?.rv;
+      const noneAt = (crd: string) =>
+        crdWatch.events.findLast((e) =>
+          e.object.metadata?.name === crd && e.object.spec?.conversion?.strategy === "None"
+        )?.rv;
+      for (const [config, crds] of [["widgets", [WIDGETS]], ["nets", [NETS, CLAIMS]]] as const) {
+        const gone = await waitFor(`${config}'s DELETED event`, () => deletedAt(config));
+        for (const name of crds) {
           const g = await getJSON("crd", name);
-          return g.spec.conversion.strategy === "None" ? g : undefined;
-        }, { timeoutMs: 60_000 }).catch(failing);
-        assert.deepEqual(g.spec.conversion, { strategy: "None" }, name);
+          assert.deepEqual(g.spec.conversion, { strategy: "None" }, name);
+          const none = noneAt(name) ?? Infinity;
+          assert.ok(
+            none < gone,
+            `${name} None at revision ${none}, config ${config} gone at ${gone}`,
+          );
+        }
       }
       const counts = {
         xrdFlips: [WIDGETS, NETS].map((n) => strategyHistory(xrdWatch, n)),

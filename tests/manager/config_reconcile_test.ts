@@ -460,3 +460,39 @@ Deno.test("handover: a first apply is never gated", async () => {
   assert.ok(!w.calls.some((c) => c.startsWith("listServedLeases")));
   assert.equal(w.cond("HandoverReady"), undefined);
 });
+
+Deno.test("delete of an XRD config: held until the generated CRD leaves the webhook, at most 60 s", async () => {
+  const applied = async () => {
+    const w = new World(netConfig(), netXRD());
+    await reconcileConfig("XRDConversionConfig", "nets", w);
+    assert.equal(w.status.phase, "Applied", String(w.status.message));
+    // Crossplane copied the stanza into the CRD it generates (both versions served: break glass).
+    w.crds.set("xnets.example.org", { spec: { conversion: { strategy: "Webhook" } } });
+    w.markDeleted({ "conversion.terasky.com/allow-unsafe-delete": "true" });
+    w.reset();
+    return w;
+  };
+  const w = await applied();
+  assert.deepEqual(await reconcileConfig("XRDConversionConfig", "nets", w), {
+    requeueAfter: 1_000,
+  });
+  assert.ok(w.calls.includes("apply (no conversion)"), w.calls.join("; "));
+  assert.ok(w.cfg?.metadata?.finalizers?.includes("conversion.terasky.com/safe-revert"));
+  assert.equal(w.cond("DeletionBlocked")?.reason, "RevertPropagating");
+  assert.match(w.cond("DeletionBlocked")?.message ?? "", /out of xnets\.example\.org/);
+  // Crossplane re-rendered it: released.
+  w.crds.set("xnets.example.org", { spec: { conversion: { strategy: "None" } } });
+  w.reset();
+  await reconcileConfig("XRDConversionConfig", "nets", w);
+  assert.equal(w.calls.at(-1), "finalizers []");
+  // Nobody re-renders it (no Crossplane): released 60 s after the delete.
+  const w2 = await applied();
+  w2.clock = Date.parse("2026-11-29T21:00:59Z");
+  assert.deepEqual(await reconcileConfig("XRDConversionConfig", "nets", w2), {
+    requeueAfter: 1_000,
+  });
+  w2.clock = Date.parse("2026-11-29T21:01:00Z");
+  w2.reset();
+  await reconcileConfig("XRDConversionConfig", "nets", w2);
+  assert.equal(w2.calls.at(-1), "finalizers []");
+});

@@ -4,7 +4,8 @@
  * `None` before the finalizer goes, and the delete is held while the storage guard says the revert
  * is unsafe (more than one version served, or objects possibly stored at another version) unless
  * the config carries the break-glass annotation — which is then logged as a warning naming what
- * it risks.
+ * it risks. An XRD's config also waits (boundedly) until the CRDs Crossplane generates from the
+ * XRD no longer convert through the webhook.
  */
 import { type ConfigKind, type ConversionConfig, XRD_CONFIG_KIND } from "../../api/mod.ts";
 import { buildRevertPatch } from "../conversion_patch.ts";
@@ -16,8 +17,11 @@ import {
   CRD_CONFIG_FINALIZER,
   type ReconcileResult,
   REQUEUE_DELETE_BLOCKED_MS,
+  REQUEUE_REVERT_PROPAGATION_MS,
+  REVERT_PROPAGATION_WAIT_MS,
   XRD_CONFIG_FINALIZER,
 } from "./types.ts";
+import { generatedCRDsOnWebhook } from "./xrd_propagation.ts";
 
 /** The finalizer of a config kind. */
 export function finalizerOf(kind: ConfigKind): string {
@@ -83,5 +87,28 @@ export async function reconcileDelete(
     );
   }
   await deps.applyTarget(buildRevertPatch(run.targetKind, run.target, target));
+  if (run.targetKind === "XRD") {
+    // The config (and with it the plan its webhook serves) stays until Crossplane has taken the
+    // webhook out of the CRDs it generates too: reads through them would fail in between.
+    const waiting = await generatedCRDsOnWebhook(deps, target);
+    const deletedAt = Date.parse(config.metadata?.deletionTimestamp ?? "");
+    const waited = Number.isNaN(deletedAt) ? 0 : deps.now() - deletedAt;
+    if (waiting.length > 0 && waited < REVERT_PROPAGATION_WAIT_MS) {
+      const message = `delete waits for Crossplane to take the conversion webhook out of ` +
+        `${waiting.join(", ")} (generated from ${run.targetLabel}, whose stanza is reverted); ` +
+        `the webhook serves them until then, at most ${REVERT_PROPAGATION_WAIT_MS / 1000}s`;
+      run.cond({ type: "DeletionBlocked", status: "True", reason: "RevertPropagating", message });
+      run.status.message = message;
+      await run.patch();
+      return { requeueAfter: REQUEUE_REVERT_PROPAGATION_MS };
+    }
+    if (waiting.length > 0) {
+      deps.log?.(
+        `releasing the config although ${waiting.join(", ")} still convert through a webhook ` +
+          `${REVERT_PROPAGATION_WAIT_MS / 1000}s after the delete (is Crossplane running?)`,
+        { config: run.name, kind, target: run.target },
+      );
+    }
+  }
   return await release();
 }

@@ -37,6 +37,9 @@ export const ALLOW_UNSAFE_DELETE_ANNOTATION = "conversion.terasky.com/allow-unsa
 export const REQUEUE_APPLIED_MS = 5 * 60_000;
 export const REQUEUE_WAITING_MS = 15_000;
 export const REQUEUE_DELETE_BLOCKED_MS = 30_000;
+/** How long a deleted XRD config waits for its generated CRDs to drop the webhook, at most. */
+export const REVERT_PROPAGATION_WAIT_MS = 60_000;
+export const REQUEUE_REVERT_PROPAGATION_MS = 1_000;
 export const REQUEUE_REVERT_BLOCKED_MS = 30_000;
 
 export type ConfigPhase = typeof CONFIG_PHASES[number];

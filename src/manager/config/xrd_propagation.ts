@@ -16,7 +16,7 @@ import {
 import type { JsonObject } from "../../lib/json.ts";
 import { rfc3339 } from "../../lib/time.ts";
 import type { GateRun } from "./gate.ts";
-import type { GeneratedCRDStatus } from "./types.ts";
+import type { ConfigReconcileDeps, GeneratedCRDStatus } from "./types.ts";
 
 export {
   type AppliedConversion,
@@ -93,4 +93,32 @@ export async function verifyPropagation(
   status.generatedCRDs = entries;
   const outcome = propagationOutcome(label, verdicts);
   return finish(outcome.reason, outcome.message);
+}
+
+/**
+ * After a revert of the XRD: the CRDs generated from it that still convert through a webhook
+ * (Crossplane has not re-rendered them yet). A CRD that cannot be read counts as still on it.
+ */
+export async function generatedCRDsOnWebhook(
+  deps: Pick<ConfigReconcileDeps, "getGeneratedCRD">,
+  xrd: JsonObject,
+): Promise<string[]> {
+  let generated;
+  try {
+    generated = generatedCRDNames(xrd);
+  } catch {
+    return [];
+  }
+  const out: string[] = [];
+  for (const g of generated) {
+    try {
+      const crd = await deps.getGeneratedCRD?.(g.name);
+      const conversion = (crd?.spec as { conversion?: { strategy?: string } } | undefined)
+        ?.conversion;
+      if (conversion?.strategy === "Webhook") out.push(g.name);
+    } catch {
+      out.push(g.name);
+    }
+  }
+  return out;
 }
