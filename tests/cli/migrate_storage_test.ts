@@ -8,6 +8,7 @@ import { concurrencyOf, migrationTable, progressText } from "../../src/cli/migra
 import { runViaMigrator, timeoutOf } from "../../src/cli/migrate_migrator.ts";
 import type { KubeClient } from "../../src/kube/mod.ts";
 import { b64, createCA } from "../support/certs.ts";
+import { freePort } from "../support/ports.ts";
 import { assertToolError, convctl } from "./_convctl.ts";
 
 Deno.test("migrate-storage: exactly one of --xrd and --crd", async () => {
@@ -33,14 +34,6 @@ Deno.test("migrate-storage: --concurrency of zero or less means one", () => {
   assert.equal(concurrencyOf("8"), 8);
 });
 
-/** A loopback port nothing listens on. */
-function closedPort(): number {
-  const l = Deno.listen({ hostname: "127.0.0.1", port: 0 });
-  const { port } = l.addr;
-  l.close();
-  return port;
-}
-
 Deno.test("migrate-storage: an unreachable cluster is one error line naming it", async () => {
   const dir = await Deno.makeTempDir();
   try {
@@ -54,7 +47,7 @@ Deno.test("migrate-storage: an unreachable cluster is one error line naming it",
         clusters: [{
           name: "gone",
           cluster: {
-            server: `https://127.0.0.1:${closedPort()}`,
+            server: `https://127.0.0.1:${freePort()}`,
             "certificate-authority-data": b64(ca.cert),
           },
         }],

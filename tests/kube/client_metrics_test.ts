@@ -9,6 +9,7 @@ import { KubeClient } from "../../src/kube/mod.ts";
 import { createMetricsRegistry } from "../../src/obs/metrics.ts";
 import { restClientMetrics } from "../../src/obs/rest_client_metrics.ts";
 import { sample, scrape } from "./_helpers.ts";
+import { freePort } from "../support/ports.ts";
 
 Deno.test("every request is counted by code, method and host and timed by verb and host", async () => {
   await using server = Deno.serve(
@@ -49,10 +50,7 @@ Deno.test("every request is counted by code, method and host and timed by verb a
 
 Deno.test("a request that gets no answer is counted with code <error>", async () => {
   const { registry } = createMetricsRegistry({ runtime: false });
-  // A port nothing listens on: bind one and close it.
-  const l = Deno.listen({ hostname: "127.0.0.1", port: 0 });
-  const port = (l.addr as Deno.NetAddr).port;
-  l.close();
+  const port = freePort(); // nothing listens on it
   using client = new KubeClient(
     { server: `http://127.0.0.1:${port}`, namespace: "default", description: "test" },
     { metrics: restClientMetrics(registry) },

@@ -31,6 +31,7 @@ import { b64, createCA, generateKey, writePublicKey } from "./certs.ts";
 import { type KubeletOptions, TestKubelet } from "./kubelet.ts";
 import { PodNetwork } from "./pod_network.ts";
 import { crossplaneCRDsDir, type CrossplaneInstance, startCrossplane } from "./crossplane.ts";
+import { freePort } from "./ports.ts";
 
 export interface ControlPlaneOptions {
   /** Label used in temp dir names and messages. */
@@ -360,13 +361,8 @@ globalThis.addEventListener("unload", () => {
 // Waiting lives in wait.ts; re-exported because most tests import it with the control plane.
 export { assertStays, WaitAbort, waitFor } from "./wait.ts";
 
-/** A free TCP port on 127.0.0.1 (may race with other processes; start retries on EADDRINUSE). */
-export function freePort(): number {
-  const l = Deno.listen({ hostname: "127.0.0.1", port: 0 });
-  const port = (l.addr as Deno.NetAddr).port;
-  l.close();
-  return port;
-}
+// Ports for child processes live in ports.ts; re-exported for the same reason.
+export { freePort };
 
 async function tail(path: string, lines: number): Promise<string> {
   try {
