@@ -3,10 +3,14 @@
  * with the request bounds a default pod derives — as a child process with a throwaway CA, for the
  * tools that measure or attack it from outside (hack/fuzz_convert.ts, hack/bench_side_by_side.ts).
  */
+import { derivedV8Flags, heapLimitMiB } from "../src/manager/server/container_env.ts";
 import { writeServingPair } from "../tests/support/certs.ts";
 
-/** The heap a webhook-server pod gets by default (256 MiB limit × 0.75), as the manager sets it. */
-export const POD_HEAP_FLAGS = "--max-old-space-size=192";
+/**
+ * The V8 flags a webhook-server pod gets by default (256 MiB limit: a 192 MiB heap, the young
+ * generation and first old-generation limit), as the manager sets them.
+ */
+export const POD_HEAP_FLAGS = derivedV8Flags(heapLimitMiB("256Mi") ?? 192).join(",");
 
 export interface ConversionTarget {
   port: number;

@@ -18,8 +18,10 @@
  * `--server-cpus` with `--workers` conversion Workers (small reviews stay inline, as in the role),
  * checks once per shape that the answer is a `Success` review holding every object
  * at the desired version, then drives it with `wrk` (HTTP/1.1) and `h2load --h1` pinned to
- * `--client-cpus`, and prints reviews/s, p50, p90, p99, p99.9 (milliseconds) and errors per
- * tool × shape × connections. A shape `NxK` is a review of N objects of about K KB each.
+ * `--client-cpus`, and prints reviews/s, p50, p90, p99, p99.9, the mean (milliseconds), the
+ * requests in flight that implies, and errors per tool × shape × connections, then the server's
+ * peak resident memory. A shape `NxK` is a review of N objects of about K KB each. The server gets
+ * the V8 flags a default pod gets from the manager (hack/_conversion_target.ts).
  *
  * Needs `wrk` and `h2load` (Debian: `apt-get install wrk nghttp2-client`) and `taskset`
  * (util-linux) for pinning; without taskset nothing is pinned and the report says so. Bounds: a
@@ -47,6 +49,8 @@ interface Row {
   p90Ms: number;
   p99Ms: number;
   p999Ms: number;
+  /** Mean latency: with `reviewsPerSecond`, Little's law gives the requests in flight. */
+  meanMs: number;
   errors: number;
 }
 
@@ -119,6 +123,41 @@ async function verify(port: number, caFile: string, path: string, body: string, 
   }
 }
 
+/**
+ * The server's memory over the run, from /proc (Linux; nothing elsewhere): the kernel's peak
+ * resident set (`VmHWM`, which counts the mapped executable too) and the largest anonymous resident
+ * set sampled every 100 ms (`RssAnon`: heap and buffers, what a container cannot reclaim). `taskset`
+ * execs the server, so the child's pid is the server's.
+ */
+class MemoryWatch {
+  peakAnonMiB = 0;
+  #timer: ReturnType<typeof setInterval>;
+  constructor(readonly pid: number) {
+    this.#timer = setInterval(() => void this.#sample(), 100);
+  }
+  async #sample(): Promise<void> {
+    const kib = /^RssAnon:\s+(\d+) kB/m.exec(await this.#status());
+    if (kib !== null) this.peakAnonMiB = Math.max(this.peakAnonMiB, Number(kib[1]) / 1024);
+  }
+  #status(): Promise<string> {
+    return Deno.readTextFile(`/proc/${this.pid}/status`).catch(() => "");
+  }
+  /** Stops sampling; the peaks, or undefined without /proc. */
+  async stop(): Promise<{ peakRssMiB: number; peakAnonMiB: number } | undefined> {
+    clearInterval(this.#timer);
+    await this.#sample();
+    const hwm = /^VmHWM:\s+(\d+) kB/m.exec(await this.#status());
+    return hwm === null
+      ? undefined
+      : { peakRssMiB: Number(hwm[1]) / 1024, peakAnonMiB: this.peakAnonMiB };
+  }
+}
+
+/** Requests in flight on average, by Little's law: throughput × mean latency. */
+export function inFlight(r: Pick<Row, "reviewsPerSecond" | "meanMs">): number {
+  return r.reviewsPerSecond * r.meanMs / 1000;
+}
+
 function percentile(sorted: Float64Array, p: number): number {
   if (sorted.length === 0) return NaN;
   const i = Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1);
@@ -134,9 +173,9 @@ f:close()
 done = function(summary, latency, requests)
   local e = summary.errors
   io.write(string.format(
-    "DCO_WRK %d %d %d %d %d %d %d\\n", summary.requests, summary.duration,
+    "DCO_WRK %d %d %d %d %d %d %d %d\\n", summary.requests, summary.duration,
     latency:percentile(50), latency:percentile(90), latency:percentile(99),
-    latency:percentile(99.9), e.connect + e.read + e.write + e.status + e.timeout))
+    latency:percentile(99.9), latency.mean, e.connect + e.read + e.write + e.status + e.timeout))
 end
 `;
 
@@ -170,13 +209,15 @@ async function wrk(
   if (!out.success || line === undefined) {
     throw new Error(`wrk failed: ${text}${new TextDecoder().decode(out.stderr)}`);
   }
-  const [requests, durationUs, p50, p90, p99, p999, errors] = line.split(" ").slice(1).map(Number);
+  const [requests, durationUs, p50, p90, p99, p999, mean, errors] = line.split(" ").slice(1)
+    .map(Number);
   return {
     reviewsPerSecond: requests / (durationUs / 1e6),
     p50Ms: p50 / 1000,
     p90Ms: p90 / 1000,
     p99Ms: p99 / 1000,
     p999Ms: p999 / 1000,
+    meanMs: mean / 1000,
     errors,
   };
 }
@@ -212,12 +253,14 @@ async function h2load(
   const lines = (await Deno.readTextFile(log)).trim().split("\n").filter((l) => l !== "");
   const durations = new Float64Array(lines.length);
   let errors = 0;
+  let sum = 0;
   let first = Infinity;
   let last = -Infinity;
   lines.forEach((l, i) => {
     const [start, status, duration] = l.split("\t").map(Number);
     if (status !== 200) errors++;
     durations[i] = duration;
+    sum += duration;
     first = Math.min(first, start);
     last = Math.max(last, start + duration);
   });
@@ -229,6 +272,7 @@ async function h2load(
     p90Ms: percentile(durations, 90) / 1000,
     p99Ms: percentile(durations, 99) / 1000,
     p999Ms: percentile(durations, 99.9) / 1000,
+    meanMs: sum / lines.length / 1000,
     errors,
   };
 }
@@ -366,6 +410,8 @@ async function main() {
   const scriptFile = `${dir}/post.lua`;
   await Deno.writeTextFile(scriptFile, WRK_SCRIPT);
   const rows: Row[] = [];
+  const watch = new MemoryWatch(target.child.pid);
+  let memory: Awaited<ReturnType<MemoryWatch["stop"]>>;
   try {
     for (const shape of shapes) {
       const body = reviewBody(shape);
@@ -399,13 +445,14 @@ async function main() {
         }
       }
     }
+    memory = await watch.stop();
   } finally {
     target.child.kill("SIGKILL");
     await target.child.status;
     await Deno.remove(dir, { recursive: true }).catch(() => {});
   }
   if (values.json) {
-    console.log(JSON.stringify({ pinned, seconds, rows, allocations }, null, 2));
+    console.log(JSON.stringify({ pinned, seconds, memory, rows, allocations }, null, 2));
     return;
   }
   console.log(
@@ -415,24 +462,39 @@ async function main() {
       }, ${seconds} s per run`
       : `taskset not found: server and load generator are not pinned; ${seconds} s per run`,
   );
-  console.log(
-    "| tool | review | connections | reviews/s | p50 ms | p90 ms | p99 ms | p99.9 ms | errors |",
-  );
-  console.log("|---|---|---|---|---|---|---|---|---|");
+  if (memory !== undefined) {
+    console.log(
+      `server memory over all runs: peak resident ${fmt(memory.peakRssMiB)} MiB, ` +
+        `peak anonymous (heap and buffers) ${fmt(memory.peakAnonMiB)} MiB`,
+    );
+  }
   for (const a of allocations) {
     console.log(
       `allocated per review, ${a.shape}: ${fmt(a.bytesPerReview / 1024)} KiB; GC pauses ` +
         `${fmt(a.gcMs)} ms in all, longest ${fmt(a.maxPauseMs)} ms`,
     );
   }
+  if (rows.length === 0) return;
+  console.log(
+    "| tool | review | connections | reviews/s | p50 ms | p90 ms | p99 ms | p99.9 ms | mean ms " +
+      "| in flight | errors |",
+  );
+  console.log("|---|---|---|---|---|---|---|---|---|---|---|");
   for (const r of rows) {
     console.log(
       `| ${r.tool} | ${r.shape} | ${r.connections} | ${fmt(r.reviewsPerSecond)} | ${
         fmt(r.p50Ms)
       } | ` +
-        `${fmt(r.p90Ms)} | ${fmt(r.p99Ms)} | ${fmt(r.p999Ms)} | ${r.errors} |`,
+        `${fmt(r.p90Ms)} | ${fmt(r.p99Ms)} | ${fmt(r.p999Ms)} | ${fmt(r.meanMs)} | ` +
+        `${fmt(inFlight(r))} | ${r.errors} |`,
     );
   }
+  console.log(
+    "in flight = reviews/s × mean latency (Little's law); a closed loop of c connections " +
+      "cannot exceed c. wrk's percentiles include the samples its coordinated-omission " +
+      "correction adds (docs/operations.md#reading-the-load-generators), so its in flight is " +
+      "above c when the server stalls; h2load's are the measured requests.",
+  );
 }
 
 if (import.meta.main) await main();

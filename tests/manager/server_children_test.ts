@@ -431,7 +431,10 @@ Deno.test("full CWS: container", () => {
     "DENO_V8_FLAGS",
     "LOG_LEVEL",
   ]);
-  assert.deepEqual(c.env[3], { name: "DENO_V8_FLAGS", value: "--max-old-space-size=384" });
+  assert.deepEqual(c.env[3], {
+    name: "DENO_V8_FLAGS",
+    value: "--max-old-space-size=384,--max-semi-space-size=4,--initial-old-space-size=96",
+  });
   assert.deepEqual(c.env[4], { name: "LOG_LEVEL", value: "debug" });
 });
 
@@ -615,7 +618,10 @@ Deno.test("heap limit: rendered after the identity env, before extraEnv", () => 
       .spec,
   );
   assert.deepEqual(env.slice(3), [
-    { name: "DENO_V8_FLAGS", value: "--max-old-space-size=192" },
+    {
+      name: "DENO_V8_FLAGS",
+      value: "--max-old-space-size=192,--max-semi-space-size=4,--initial-old-space-size=48",
+    },
     { name: "A", value: "1" },
   ]);
 });
@@ -651,13 +657,30 @@ Deno.test("heap limit: user V8 flags without a heap size keep theirs and gain th
     }).spec,
   );
   assert.deepEqual(env.slice(3), [
-    { name: "DENO_V8_FLAGS", value: "--expose-gc,--max-old-space-size=384" },
+    {
+      name: "DENO_V8_FLAGS",
+      value:
+        "--expose-gc,--max-old-space-size=384,--max-semi-space-size=4,--initial-old-space-size=96",
+    },
   ]);
   // Without a memory limit the user's value is untouched.
   const plain = containerEnv(
     cws({ extraEnv: [{ name: "DENO_V8_FLAGS", value: "--expose-gc" }] }).spec,
   );
   assert.deepEqual(plain.slice(3), [{ name: "DENO_V8_FLAGS", value: "--expose-gc" }]);
+});
+
+Deno.test("heap limit: a young-generation size of the user's is kept, the rest derived", () => {
+  const env = containerEnv(
+    cws({
+      resources: { limits: { memory: "256Mi" } },
+      extraEnv: [{ name: "DENO_V8_FLAGS", value: "--max_semi_space_size=16" }],
+    }).spec,
+  );
+  assert.deepEqual(env.slice(3), [{
+    name: "DENO_V8_FLAGS",
+    value: "--max_semi_space_size=16,--max-old-space-size=192,--initial-old-space-size=48",
+  }]);
 });
 
 Deno.test("heap limit: a limit among comma-separated user flags counts as the user's", () => {
