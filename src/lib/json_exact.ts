@@ -105,6 +105,16 @@ export function afterString(s: string, i: number): number {
 }
 
 /**
+ * Whether a double that plain `JSON.parse` produced may differ from what the exact parse reads:
+ * ±Infinity (a literal beyond the double range) or an integer beyond ±(2^53 − 1), which an
+ * integer literal of that size rounds to. A parsed value without such a number is exactly what
+ * {@link parseJson} would have read, which lets a caller parse first and check afterwards.
+ */
+export function mayBeInexact(n: number): boolean {
+  return !Number.isFinite(n) || (Number.isInteger(n) && Math.abs(n) > Number.MAX_SAFE_INTEGER);
+}
+
+/**
  * Parses JSON text keeping int64 exact (see the module comment); throws `SyntaxError`. Pass
  * `longNumbers` when the text was already scanned ({@link hasLongNumbers}); `false` reads it with
  * plain `JSON.parse`, which is exact for such text.

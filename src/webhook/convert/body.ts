@@ -3,7 +3,7 @@
  * and the uid recovery that lets a rejected body still get a Failure review carrying its uid. Why each
  * limit exists: docs/design/webhook.md#limits-and-their-reasons.
  */
-import { afterString, digitRunEnd, LONG_DIGIT_RUN } from "../../lib/json_exact.ts";
+import { afterString, digitRunEnd, LONG_DIGIT_RUN, mayBeInexact } from "../../lib/json_exact.ts";
 
 /** Default `--max-request-bytes` (32 MiB). */
 export const DEFAULT_MAX_REQUEST_BYTES = 32 * 1024 * 1024;
@@ -101,6 +101,51 @@ export function scanBody(s: string, max: number): BodyScan {
     }
   }
   return { tooDeep: false, longNumbers };
+}
+
+/**
+ * The same two findings as {@link scanBody}, from the value plain `JSON.parse` made of the text
+ * (V8's parser does not recurse, so any nesting parses): nesting deeper than `max` (the root is
+ * level 1, as a bracket is in the text), and a number the exact parse would read differently
+ * (`mayBeInexact`). A walk over the parsed values touches each value once, where the text scan
+ * skips every string: ~37 µs against ~250 µs for a 100-object review of 2 KB objects.
+ * Iterative, so a deep value cannot exhaust the stack.
+ */
+export function inspectParsed(value: unknown, max: number): BodyScan {
+  let longNumbers = false;
+  if (typeof value !== "object" || value === null) {
+    return { tooDeep: false, longNumbers: typeof value === "number" && mayBeInexact(value) };
+  }
+  const containers: object[] = [value];
+  const depths: number[] = [1];
+  while (containers.length > 0) {
+    const container = containers.pop() as Record<string, unknown> | unknown[];
+    const depth = depths.pop() as number;
+    if (depth > max) return { tooDeep: true, longNumbers };
+    // Two loops rather than Object.values: no array per object.
+    if (Array.isArray(container)) {
+      for (let i = 0; i < container.length; i++) {
+        longNumbers = visit(container[i], depth, containers, depths) || longNumbers;
+      }
+    } else {
+      for (const key in container) {
+        longNumbers = visit(container[key], depth, containers, depths) || longNumbers;
+      }
+    }
+  }
+  return { tooDeep: false, longNumbers };
+}
+
+/** One value of a container at `depth`: queues a container, answers whether a number is inexact. */
+function visit(v: unknown, depth: number, containers: object[], depths: number[]): boolean {
+  if (typeof v === "object") {
+    if (v !== null) {
+      containers.push(v);
+      depths.push(depth + 1);
+    }
+    return false;
+  }
+  return typeof v === "number" && mayBeInexact(v);
 }
 
 /** Whether JSON text nests deeper than `max` (the depth half of {@link scanBody}). */

@@ -4,11 +4,13 @@
  */
 import assert from "node:assert/strict";
 import {
+  inspectParsed,
   nestingExceeds,
   recoverUid,
   scanBody,
   targetOfPath,
 } from "../../../src/webhook/convert/mod.ts";
+import { parseJson } from "../../../src/lib/json_exact.ts";
 
 Deno.test("recoverUid finds request.uid and nothing else", () => {
   const enc = (s: string) => new TextEncoder().encode(s);
@@ -61,4 +63,82 @@ Deno.test("scanBody flags long numbers outside strings, in the same pass as the 
   });
   assert.equal(scanBody("[[[9007199254740993]]]", 2).tooDeep, true);
   assert.equal(scanBody("[9007199254740993,[[[]]]]", 2).longNumbers, true);
+});
+
+Deno.test("inspectParsed: the depth scanBody finds in the text, from the parsed value", () => {
+  for (
+    const text of [
+      "[[[]]]",
+      "[[[[]]]]",
+      '{"a":"[[[[[[[["}',
+      '{"a":{"b":{"c":{}}}}',
+      '{"a":[{"b":[1,{"c":null}]}]}',
+      "1",
+      '"x"',
+      "[[1],[[2]],[[[3]]]]",
+    ]
+  ) {
+    for (const max of [1, 2, 3, 4, 5]) {
+      assert.equal(
+        inspectParsed(JSON.parse(text), max).tooDeep,
+        scanBody(text, max).tooDeep,
+        `${text} at ${max}`,
+      );
+    }
+  }
+  // Deeper than any stack: the walk is iterative.
+  assert.equal(
+    inspectParsed(JSON.parse("[".repeat(200_000) + "]".repeat(200_000)), 100).tooDeep,
+    true,
+  );
+});
+
+Deno.test("inspectParsed flags exactly the numbers the exact parse reads differently", () => {
+  const flagged = (text: string) => inspectParsed(JSON.parse(text), 10).longNumbers;
+  assert.equal(flagged('{"a":9007199254740991,"b":-9007199254740991}'), false);
+  assert.equal(flagged('{"a":9007199254740993}'), true, "2^53 + 1 rounds");
+  assert.equal(flagged('{"a":[-9223372036854775807]}'), true);
+  assert.equal(flagged('{"a":1e400}'), true, "Infinity");
+  assert.equal(flagged('{"a":1.5e3,"b":0.1,"c":"12345678901234567890"}'), false);
+  assert.equal(flagged("12345678901234567890"), true, "a bare number");
+  // Differential: whenever nothing is flagged, the plain parse is what the exact parse reads.
+  const literals = [
+    "0",
+    "-0",
+    "1",
+    "42",
+    "1.5",
+    "1e5",
+    "2.5E-7",
+    "1.0000000000000000001",
+    "123456789012345",
+    "9007199254740991",
+    "9007199254740992",
+    "9007199254740993",
+    "-9007199254740993",
+    "9223372036854775807",
+    "9223372036854775808",
+    "12345678901234567890123",
+    "1e21",
+    "1e400",
+    "-1e400",
+    "0.1000000000000000055511151231257827",
+  ];
+  let seed = 7;
+  const next = () => (seed = (seed * 1103515245 + 12345) % 2147483648);
+  for (let round = 0; round < 2000; round++) {
+    const picks = Array.from(
+      { length: 1 + (next() % 4) },
+      () => literals[next() % literals.length],
+    );
+    const text = `{"spec":{"n":[${picks.join(",")}],"s":"${picks[0]}"}}`;
+    let exact: unknown;
+    try {
+      exact = parseJson(text, true);
+    } catch {
+      assert.equal(flagged(text), true, `${text}: the exact parse refuses it`);
+      continue;
+    }
+    if (!flagged(text)) assert.deepEqual(JSON.parse(text), exact, text);
+  }
 });
