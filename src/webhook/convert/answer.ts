@@ -20,6 +20,7 @@ import {
 import { type BudgetBound, RequestBudget } from "../../engine/request_budget.ts";
 import { isJsonObject } from "../../lib/json.ts";
 import { parseJson, stringifyJson } from "../../lib/json_exact.ts";
+import { encodeUtf8 } from "../../lib/utf8.ts";
 import type { LossyDirection, Observer, ReviewResult } from "../metrics.ts";
 import { isServable, type RegistryEntry } from "../registry.ts";
 import {
@@ -463,7 +464,7 @@ function convertBatch(
 
   let body: Uint8Array;
   try {
-    body = encoder.encode(stringifyJson({
+    body = encodeUtf8(stringifyJson({
       apiVersion: state.apiVersion,
       kind: REVIEW_KIND,
       response: { uid: state.uid, result: { status: "Success" }, convertedObjects: converted },
