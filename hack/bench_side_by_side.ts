@@ -19,8 +19,9 @@
  * checks once per shape that the answer is a `Success` review holding every object
  * at the desired version, then drives it with `wrk` (HTTP/1.1) and `h2load --h1` pinned to
  * `--client-cpus`, and prints reviews/s, p50, p90, p99, p99.9, the mean (milliseconds), the
- * requests in flight that implies, and errors per tool × shape × connections, then the server's
- * peak resident memory. A shape `NxK` is a review of N objects of about K KB each. The server gets
+ * requests in flight that implies, errors, and the CPU the run used (the server's cores and the
+ * rest of the machine's: the load generator and anything else running, from /proc) per tool ×
+ * shape × connections, then the server's peak resident memory. A shape `NxK` is a review of N objects of about K KB each. The server gets
  * the V8 flags a default pod gets from the manager (hack/_conversion_target.ts).
  *
  * Needs `wrk` and `h2load` (Debian: `apt-get install wrk nghttp2-client`) and `taskset`
@@ -52,6 +53,8 @@ interface Row {
   /** Mean latency: with `reviewsPerSecond`, Little's law gives the requests in flight. */
   meanMs: number;
   errors: number;
+  /** CPU over the run, in cores: the server's own, and everything else on the machine. */
+  cpu?: CpuShare;
 }
 
 function parseShape(text: string): Shape {
@@ -151,6 +154,44 @@ class MemoryWatch {
       ? undefined
       : { peakRssMiB: Number(hwm[1]) / 1024, peakAnonMiB: this.peakAnonMiB };
   }
+}
+
+/** CPU use over one run, in cores (CPU-seconds per second). */
+interface CpuShare {
+  server: number;
+  /** The machine's busy time minus the server's: the load generator, and anything else running. */
+  others: number;
+}
+
+/** The machine's busy and total ticks (`/proc/stat`) and the server's (`/proc/<pid>/stat`). */
+interface CpuTicks {
+  busy: number;
+  total: number;
+  server: number;
+  cpus: number;
+}
+
+async function cpuTicks(pid: number): Promise<CpuTicks | undefined> {
+  try {
+    const stat = await Deno.readTextFile("/proc/stat");
+    const fields = stat.split("\n")[0].trim().split(/\s+/).slice(1).map(Number);
+    const idle = fields[3] + fields[4]; // idle + iowait
+    const total = fields.slice(0, 8).reduce((a, b) => a + b, 0); // guest time is inside user
+    const cpus = stat.split("\n").filter((l) => /^cpu\d+ /.test(l)).length;
+    // Fields after the parenthesised command: utime and stime are the 12th and 13th.
+    const own = await Deno.readTextFile(`/proc/${pid}/stat`);
+    const after = own.slice(own.lastIndexOf(")") + 2).split(" ").map(Number);
+    return { busy: total - idle, total, server: after[11] + after[12], cpus };
+  } catch {
+    return undefined; // no /proc: no CPU columns
+  }
+}
+
+function cpuShare(a: CpuTicks | undefined, b: CpuTicks | undefined): CpuShare | undefined {
+  if (a === undefined || b === undefined || b.total <= a.total) return undefined;
+  const cores = (ticks: number) => ticks / (b.total - a.total) * b.cpus;
+  const server = cores(b.server - a.server);
+  return { server, others: Math.max(0, cores(b.busy - a.busy) - server) };
 }
 
 /** Requests in flight on average, by Little's law: throughput × mean latency. */
@@ -437,8 +478,10 @@ async function main() {
               ? wrk(url, bodyFile, scriptFile, c, s, clientPin)
               : h2load(url, bodyFile, dir, c, s, clientPin);
           if (warmup > 0) await measure(warmup);
+          const before = await cpuTicks(target.child.pid);
           const r = await measure(seconds);
-          rows.push({ tool, shape: shape.name, connections: c, ...r });
+          const cpu = cpuShare(before, await cpuTicks(target.child.pid));
+          rows.push({ tool, shape: shape.name, connections: c, ...r, cpu });
           if (!values.json) {
             console.error(`${tool} ${shape.name} c=${c}: ${fmt(r.reviewsPerSecond)} reviews/s`);
           }
@@ -477,16 +520,17 @@ async function main() {
   if (rows.length === 0) return;
   console.log(
     "| tool | review | connections | reviews/s | p50 ms | p90 ms | p99 ms | p99.9 ms | mean ms " +
-      "| in flight | errors |",
+      "| in flight | errors | server cores | others' cores |",
   );
-  console.log("|---|---|---|---|---|---|---|---|---|---|---|");
+  console.log("|---|---|---|---|---|---|---|---|---|---|---|---|---|");
   for (const r of rows) {
     console.log(
       `| ${r.tool} | ${r.shape} | ${r.connections} | ${fmt(r.reviewsPerSecond)} | ${
         fmt(r.p50Ms)
       } | ` +
         `${fmt(r.p90Ms)} | ${fmt(r.p99Ms)} | ${fmt(r.p999Ms)} | ${fmt(r.meanMs)} | ` +
-        `${fmt(inFlight(r))} | ${r.errors} |`,
+        `${fmt(inFlight(r))} | ${r.errors} | ${r.cpu === undefined ? "—" : fmt(r.cpu.server)} | ` +
+        `${r.cpu === undefined ? "—" : fmt(r.cpu.others)} |`,
     );
   }
   console.log(
