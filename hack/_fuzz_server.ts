@@ -3,7 +3,8 @@
  * src/net/tls_server.ts) serving the synthetic target over TLS, with the request bounds the
  * webhook-server role derives from its heap (run it with `DENO_V8_FLAGS=--max-old-space-size=192`,
  * what a pod gets by default) and, as in the role, conversions in a pool of two Workers with the
- * default inline policy (small reviews inline, the rest in a Worker). Prints `{"port":N}` on
+ * default inline policy (small reviews inline, the rest in a Worker), recording the role's metric set
+ * into a registry of its own (never scraped: what it costs is what the role pays). Prints `{"port":N}` on
  * stdout once listening, then serves until killed. hack/bench_side_by_side.ts runs it too, with the
  * pool size as the optional second argument (default 2).
  * `deno run --allow-read=DIR,src --allow-net=127.0.0.1 --allow-env hack/_fuzz_server.ts DIR [N]`.
@@ -24,6 +25,8 @@ import {
   PlanSets,
 } from "../src/webhook/convert/mod.ts";
 import { PlanRegistry } from "../src/webhook/registry.ts";
+import { WebhookMetrics } from "../src/webhook/metrics.ts";
+import { Registry } from "prom-client";
 
 const certDir = Deno.args[0];
 const workers = Number(Deno.args[1] ?? "2");
@@ -37,13 +40,23 @@ const policy = new InlinePolicy(DEFAULT_INLINE_MAX_BYTES);
 policy.follow(registry);
 registry.install(syntheticCompiled(), new Date());
 const bounds = deriveRequestBounds(readHeap(), { maxRequestBytes: DEFAULT_MAX_REQUEST_BYTES });
+const metrics = new WebhookMetrics(new Registry());
+metrics.setLimits(bounds);
 const handler: ConvertHandlerOptions = {
   registry: planSets,
+  metrics,
   logger: SILENT,
-  governor: new RequestGovernor(bounds, () => {}),
+  governor: new RequestGovernor(bounds, (n, bytes) => metrics.setInFlight(n, bytes)),
   maxRequestBytes: bounds.maxRequestBytes,
 };
-const pool = new ConversionPool({ size: workers, planSets, context: convertContext(handler) });
+const pool = new ConversionPool({
+  size: workers,
+  planSets,
+  context: convertContext(handler),
+  metrics,
+  onWorkerLost: (reason) => metrics.countWorkerLost(reason),
+});
+metrics.observePool(() => pool.stats());
 await pool.settled();
 const server = await TlsServer.start({
   address: "127.0.0.1:0",

@@ -1,14 +1,15 @@
 /**
  * The webhook metric set (docs/observability.md): names, types, labels and buckets; registry gauges
- * refreshed from a snapshot; compile counters from registry changes; the fast per-object
- * histogram exposes exactly what a prom-client Histogram would.
+ * refreshed from a snapshot; compile counters from registry changes; the hot path's resolved-series
+ * histogram and counter expose exactly what a prom-client Histogram and Counter would.
  */
 import assert from "node:assert/strict";
-import { Histogram, Registry } from "prom-client";
+import { Counter, Histogram, Registry } from "prom-client";
 import { createMetricsRegistry } from "../../src/obs/metrics.ts";
 import { syntheticCompiled } from "../../src/webhook/convert/_synthetic.ts";
 import {
   OBJECT_DURATION_BUCKETS,
+  SeriesCounter,
   SeriesHistogram,
   WEBHOOK_METRIC_NAMES,
   WebhookMetrics,
@@ -137,6 +138,13 @@ Deno.test("labels and buckets follow the catalog", async () => {
   assert.equal(one("dco_webhook_conversion_panics_total", { target: T }), 1);
 });
 
+/** Exposition text with each line's labels sorted and the lines sorted: order-free comparison. */
+function normalized(text: string): string[] {
+  return text.split("\n").map((line) =>
+    line.replace(/\{(.*)\}/, (_, inner: string) => `{${inner.split(",").sort().join(",")}}`)
+  ).sort();
+}
+
 Deno.test("the fast histogram exposes what a prom-client Histogram would", async () => {
   const fast = new Registry();
   const slow = new Registry();
@@ -154,16 +162,38 @@ Deno.test("the fast histogram exposes what a prom-client Histogram would", async
     f.series([labels.target, labels.direction, labels.result]).observe(v);
     p.observe(labels, v);
   }
-  const norm = (text: string) =>
-    text.split("\n").map((line) =>
-      line.replace(/\{(.*)\}/, (_, inner: string) => `{${inner.split(",").sort().join(",")}}`)
-    ).sort();
-  assert.deepEqual(norm(await fast.metrics()), norm(await slow.metrics()));
+  assert.deepEqual(normalized(await fast.metrics()), normalized(await slow.metrics()));
   const fj = await fast.getMetricsAsJSON();
   assert.equal(fj[0].name, "h_seconds");
   assert.equal(fj[0].type, "histogram");
   f.reset();
   assert.doesNotMatch(await fast.metrics(), /h_seconds_count/);
+});
+
+Deno.test("the fast counter exposes what a prom-client Counter would", async () => {
+  const fast = new Registry();
+  const slow = new Registry();
+  const opts = { name: "c_total", help: "c", labelNames: ["target", "from_version", "result"] };
+  const f = new SeriesCounter(fast, opts);
+  const p = new Counter({ ...opts, registers: [slow] });
+  const steps = [1, 3, 0, 2.5, 7, 1];
+  for (const [i, n] of steps.entries()) {
+    const labels = { target: T, from_version: i % 2 ? "v1" : "v1alpha1", result: "success" };
+    f.series([labels.target, labels.from_version, labels.result]).inc(n);
+    p.inc(labels, n);
+  }
+  f.series([T, "v2", "error"]).inc();
+  p.inc({ target: T, from_version: "v2", result: "error" });
+  assert.deepEqual(normalized(await fast.metrics()), normalized(await slow.metrics()));
+  assert.match(
+    await fast.metrics(),
+    /c_total\{target="[^"]+",from_version="v1",result="success"\} 6\.5/,
+  );
+  assert.throws(() => f.series([T, "v1", "success"]).inc(-1), /only goes up/);
+  const fj = await fast.getMetricsAsJSON();
+  assert.equal(fj[0].type, "counter");
+  f.reset();
+  assert.doesNotMatch(await fast.metrics(), /c_total\{/);
 });
 
 Deno.test("registry gauges follow a snapshot; panics are pre-created at 0 and never reset", async () => {

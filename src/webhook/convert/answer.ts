@@ -309,26 +309,17 @@ function review(
   // The budget starts once the body is read, so parsing a large body counts against it.
   const budget = new RequestBudget({ clock: ctx.clock, timeoutMs: ctx.requestTimeoutMs });
   const text = decoder.decode(bytes);
-  const tooDeep = () => {
-    recoverHead(bytes.subarray(0, UID_SCAN_BYTES), state);
-    return failure(
-      state,
-      "bad_request",
-      `decoding request: JSON nesting exceeds the ${ctx.maxJsonDepth}-level limit`,
-    );
-  };
   // Parse first, then check what the parse made: V8's parser takes any nesting, and a walk over
   // the values costs a fraction of a scan over the text. Only a body the walk flags is parsed again,
   // exactly. A body that does not parse is scanned, so a deep one still gets the nesting answer.
-  const notJson = (e: unknown) => badRequest(`request body is not JSON: ${(e as Error).message}`);
   let parsed: unknown;
   try {
     parsed = JSON.parse(text);
   } catch (e) {
-    return nestingExceeds(text, ctx.maxJsonDepth) ? tooDeep() : notJson(e);
+    return nestingExceeds(text, ctx.maxJsonDepth) ? tooDeep(ctx, bytes, state) : notJson(e);
   }
   const scan = inspectParsed(parsed, ctx.maxJsonDepth);
-  if (scan.tooDeep) return tooDeep();
+  if (scan.tooDeep) return tooDeep(ctx, bytes, state);
   if (scan.longNumbers) {
     try {
       parsed = parseJson(text, true);
@@ -362,7 +353,23 @@ function review(
   if (!Array.isArray(objects)) {
     return failure(state, "bad_request", "decoding request: objects is not a list");
   }
-  return convertBatch(ctx, target, entry, desired, objects, budget, state, scan.longNumbers);
+  // The budget runs around the whole batch: the engine charges every object's work to it.
+  return budget.run(() =>
+    convertBatch(ctx, target, entry, desired, objects, budget, state, scan.longNumbers)
+  );
+}
+
+function tooDeep(ctx: ConvertContext, bytes: Uint8Array, state: ReviewState): ReviewOutcome {
+  recoverHead(bytes.subarray(0, UID_SCAN_BYTES), state);
+  return failure(
+    state,
+    "bad_request",
+    `decoding request: JSON nesting exceeds the ${ctx.maxJsonDepth}-level limit`,
+  );
+}
+
+function notJson(e: unknown): ReviewOutcome {
+  return badRequest(`request body is not JSON: ${(e as Error).message}`);
 }
 
 /** What to do about a spent request budget, by the bound that tripped. */
@@ -436,7 +443,7 @@ function convertBatch(
     }
     const span = spans === undefined ? undefined : startConvertSpan(spans, target, tally.from, to);
     try {
-      converted[i] = budget.run(() => convertObject(router, obj, desired));
+      converted[i] = convertObject(router, obj, desired);
     } catch (e) {
       if (span !== undefined) endConvertSpan(span, e);
       tally.error++;

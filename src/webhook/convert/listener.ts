@@ -7,9 +7,9 @@
  * node's stream async iterator) and the answer's headers are one flat list. What a 1 × 2 KB review
  * allocates, `hack/bench_side_by_side.ts --alloc 20000` (Deno 2.9.6, interleaved runs on a shared
  * 2-core machine): 29.9–30.2 KiB before, 26.9–28.1 KiB after, 24.4–25.9 KiB with the deadline
- * sweep of src/net/node_server.ts. The handler alone
- * (`convertReviewBytes`: decode, parse, convert, stringify, encode) allocates ~12 KiB of that, the
- * `node:https` request/response, TLS and stream machinery the rest.
+ * sweep of src/net/node_server.ts; 28.7 KiB with the role's metric set recording. The handler alone
+ * (`convertReviewBytes`: decode, parse, convert, stringify, encode, metrics) allocates ~12 KiB of
+ * that, the `node:https` request/response, TLS and stream machinery the rest.
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { answerConvert, type ConvertAnswer, TEXT_TYPE } from "./answer.ts";
