@@ -1,7 +1,7 @@
 /**
  * A fetch-style (`Deno.serve`) adapter over the conversion answer table, for hack/load.ts's
  * `deno-stream` / `deno-fixed` servers: the measurements behind serving `/convert` on
- * `node:https` instead (docs/design/webhook.md#why-nodehttps-and-not-denoserve). The product
+ * the lean HTTP/1.1 server instead (docs/design/webhook.md#the-lean-http11-server). The product
  * does not use it.
  */
 import {

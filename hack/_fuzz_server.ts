@@ -18,7 +18,7 @@ import {
   ConversionPool,
   convertContext,
   type ConvertHandlerOptions,
-  createNodeConvertListener,
+  createConvertExchange,
   DEFAULT_INLINE_MAX_BYTES,
   DEFAULT_MAX_REQUEST_BYTES,
   InlinePolicy,
@@ -62,7 +62,7 @@ const server = await TlsServer.start({
   address: "127.0.0.1:0",
   certDir,
   reloadIntervalMs: 0,
-  listener: createNodeConvertListener(handler, {
+  exchange: createConvertExchange(handler, {
     pool,
     inline: (target, bytes) => policy.inline(planSets.get(target), bytes),
   }),

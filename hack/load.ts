@@ -1,7 +1,7 @@
 /**
  * A bounded loopback load generator for the conversion endpoint.
  *
- *   deno run -A hack/load.ts --self [--server node|deno-stream|deno-fixed] [options]
+ *   deno run -A hack/load.ts --self [--server lean|deno-stream|deno-fixed] [options]
  *   deno run -A hack/load.ts --url https://127.0.0.1:9443/convert/<target> --ca ca.crt [options]
  *
  * Sends the same synthetic ConversionReview (`--objects` Widgets, v1 → v2) from `--concurrency`
@@ -16,10 +16,10 @@
  * - `--client fetch [--http 1.1|2]`: Deno's fetch (h2 only against servers that offer it).
  *
  * `--self` starts a server with the synthetic plan and a throwaway CA (openssl) in a Worker of
- * this process, so client and server run on separate threads: `node` is the real conversion
+ * this process, so client and server run on separate threads: `lean` is the real conversion
  * listener (src/net/tls_server.ts `TlsServer`); `deno-stream` / `deno-fixed` answer through
  * `Deno.serve` with a one-chunk stream or a fixed body (hack/_fetch_convert.ts) — the
- * measurements behind the choice of `node:https` (docs/design/webhook.md#why-nodehttps-and-not-denoserve).
+ * measurements behind not serving on `Deno.serve` (docs/design/webhook.md#the-lean-http11-server).
  *
  * Bounds (a measuring tool, not a stress tool): loopback targets only, duration ≤ 300 s,
  * requests ≤ 1,000,000, concurrency ≤ 512.
@@ -31,7 +31,7 @@ import {
   syntheticCompiled,
   syntheticReview,
 } from "../src/webhook/convert/_synthetic.ts";
-import { createNodeConvertListener } from "../src/webhook/convert/mod.ts";
+import { createConvertExchange } from "../src/webhook/convert/mod.ts";
 import { createConvertHandler } from "./_fetch_convert.ts";
 import { SILENT } from "../src/webhook/_log.ts";
 import { PlanRegistry } from "../src/webhook/registry.ts";
@@ -42,7 +42,7 @@ const MAX_DURATION_S = 300;
 const MAX_REQUESTS = 1_000_000;
 const MAX_CONCURRENCY = 512;
 
-type ServerKind = "node" | "deno-stream" | "deno-fixed";
+type ServerKind = "lean" | "deno-stream" | "deno-fixed";
 
 interface ServerConfig {
   certDir: string;
@@ -54,12 +54,12 @@ interface ServerConfig {
 async function runServer(cfg: ServerConfig): Promise<number> {
   const registry = new PlanRegistry();
   registry.install(syntheticCompiled(), new Date());
-  if (cfg.server === "node") {
+  if (cfg.server === "lean") {
     const server = await TlsServer.start({
       address: "127.0.0.1:0",
       certDir: cfg.certDir,
       reloadIntervalMs: 0,
-      listener: createNodeConvertListener({ registry, logger: SILENT }),
+      exchange: createConvertExchange({ registry, logger: SILENT }),
       logger: SILENT,
     });
     return server.addr.port;
@@ -255,7 +255,7 @@ export async function runLoad(o: LoadOptions): Promise<LoadReport> {
 // --- CLI ------------------------------------------------------------------------------------------
 
 const USAGE =
-  `usage: hack/load.ts (--self [--server node|deno-stream|deno-fixed] | --url URL [--ca FILE])
+  `usage: hack/load.ts (--self [--server lean|deno-stream|deno-fixed] | --url URL [--ca FILE])
   [--client raw|fetch] [--http 1.1|2 (fetch only)] [--concurrency N=8] [--duration 10s]
   [--requests N=100000] [--objects N=1] [--annotation-bytes N=0] [--json]`;
 
@@ -284,7 +284,7 @@ async function main(argv: string[]): Promise<number> {
     args: argv,
     options: {
       self: { type: "boolean", default: false },
-      server: { type: "string", default: "node" },
+      server: { type: "string", default: "lean" },
       url: { type: "string" },
       ca: { type: "string" },
       client: { type: "string", default: "raw" },
@@ -308,8 +308,8 @@ async function main(argv: string[]): Promise<number> {
   if (httpVersion !== "1.1" && httpVersion !== "2") throw new Error("--http must be 1.1 or 2");
   if (httpVersion === "2" && client !== "fetch") throw new Error("--http 2 needs --client fetch");
   const server = values.server;
-  if (server !== "node" && server !== "deno-stream" && server !== "deno-fixed") {
-    throw new Error("--server must be node, deno-stream or deno-fixed");
+  if (server !== "lean" && server !== "deno-stream" && server !== "deno-fixed") {
+    throw new Error("--server must be lean, deno-stream or deno-fixed");
   }
   const durationMs = duration(values.duration);
   if (!(durationMs > 0 && durationMs <= MAX_DURATION_S * 1000)) {

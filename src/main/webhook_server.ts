@@ -43,7 +43,7 @@ import {
   ConversionPool,
   convertContext,
   type ConvertHandlerOptions,
-  createNodeConvertListener,
+  createConvertExchange,
   deriveRequestBounds,
   InlinePolicy,
   PlanSets,
@@ -272,7 +272,7 @@ async function main(argv: readonly string[]): Promise<never> {
   }
 
   // Bind the conversion listener, then report ready.
-  const convert = createNodeConvertListener(handler, {
+  const convert = createConvertExchange(handler, {
     pool: conversions,
     inline: (target, bytes) => inlinePolicy.inline(planSets.get(target), bytes),
   });
@@ -284,7 +284,7 @@ async function main(argv: readonly string[]): Promise<never> {
         address: flags.conversionBindAddress,
         certDir: flags.tlsCertDir,
         reloadIntervalMs: flags.certReloadIntervalMs,
-        listener: convert,
+        exchange: convert,
         // Readiness holds a usable pair; a failed reload is counted.
         onState: (state, result) => {
           metrics.observeTls(state, result);

@@ -5,6 +5,8 @@
  */
 export * from "./bind_address.ts";
 export * from "./readiness.ts";
+export * from "./socket_limits.ts";
 export * from "./node_server.ts";
+export * from "./http1_server.ts";
 export * from "./tls_server.ts";
 export * from "./plain_server.ts";

@@ -5,12 +5,8 @@
  * problem never hides `/healthz`; it is `node:http` so it gets the same limits.
  */
 import type { Registry } from "prom-client";
-import {
-  type HttpLimits,
-  type NodeListener,
-  NodeServer,
-  type ServerHandle,
-} from "./node_server.ts";
+import { type NodeListener, NodeServer } from "./node_server.ts";
+import type { HttpLimits, ServerHandle } from "./socket_limits.ts";
 
 /**
  * What `/debug/registry` prints: `debugRows()` when the source has it (the webhook server's plan

@@ -1,7 +1,9 @@
 /**
  * A TLS listener that reloads its certificate pair in place (the webhook server's conversion
- * listener, the manager's admission listener): `node:https` with `noDelay`, HTTP/1.1 only, and
- * `setSecureContext` to swap pairs — no second listener, no refused connections.
+ * listener, the manager's admission listener): a `node:tls` server with `noDelay`, HTTP/1.1 only,
+ * and `setSecureContext` to swap pairs — no second listener, no refused connections. HTTP on it is
+ * either the lean core (src/net/http1_server.ts, given an `exchange` handler: the conversion
+ * listener) or `node:https` (given a `listener`: admission, metrics).
  *
  * Certificates: a pair that fails to parse, whose key does not match, or that is outside its
  * validity keeps the last good one serving; before the first good pair the port listens but every
@@ -10,17 +12,18 @@
  */
 import { createPrivateKey, X509Certificate } from "node:crypto";
 import https from "node:https";
+import tls from "node:tls";
 import { join } from "node:path";
 import { createLogger, type Logger } from "../obs/log.ts";
 import { formatAddr, parseBindAddress } from "./bind_address.ts";
+import { type Http1Handler, Http1Server } from "./http1_server.ts";
+import { type NodeListener, NodeServer, serverOptions } from "./node_server.ts";
 import {
   DEFAULT_HTTP_LIMITS,
   type HttpLimits,
-  type NodeListener,
-  NodeServer,
+  type ServerCore,
   type ServerHandle,
-  serverOptions,
-} from "./node_server.ts";
+} from "./socket_limits.ts";
 
 /** The part of the logger the servers use. */
 export type TlsLogger = Pick<Logger, "info" | "warn" | "error">;
@@ -116,8 +119,10 @@ export interface TlsServerOptions {
   source?: string;
   /** `--cert-reload-interval` in ms; 0 disables polling (tests call `reloadNow`). */
   reloadIntervalMs: number;
-  /** The request listener, e.g. `createNodeConvertListener(...)`. */
-  listener: NodeListener;
+  /** HTTP on the lean core: the conversion listener's `createConvertExchange(...)`. */
+  exchange?: Http1Handler;
+  /** HTTP on `node:https` instead: a request listener (admission, metrics). */
+  listener?: NodeListener;
   logger?: TlsLogger;
   limits?: Partial<HttpLimits>;
   /** Runs after every load attempt with the result and the state it left (see {@link TlsState}). */
@@ -156,8 +161,8 @@ export interface TlsReloadStats {
 export class TlsServer implements ServerHandle {
   readonly #opts: TlsServerOptions;
   readonly #log: TlsLogger;
-  readonly #core: NodeServer;
-  readonly #tls: https.Server;
+  readonly #core: ServerCore;
+  readonly #tls: tls.Server;
   #pair: KeyPairPem | undefined;
   #info: KeyPairInfo | undefined;
   #poll: ReturnType<typeof setInterval> | undefined;
@@ -177,22 +182,37 @@ export class TlsServer implements ServerHandle {
     if ((opts.certDir === undefined) === (opts.loadPair === undefined)) {
       throw new Error("a TLS server needs exactly one of certDir and loadPair");
     }
+    if ((opts.exchange === undefined) === (opts.listener === undefined)) {
+      throw new Error("a TLS server needs exactly one of exchange and listener");
+    }
     const limits = { ...DEFAULT_HTTP_LIMITS, ...opts.limits };
-    // No certificate yet: handshakes fail until the first good pair is installed.
-    this.#tls = https.createServer({
-      ...serverOptions(limits),
-      minVersion: "TLSv1.2",
-      handshakeTimeout: limits.headerTimeoutMs, // enforced by Deno: covers accept → handshake
-    });
-    this.#core = new NodeServer(
-      this.#tls,
-      opts.listener,
-      limits,
-      "secureConnection",
-      opts.onConnectionRefused,
-    );
-    // Failed handshakes (no pair yet, a client that rejects the certificate) are not our error.
-    this.#tls.on("tlsClientError", () => {});
+    // No certificate yet: handshakes fail until the first good pair is installed. The handshake
+    // timeout covers accept → handshake done; Deno reports it as a client error and leaves the
+    // socket open, so the client-error handler below closes it.
+    const secure = { minVersion: "TLSv1.2", handshakeTimeout: limits.headerTimeoutMs } as const;
+    if (opts.exchange !== undefined) {
+      this.#tls = tls.createServer({ ...secure, ALPNProtocols: ["http/1.1"] });
+      this.#core = new Http1Server(
+        this.#tls,
+        opts.exchange,
+        limits,
+        "secureConnection",
+        opts.onConnectionRefused,
+      );
+    } else {
+      const server = https.createServer({ ...serverOptions(limits), ...secure });
+      this.#tls = server;
+      this.#core = new NodeServer(
+        server,
+        opts.listener!,
+        limits,
+        "secureConnection",
+        opts.onConnectionRefused,
+      );
+    }
+    // Failed or timed-out handshakes (no pair yet, a client that rejects the certificate, a client
+    // that never starts) are not our error, but their sockets must not stay open.
+    this.#tls.on("tlsClientError", (_e: Error, socket: tls.TLSSocket) => socket.destroy());
   }
 
   /**

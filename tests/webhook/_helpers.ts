@@ -14,14 +14,14 @@ import {
 import {
   type ConversionReviewResponse,
   type ConvertHandlerOptions,
-  createNodeConvertListener,
+  createConvertExchange,
   type PlanLookup,
 } from "../../src/webhook/convert/mod.ts";
 import { WebhookMetrics } from "../../src/webhook/metrics.ts";
 import { PlanRegistry } from "../../src/webhook/registry.ts";
 import {
+  type Http1Handler,
   type HttpLimits,
-  type NodeListener,
   TlsServer,
   type TlsServerOptions,
 } from "../../src/net/mod.ts";
@@ -103,8 +103,8 @@ export interface FixtureOptions
   pair?: boolean;
   /** `--cert-reload-interval` in ms; default 0 (tests call `reloadNow`). */
   reloadIntervalMs?: number;
-  /** Replaces the conversion listener (shutdown tests hold requests). */
-  listener?: NodeListener;
+  /** Replaces the conversion handler (shutdown tests hold requests). */
+  exchange?: Http1Handler;
   /** The TLS server's certificate-state callback and clock (the certificate-gate tests). */
   onState?: TlsServerOptions["onState"];
   now?: () => Date;
@@ -126,7 +126,7 @@ export async function startConversion(opts: FixtureOptions = {}): Promise<Conver
     limits,
     pair: _,
     reloadIntervalMs = 0,
-    listener,
+    exchange,
     onState,
     now,
     ...handlerOpts
@@ -135,7 +135,7 @@ export async function startConversion(opts: FixtureOptions = {}): Promise<Conver
     address: "127.0.0.1:0",
     certDir: dir,
     reloadIntervalMs,
-    listener: listener ?? createNodeConvertListener({
+    exchange: exchange ?? createConvertExchange({
       ...handlerOpts,
       registry: lookup ?? registry,
       metrics,

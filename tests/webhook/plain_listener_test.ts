@@ -13,7 +13,7 @@ import {
 } from "../../src/net/mod.ts";
 import { createMetricsRegistry, metricsResponse } from "../../src/obs/metrics.ts";
 import { syntheticCompiled } from "../../src/webhook/convert/_synthetic.ts";
-import { createNodeConvertListener } from "../../src/webhook/convert/mod.ts";
+import { createConvertExchange } from "../../src/webhook/convert/mod.ts";
 import { WEBHOOK_METRIC_NAMES, WebhookMetrics } from "../../src/webhook/metrics.ts";
 import { PlanRegistry } from "../../src/webhook/registry.ts";
 import {
@@ -145,7 +145,7 @@ Deno.test("one /metrics scrape: every webhook family plus runtime, no duplicate 
     address: "127.0.0.1:0",
     certDir: dir,
     reloadIntervalMs: 0,
-    listener: createNodeConvertListener({ registry: plans, metrics, logger: captureLog() }),
+    exchange: createConvertExchange({ registry: plans, metrics, logger: captureLog() }),
     logger: captureLog(),
   });
   const plain = await startPlainServer({

@@ -17,7 +17,7 @@ import {
   ConversionPool,
   convertContext,
   type ConvertHandlerOptions,
-  createNodeConvertListener,
+  createConvertExchange,
   InlinePolicy,
   PlanSets,
 } from "../../src/webhook/convert/mod.ts";
@@ -46,7 +46,7 @@ async function scenario(pooled: boolean): Promise<Arrival[]> {
   const pool = new ConversionPool({ size: 1, planSets: sets, context: convertContext(handler) });
   // Conversions read the committed set: the pool commits it once its Worker holds it.
   await pool.settled();
-  const listener = createNodeConvertListener(
+  const exchange = createConvertExchange(
     handler,
     pooled
       ? { pool, inline: (t, n) => policy.inline(sets.get(t), n) }
@@ -58,7 +58,7 @@ async function scenario(pooled: boolean): Promise<Arrival[]> {
     address: "127.0.0.1:0",
     listener: createPlainListener({ readiness, registry }),
   });
-  await using conversion = await startConversion({ listener });
+  await using conversion = await startConversion({ exchange });
   const arrivals: Arrival[] = [];
   try {
     const slow = conversion.post(slowReview("slow-1", SLOW_ELEMENTS), SLOW_TARGET).then(

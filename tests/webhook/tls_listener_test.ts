@@ -7,7 +7,7 @@ import assert from "node:assert/strict";
 import tls from "node:tls";
 import {
   createPlainListener,
-  type NodeListener,
+  type Http1Handler,
   shutdownAll,
   startPlainServer,
 } from "../../src/net/mod.ts";
@@ -276,16 +276,18 @@ Deno.test("limits: headers over the cap are 431, on both listeners", async () =>
 
 // --- shutdown -------------------------------------------------------------------------------------
 
-function heldListener(): { listener: NodeListener; release(): void; arrived: Promise<void> } {
+function heldExchange(): { exchange: Http1Handler; release(): void; arrived: Promise<void> } {
   let release!: () => void;
   let arrived!: () => void;
   const gate = new Promise<void>((r) => (release = r));
   const seen = new Promise<void>((r) => (arrived = r));
+  const done = new TextEncoder().encode("done");
   return {
-    listener: (req, res) => {
-      req.resume();
+    exchange: async (req) => {
+      for await (const _ of req.body) { /* read the whole body */ }
       arrived();
-      gate.then(() => res.end("done"));
+      await gate;
+      return { status: 200, contentType: "text/plain", body: done };
     },
     release,
     arrived: seen,
@@ -296,8 +298,8 @@ function heldListener(): { listener: NodeListener; release(): void; arrived: Pro
 async function withHeldRequest(): Promise<
   ConversionFixture & { inflight: Promise<Response>; release(): void }
 > {
-  const held = heldListener();
-  const f = await startConversion({ listener: held.listener });
+  const held = heldExchange();
+  const f = await startConversion({ exchange: held.exchange });
   const inflight = f.post("{}");
   await held.arrived;
   return {

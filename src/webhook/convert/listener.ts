@@ -1,17 +1,9 @@
 /**
- * The conversion listener's request listener, the one HTTP adapter the product uses: `node:https`
- * (docs/design/webhook.md#why-nodehttps-and-not-denoserve), `/convert/<target>` only — health and
- * metrics live on the plain listener — and 404 for anything else.
- *
- * Per request it builds as little as the answer needs: the body is read from `data` events (not
- * node's stream async iterator) and the answer's headers are one flat list. What a 1 × 2 KB review
- * allocates, `hack/bench_side_by_side.ts --alloc 20000` (Deno 2.9.6, interleaved runs on a shared
- * 2-core machine): 29.9–30.2 KiB before, 26.9–28.1 KiB after, 24.4–25.9 KiB with the deadline
- * sweep of src/net/node_server.ts; 28.7 KiB with the role's metric set recording. The handler alone
- * (`convertReviewBytes`: decode, parse, convert, stringify, encode, metrics) allocates ~12 KiB of
- * that, the `node:https` request/response, TLS and stream machinery the rest.
+ * The conversion listener's handler on the lean HTTP/1.1 core (src/net/http1_server.ts,
+ * docs/design/webhook.md#the-lean-http11-server): `/convert/<target>` only — health and metrics
+ * live on the plain listener — and 404 for anything else.
  */
-import type { IncomingMessage, ServerResponse } from "node:http";
+import type { Http1Handler } from "../../net/http1_server.ts";
 import { answerConvert, type ConvertAnswer, TEXT_TYPE } from "./answer.ts";
 import { UID_SCAN_BYTES } from "./body.ts";
 import { convertContext, type ConvertHandlerOptions } from "./context.ts";
@@ -72,143 +64,56 @@ export function tooManyRequests(message: string): ConvertAnswer {
   };
 }
 
+const NOT_FOUND_ANSWER: Promise<ConvertAnswer> = Promise.resolve({
+  status: 404,
+  contentType: TEXT_TYPE,
+  body: NOT_FOUND,
+  close: false,
+});
+
 /**
- * The answer is written with Content-Length in one `end()`; with `noDelay` on the server that is
- * one TLS write and no Nagle stall. A too-large body is not read further: the answer carries
- * `Connection: close` and the rest of the body is discarded while the connection closes. With a
- * governor, a request beyond its bounds is answered 429 before its body is read, and an admitted
- * one holds its bytes until its response finished or its connection closed. With `offload`, the
- * body is read here and converted inline or in the Worker pool (src/webhook/convert/offload.ts).
+ * The conversion exchange: the answer goes out with Content-Length in one write. A too-large body
+ * is not read further: the answer carries `Connection: close` and the server drops the rest of
+ * the body while the connection closes. With a governor, a request beyond its bounds is answered
+ * 429 before its body is read, and an admitted one holds its bytes until its answer is ready. With
+ * `offload`, the body is read here and converted inline or in the Worker pool
+ * (src/webhook/convert/offload.ts).
  */
-export function createNodeConvertListener(
+export function createConvertExchange(
   opts: ConvertHandlerOptions,
   offload?: OffloadOptions,
-): (req: IncomingMessage, res: ServerResponse) => void {
+): Http1Handler {
   const ctx = convertContext(opts);
-  return (req, res) => {
+  return (req) => {
     const startedAt = ctx.clock();
-    const target = targetOfPath(req.url ?? "");
-    if (target === undefined) {
-      writeNode(res, { status: 404, contentType: TEXT_TYPE, body: NOT_FOUND, close: false });
-      return;
-    }
+    const target = targetOfPath(req.target);
+    if (target === undefined) return NOT_FOUND_ANSWER;
     const review = ctx.sampler === undefined
       ? undefined
-      : startReviewSpan(ctx.sampler, target, singleHeader(req.headers.traceparent));
-    const declaredLength = declaredLengthOf(req.headers["content-length"]);
+      : startReviewSpan(ctx.sampler, target, req.header("traceparent"));
+    const declaredLength = req.contentLength;
+    let release: (() => void) | undefined;
     if (ctx.governor !== undefined && req.method === "POST") {
       const admission = ctx.governor.admit(heldBytes(declaredLength, ctx.maxRequestBytes));
       if (!admission.ok) {
         ctx.metrics?.countRejected(admission.reason);
-        req.resume(); // the body is discarded as it arrives, never held
-        const answer = tooManyRequests(admission.message);
+        const answer = tooManyRequests(admission.message); // closes: the body is never held
         if (review !== undefined) endReviewSpan(review.span, answer);
-        writeNode(res, answer);
-        return;
+        return Promise.resolve(answer);
       }
-      // "close" follows "finish", and also comes alone when the client went away.
-      res.once("close", admission.ticket.release);
+      release = admission.ticket.release;
     }
-    const request = {
-      method: req.method ?? "",
-      declaredLength,
-      body: incomingChunks(req),
-      spans: review?.spans,
-    };
-    (offload === undefined
+    const request = { method: req.method, declaredLength, body: req.body, spans: review?.spans };
+    return (offload === undefined
       ? answerConvert(ctx, target, request, startedAt)
       : answerOffloaded(ctx, target, request, startedAt, offload)).then((answer) => {
-        if (answer.close) {
-          // Drain instead of destroying: a reset could discard the answer before the client reads it.
-          discardRest(req);
-        }
+        release?.();
         if (review !== undefined) endReviewSpan(review.span, answer);
-        writeNode(res, answer);
-      }).catch(() => {
+        return answer;
+      }, (e: unknown) => {
+        release?.();
         review?.span.end();
-        res.destroy();
+        throw e;
       });
   };
-}
-
-/**
- * A node request body as an async iterable built on its `data` events: node's own async iterator
- * costs a stream-finished watcher, an async generator and several promises per request. The
- * stream is paused while a chunk waits to be taken, so a reader that stops early (a body over the
- * limit) holds at most one chunk; `req.resume()` then drains the rest without holding it.
- */
-export function incomingChunks(req: IncomingMessage): AsyncIterable<Uint8Array> {
-  return {
-    [Symbol.asyncIterator]() {
-      let chunk: Uint8Array | undefined;
-      let ended = false;
-      let failure: Error | undefined;
-      let wake: (() => void) | undefined;
-      const notify = () => {
-        const w = wake;
-        wake = undefined;
-        w?.();
-      };
-      const onData = (c: Uint8Array) => {
-        chunk = c;
-        req.pause();
-        notify();
-      };
-      req.on("data", onData);
-      req.once("end", () => {
-        ended = true;
-        notify();
-      });
-      req.once("error", (e: Error) => {
-        failure = e;
-        notify();
-      });
-      req.once("close", () => {
-        if (!ended) failure ??= new Error("the request body broke off");
-        notify();
-      });
-      return {
-        async next(): Promise<IteratorResult<Uint8Array>> {
-          for (;;) {
-            if (chunk !== undefined) {
-              const value = chunk;
-              chunk = undefined;
-              req.resume();
-              return { done: false, value };
-            }
-            if (failure !== undefined) throw failure;
-            if (ended) {
-              req.off("data", onData);
-              return { done: true, value: undefined };
-            }
-            await new Promise<void>((resolve) => wake = resolve);
-          }
-        },
-      };
-    },
-  };
-}
-
-/** A header that must appear once: a repeated one is ignored. */
-function singleHeader(v: string | string[] | undefined): string | undefined {
-  return typeof v === "string" ? v : undefined;
-}
-
-/** Drains the rest of a body the answer did not read: no chunk is kept, none pauses it again. */
-function discardRest(req: IncomingMessage): void {
-  req.removeAllListeners("data");
-  req.resume();
-}
-
-function writeNode(res: ServerResponse, a: ConvertAnswer): void {
-  // A flat header list: no header object to build and copy per answer.
-  const headers = ["content-type", a.contentType, "content-length", String(a.body.byteLength)];
-  if (a.headers !== undefined) {
-    for (const [k, v] of Object.entries(a.headers)) {
-      headers.push(k, v);
-    }
-  }
-  if (a.close) headers.push("connection", "close");
-  res.writeHead(a.status, headers);
-  res.end(a.body);
 }

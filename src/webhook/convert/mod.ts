@@ -1,6 +1,6 @@
 /**
  * The conversion endpoint `/convert/<target>`: body reading, the answer table, the request bounds
- * and their governor, the `node:https` request listener, and the conversion Worker pool with its
+ * and their governor, the conversion exchange of the lean HTTP/1.1 core, and the conversion Worker pool with its
  * versioned plan sets.
  */
 export * from "./body.ts";
