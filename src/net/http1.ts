@@ -89,7 +89,21 @@ function methodOf(buf: Uint8Array, start: number, end: number): string {
   return latin1(buf, start, end);
 }
 
+const ascii = new TextDecoder();
+
+/**
+ * `buf[start, end)` as a string of one character per byte. ASCII (every request target, nearly
+ * every header value) is decoded in one call; character by character makes a string per character.
+ */
 function latin1(buf: Uint8Array, start: number, end: number): string {
+  let high = false;
+  for (let i = start; i < end; i++) {
+    if (buf[i] >= 0x80) {
+      high = true;
+      break;
+    }
+  }
+  if (!high) return ascii.decode(buf.subarray(start, end));
   let s = "";
   for (let i = start; i < end; i++) s += String.fromCharCode(buf[i]);
   return s;

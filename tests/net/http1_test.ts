@@ -195,3 +195,15 @@ Deno.test("response heads: length, date, extra headers, and close only when aske
       `date: ${date}\r\nconnection: close\r\n\r\n`,
   );
 });
+
+Deno.test("header values keep bytes above ASCII one character per byte", () => {
+  const bytes = new Uint8Array([
+    ...enc.encode("GET /t HTTP/1.1\r\nx-v: a"),
+    0xe9,
+    0x80,
+    ...enc.encode("b\r\n\r\n"),
+  ]);
+  const p = parseHead(bytes, 0, headEnd(bytes, 0, bytes.length));
+  assert.equal(p.kind, "head");
+  if (p.kind === "head") assert.equal(headerValue(p.head, "x-v"), "a\u00e9\u0080b");
+});
