@@ -6,8 +6,9 @@
  * default inline policy (small reviews inline, the rest in a Worker), recording the role's metric set
  * into a registry of its own (never scraped: what it costs is what the role pays). Prints `{"port":N}` on
  * stdout once listening, then serves until killed. hack/bench_side_by_side.ts runs it too, with the
- * pool size as the optional second argument (default 2).
- * `deno run --allow-read=DIR,src --allow-net=127.0.0.1 --allow-env hack/_fuzz_server.ts DIR [N]`.
+ * pool size as the optional second argument (default 2) and `--conversion-inline-max-bytes` as
+ * the optional third (default `auto`, as the role).
+ * `deno run --allow-read=DIR,src --allow-net=127.0.0.1 --allow-env hack/_fuzz_server.ts DIR [N [BYTES]]`.
  */
 import { TlsServer } from "../src/net/mod.ts";
 import { SILENT } from "../src/webhook/_log.ts";
@@ -15,16 +16,17 @@ import { syntheticCompiled } from "../src/webhook/convert/_synthetic.ts";
 import { deriveRequestBounds, readHeap } from "../src/webhook/convert/budget.ts";
 import { RequestGovernor } from "../src/webhook/convert/governor.ts";
 import {
+  autoInlineMaxBytes,
   ConversionPool,
   convertContext,
   type ConvertHandlerOptions,
   createConvertExchange,
-  DEFAULT_INLINE_MAX_BYTES,
   DEFAULT_MAX_REQUEST_BYTES,
   InlinePolicy,
   PlanSets,
 } from "../src/webhook/convert/mod.ts";
 import { PlanRegistry } from "../src/webhook/registry.ts";
+import { availableCpus } from "../src/webhook/cpu_limit.ts";
 import { WebhookMetrics } from "../src/webhook/metrics.ts";
 import { Registry } from "prom-client";
 
@@ -36,7 +38,15 @@ if (!Number.isInteger(workers) || workers < 1) {
 const registry = new PlanRegistry();
 const planSets = new PlanSets();
 planSets.follow(registry);
-const policy = new InlinePolicy(DEFAULT_INLINE_MAX_BYTES);
+// As the role: `auto` by the CPUs this process may use (it is pinned with taskset).
+const inlineArg = Deno.args[2] ?? "auto";
+const inlineMaxBytes = inlineArg === "auto"
+  ? autoInlineMaxBytes(await availableCpus())
+  : Number(inlineArg);
+if (!Number.isInteger(inlineMaxBytes) || inlineMaxBytes < 0) {
+  throw new Error(`inline bound "${inlineArg}" is not auto or a byte count ≥ 0`);
+}
+const policy = new InlinePolicy(inlineMaxBytes);
 policy.follow(registry);
 registry.install(syntheticCompiled(), new Date());
 const bounds = deriveRequestBounds(readHeap(), { maxRequestBytes: DEFAULT_MAX_REQUEST_BYTES });
@@ -69,4 +79,4 @@ const server = await TlsServer.start({
   limits: { maxConnections: bounds.maxConnections },
   logger: SILENT,
 });
-console.log(JSON.stringify({ port: server.addr.port, bounds }));
+console.log(JSON.stringify({ port: server.addr.port, bounds, inlineMaxBytes }));

@@ -4,8 +4,8 @@
  *
  *   bash hack/deno.sh run -A hack/bench_side_by_side.ts [--duration 10] [--warmup 2]
  *       [--shapes 1x2,1x10,10x10,100x2] [--connections 1,8] [--tools wrk,h2load]
- *       [--server-cpus 0] [--client-cpus 1] [--workers 1] [--v8-flags "..."] [--alloc 10000]
- *       [--json]
+ *       [--server-cpus 0] [--client-cpus 1] [--workers 1] [--inline-max-bytes auto]
+ *       [--v8-flags "..."] [--alloc 10000] [--json]
  *
  * `--v8-flags` is comma-separated, like `DENO_V8_FLAGS`. `--alloc N` also measures what the server
  * allocates per review: it runs the server with `--trace-gc-nvp`, sends N reviews of each shape on
@@ -15,7 +15,8 @@
  *
  * It starts the real conversion listener (hack/_fuzz_server.ts: the synthetic target of
  * src/webhook/convert/_synthetic.ts over TLS, with the request bounds of a default pod) pinned to
- * `--server-cpus` with `--workers` conversion Workers (small reviews stay inline, as in the role),
+ * `--server-cpus` with `--workers` conversion Workers (reviews up to `--inline-max-bytes` stay
+ * inline, as in the role with `--conversion-inline-max-bytes`; `auto` by the server's CPUs),
  * checks once per shape that the answer is a `Success` review holding every object
  * at the desired version, then drives it with `wrk` (HTTP/1.1) and `h2load --h1` pinned to
  * `--client-cpus`, and prints reviews/s, p50, p90, p99, p99.9, the mean (milliseconds), the
@@ -409,6 +410,7 @@ async function main() {
       "client-cpus": { type: "string", default: "1" },
       "v8-flags": { type: "string", default: "" },
       workers: { type: "string", default: "1" },
+      "inline-max-bytes": { type: "string", default: "auto" },
       alloc: { type: "string", default: "0" },
       json: { type: "boolean", default: false },
     },
@@ -442,7 +444,7 @@ async function main() {
     cpus: pinned ? values["server-cpus"] : undefined,
     v8Flags: [values["v8-flags"], allocRequests > 0 ? "--trace-gc-nvp" : ""].filter((f) => f !== "")
       .join(","),
-    args: [values.workers],
+    args: [values.workers, values["inline-max-bytes"]],
     onLine: tape?.line,
   });
   const allocations: { shape: string; bytesPerReview: number; gcMs: number; maxPauseMs: number }[] =

@@ -8,9 +8,14 @@
  */
 const encoder = new TextEncoder();
 
-/** `text` as UTF-8 bytes in a buffer of their own (safe to transfer). */
-export function encodeUtf8(text: string): Uint8Array<ArrayBuffer> {
-  const out = new Uint8Array(text.length);
+/**
+ * `text` as UTF-8 bytes in a buffer of their own (safe to transfer). With `headRoom`, the buffer
+ * starts with that many free bytes before the text's, where a transport can write a message head
+ * and send both without copying the body (src/net/http1_server.ts); the view's `byteOffset` says
+ * how many there are — 0 when the text is not ASCII, which is encoded the ordinary way.
+ */
+export function encodeUtf8(text: string, headRoom = 0): Uint8Array<ArrayBuffer> {
+  const out = new Uint8Array(headRoom + text.length).subarray(headRoom);
   // Every unit read wrote at least one byte: all read means all were ASCII and `out` is full.
   if (encoder.encodeInto(text, out).read === text.length) return out;
   return encoder.encode(text);

@@ -40,6 +40,7 @@ import { CompilePool, defaultPoolSize, syncPlan } from "../webhook/compile_pool.
 import { createReplicaCaches } from "../webhook/cluster.ts";
 import type { ConfigKind } from "../webhook/compiled.ts";
 import {
+  autoInlineMaxBytes,
   ConversionPool,
   convertContext,
   type ConvertHandlerOptions,
@@ -99,7 +100,12 @@ async function main(argv: readonly string[]): Promise<never> {
   // What conversions read: the registry as of the last version every conversion Worker holds.
   const planSets = new PlanSets();
   planSets.follow(registry);
-  const inlinePolicy = new InlinePolicy(flags.conversionInlineMaxBytes);
+  const cpus = await availableCpus();
+  const inlinePolicy = new InlinePolicy(
+    flags.conversionInlineMaxBytes === "auto"
+      ? autoInlineMaxBytes(cpus)
+      : flags.conversionInlineMaxBytes,
+  );
   inlinePolicy.follow(registry);
   let bulk = false;
   // The served-target Lease: only with the full downward-API identity (the Pod owns the Lease).
@@ -249,9 +255,7 @@ async function main(argv: readonly string[]): Promise<never> {
       insecure: tracing.insecure,
     });
   }
-  const conversionWorkers = flags.conversionWorkers > 0
-    ? flags.conversionWorkers
-    : await availableCpus();
+  const conversionWorkers = flags.conversionWorkers > 0 ? flags.conversionWorkers : cpus;
   const conversions = new ConversionPool({
     size: conversionWorkers,
     planSets,
@@ -308,6 +312,7 @@ async function main(argv: readonly string[]): Promise<never> {
     targets,
     workers: poolSize,
     conversionWorkers,
+    conversionInlineMaxBytes: inlinePolicy.maxBytes,
     elapsedMs: Math.round(elapsedMs),
     attempts: attempt,
   });

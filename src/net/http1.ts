@@ -426,6 +426,13 @@ const REASONS: Readonly<Record<number, string>> = {
   505: "HTTP Version Not Supported",
 };
 
+/**
+ * Free bytes a producer leaves in a buffer in front of an answer's body, so the head can be
+ * written there and both sent without copying the body: more than any head the product's answers
+ * get (~140 bytes).
+ */
+export const HEAD_ROOM = 256;
+
 /** The interim answer to `Expect: 100-continue`. */
 export const CONTINUE = new TextEncoder().encode("HTTP/1.1 100 Continue\r\n\r\n");
 

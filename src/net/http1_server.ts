@@ -46,6 +46,11 @@ export interface Http1Response {
   headers?: Readonly<Record<string, string>>;
   /** The connection closes after this answer (the rest of the request is not read). */
   close?: boolean;
+  /**
+   * The bytes of `body.buffer` before `body.byteOffset` are free: the head is written there when
+   * it fits, and the answer goes out without a copy of its body (`HEAD_ROOM` in src/net/http1.ts).
+   */
+  headRoom?: boolean;
 }
 
 export type Http1Handler = (req: Http1Request) => Promise<Http1Response>;
@@ -373,10 +378,21 @@ class Connection {
       this.#socket.write(head);
       return;
     }
-    // The head is ASCII: one byte per character.
-    const out = new Uint8Array(head.length + body.byteLength);
-    encoder.encodeInto(head, out);
-    out.set(body, head.length);
+    // The head is ASCII: one byte per character. In the body's head room, the answer is written
+    // as it is: a copy of a large body is as much again in buffers V8 counts against its limit.
+    let out: Uint8Array;
+    if (res.headRoom === true && body.byteOffset >= head.length) {
+      out = new Uint8Array(
+        body.buffer,
+        body.byteOffset - head.length,
+        head.length + body.byteLength,
+      );
+      encoder.encodeInto(head, out);
+    } else {
+      out = new Uint8Array(head.length + body.byteLength);
+      encoder.encodeInto(head, out);
+      out.set(body, head.length);
+    }
     this.#socket.write(out);
   }
 

@@ -7,7 +7,6 @@ import { parseGoDuration } from "../engine/units.ts";
 import { labelSelectorFromJSON } from "../kube/label_selector.ts";
 import { type FieldFlag, FlagError, parseFlagRecord } from "../lib/flags.ts";
 import { DEFAULT_TRACE_SAMPLE_RATIO, type TracingSettings } from "../obs/tracing.ts";
-import { DEFAULT_INLINE_MAX_BYTES } from "./convert/inline_policy.ts";
 
 export { FlagError };
 
@@ -30,8 +29,11 @@ export interface WebhookServerFlags {
   initialSyncWorkers: number;
   /** Conversion Workers; 0 = the CPUs this process may use (the container's CPU limit). */
   conversionWorkers: number;
-  /** Bodies up to this size, for targets of bounded cost, convert on the main thread; 0 = none. */
-  conversionInlineMaxBytes: number;
+  /**
+   * Bodies up to this size, for targets of bounded cost, convert on the main thread; 0 = none;
+   * `auto` = by the CPUs this process may use (src/webhook/convert/inline_policy.ts).
+   */
+  conversionInlineMaxBytes: number | "auto";
   /** The body cap; the body limit is at most the request byte budget. */
   maxRequestBytes: number;
   /** 0 = derived from the heap limit (docs/design/webhook.md#request-governance). */
@@ -74,6 +76,19 @@ function durationMs(raw: string, flag: string): number {
   return Number(ns / 1_000_000n);
 }
 
+/** `auto`, or a byte count ≥ 0. */
+function inlineMaxBytes(raw: string, flag: string): number | "auto" {
+  if (raw === "auto") return "auto";
+  if (!/^\d+$/.test(raw)) {
+    throw new FlagError(
+      `${flag} must be auto or a byte count >= 0 (0 = every review in a Worker), not ${
+        JSON.stringify(raw)
+      }`,
+    );
+  }
+  return Number(raw);
+}
+
 const FLAGS: Record<string, FieldFlag<WebhookServerFlags>> = {
   "webhook-server-name": { field: "webhookServerName", kind: "string" },
   "tls-cert-dir": { field: "tlsCertDir", kind: "string" },
@@ -86,7 +101,7 @@ const FLAGS: Record<string, FieldFlag<WebhookServerFlags>> = {
   "cache-label-selector": { field: "cacheLabelSelector", kind: "string" },
   "initial-sync-workers": { field: "initialSyncWorkers", kind: "int" },
   "conversion-workers": { field: "conversionWorkers", kind: "int" },
-  "conversion-inline-max-bytes": { field: "conversionInlineMaxBytes", kind: "int" },
+  "conversion-inline-max-bytes": { field: "conversionInlineMaxBytes", parse: inlineMaxBytes },
   "max-request-bytes": { field: "maxRequestBytes", kind: "int" },
   "max-requests-in-flight": { field: "maxRequestsInFlight", kind: "int" },
   "max-request-bytes-in-flight": { field: "maxRequestBytesInFlight", kind: "int" },
@@ -111,7 +126,7 @@ export const DEFAULT_FLAGS: Readonly<WebhookServerFlags> = Object.freeze({
   cacheLabelSelector: "",
   initialSyncWorkers: 0,
   conversionWorkers: 0,
-  conversionInlineMaxBytes: DEFAULT_INLINE_MAX_BYTES,
+  conversionInlineMaxBytes: "auto",
   maxRequestBytes: 33_554_432,
   maxRequestsInFlight: 0,
   maxRequestBytesInFlight: 0,
@@ -144,11 +159,6 @@ export function parseWebhookServerFlags(args: readonly string[]): WebhookServerF
   if (out.initialSyncWorkers < 0) throw new FlagError("--initial-sync-workers must be >= 0");
   if (out.conversionWorkers < 0) {
     throw new FlagError("--conversion-workers must be >= 0 (0 = the CPUs this process may use)");
-  }
-  if (out.conversionInlineMaxBytes < 0) {
-    throw new FlagError(
-      "--conversion-inline-max-bytes must be >= 0 (0 = every review in a Worker)",
-    );
   }
   if (!out.enableCrdSupport && !out.enableXrdSupport) {
     throw new FlagError(

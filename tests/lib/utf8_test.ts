@@ -21,6 +21,11 @@ Deno.test("encodeUtf8 equals TextEncoder.encode for ASCII, multi-byte, astral an
     assert.deepEqual(got, reference.encode(text), JSON.stringify(text.slice(0, 40)));
     assert.equal(got.byteOffset, 0);
     assert.equal(got.byteLength, got.buffer.byteLength, "the bytes own their buffer");
+    const roomy = encodeUtf8(text, 256);
+    assert.deepEqual(new Uint8Array(roomy), reference.encode(text));
+    const ascii = !/[^\0-\x7f]/.test(text);
+    assert.equal(roomy.byteOffset, ascii ? 256 : 0, "head room kept for ASCII text only");
+    assert.equal(roomy.byteOffset + roomy.byteLength, roomy.buffer.byteLength, "room, then bytes");
   }
 });
 

@@ -6,6 +6,7 @@
  */
 import assert from "node:assert/strict";
 import net from "node:net";
+import { HEAD_ROOM } from "../../src/net/http1.ts";
 import {
   DEFAULT_HTTP_LIMITS,
   type Http1Handler,
@@ -162,6 +163,38 @@ Deno.test("a large answer arrives whole, and the connection stays usable", async
     assert.match(r.head, /content-length: 300000\r\n/);
     assert.equal(r.body, big);
     assert.equal((await c.response()).body, "after");
+  } finally {
+    c.close();
+  }
+});
+
+Deno.test("an answer with head room gets its head written there; too little room, or none declared, is copied", async () => {
+  const room = (size: number) => new Uint8Array(size + 5).subarray(size);
+  const bodies = { "/room": room(HEAD_ROOM), "/small": room(8), "/undeclared": room(HEAD_ROOM) };
+  for (const b of Object.values(bodies)) b.set(enc.encode("hello"));
+  await using s = await start((req) => {
+    const path = req.target as keyof typeof bodies;
+    return Promise.resolve({
+      status: 200,
+      contentType: "text/plain",
+      body: bodies[path],
+      headRoom: path !== "/undeclared",
+    });
+  });
+  const c = await Client.connect(s.port);
+  try {
+    for (const path of Object.keys(bodies) as (keyof typeof bodies)[]) {
+      await c.send(`GET ${path} HTTP/1.1\r\n\r\n`);
+      const r = await c.response();
+      assert.equal(r.body, "hello", path);
+      const b = bodies[path];
+      const before = dec.decode(new Uint8Array(b.buffer, 0, b.byteOffset));
+      if (path === "/room") {
+        assert.ok(before.endsWith(r.head + "\r\n\r\n"), "the head went out from the room");
+      } else {
+        assert.equal(before, "\0".repeat(b.byteOffset), `${path}: the room is left alone`);
+      }
+    }
   } finally {
     c.close();
   }

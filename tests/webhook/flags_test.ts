@@ -31,7 +31,11 @@ Deno.test("webhook flags: defaults, value forms and the --otel-* flags", () => {
   assert.equal(f.conversionWorkers, 4);
   assert.equal(f.conversionInlineMaxBytes, 0);
   assert.equal(DEFAULT_FLAGS.conversionWorkers, 0, "0 = the CPUs the container may use");
-  assert.equal(DEFAULT_FLAGS.conversionInlineMaxBytes, 16_384);
+  assert.equal(DEFAULT_FLAGS.conversionInlineMaxBytes, "auto", "auto = by the CPUs");
+  const inline = (v: string) =>
+    parseWebhookServerFlags([NAME, `--conversion-inline-max-bytes=${v}`]).conversionInlineMaxBytes;
+  assert.equal(inline("auto"), "auto");
+  assert.equal(inline("262144"), 262_144);
   assert.equal(f.maxConnections, 64);
   assert.equal(f.maxRequestsInFlight, 8);
   assert.equal(f.maxRequestBytesInFlight, 1048576);
@@ -69,7 +73,11 @@ Deno.test("webhook flags: invalid input is a FlagError", () => {
     [[NAME, "--max-request-bytes-in-flight=-1"], /--max-request-bytes-in-flight must be >= 0/],
     [[NAME, "--enable-crd-support=false", "--enable-xrd-support=false"], /at least one/],
     [[NAME, "--conversion-workers=-1"], /--conversion-workers must be >= 0/],
-    [[NAME, "--conversion-inline-max-bytes=-1"], /--conversion-inline-max-bytes must be >= 0/],
+    [
+      [NAME, "--conversion-inline-max-bytes=-1"],
+      /--conversion-inline-max-bytes must be auto or a byte count >= 0/,
+    ],
+    [[NAME, "--conversion-inline-max-bytes=1k"], /must be auto or a byte count >= 0 .*not "1k"/],
     [[NAME, "--tls-cert-dir"], /flag needs an argument: --tls-cert-dir/],
     [[NAME, "--otel-trace-sample-ratio=half"], /--otel-trace-sample-ratio: "half" is not a number/],
     [[NAME, "--otel-trace-sample-ratio="], /--otel-trace-sample-ratio: "" is not a number/],

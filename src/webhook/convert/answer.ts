@@ -21,6 +21,7 @@ import { type BudgetBound, RequestBudget } from "../../engine/request_budget.ts"
 import { isJsonObject } from "../../lib/json.ts";
 import { parseJson, stringifyJson } from "../../lib/json_exact.ts";
 import { encodeUtf8 } from "../../lib/utf8.ts";
+import { HEAD_ROOM } from "../../net/http1.ts";
 import type { LossyDirection, Observer, ReviewResult } from "../metrics.ts";
 import { isServable, type RegistryEntry } from "../registry.ts";
 import {
@@ -56,6 +57,8 @@ export const TEXT_TYPE = "text/plain; charset=utf-8";
 export interface ReviewOutcome {
   status: 200 | 400;
   body: Uint8Array;
+  /** `body` has free bytes before it for the transport's head (`Http1Response.headRoom`). */
+  headRoom?: boolean;
   contentType: string;
   /** Metric `result`. */
   result: ReviewResult;
@@ -71,6 +74,8 @@ export interface ConvertAnswer {
   status: number;
   contentType: string;
   body: Uint8Array;
+  /** `body` has free bytes before it for the transport's head (`Http1Response.headRoom`). */
+  headRoom?: boolean;
   /** Extra headers (e.g. `allow` on 405). */
   headers?: Record<string, string>;
   /** The request body was not read to its end: the connection cannot be reused. */
@@ -206,6 +211,7 @@ export function answerOf(o: ReviewOutcome, close: boolean): ConvertAnswer {
     status: o.status,
     contentType: o.contentType,
     body: o.body,
+    headRoom: o.headRoom,
     close,
     result: o.result,
     message: o.message,
@@ -471,11 +477,14 @@ function convertBatch(
 
   let body: Uint8Array;
   try {
-    body = encodeUtf8(stringifyJson({
-      apiVersion: state.apiVersion,
-      kind: REVIEW_KIND,
-      response: { uid: state.uid, result: { status: "Success" }, convertedObjects: converted },
-    }, { mayHoldBigints: longNumbers }));
+    body = encodeUtf8(
+      stringifyJson({
+        apiVersion: state.apiVersion,
+        kind: REVIEW_KIND,
+        response: { uid: state.uid, result: { status: "Success" }, convertedObjects: converted },
+      }, { mayHoldBigints: longNumbers }),
+      HEAD_ROOM,
+    );
   } catch (e) {
     const label = state.direction.replace("->", " -> ");
     return failure(
@@ -487,6 +496,7 @@ function convertBatch(
   return {
     status: 200,
     body,
+    headRoom: body.byteOffset === HEAD_ROOM,
     contentType: JSON_TYPE,
     result: "success",
     direction: state.direction,

@@ -11,7 +11,7 @@ import { type ConvertContext, convertContext } from "./context.ts";
 import { MetricsTape } from "./metrics_tape.ts";
 import { PlanReplica } from "./plan_replica.ts";
 import { workerParent } from "./spans.ts";
-import { type FromWorker, type ToWorker, transferable } from "./worker_protocol.ts";
+import { type FromWorker, type ToWorker, transferableAnswer } from "./worker_protocol.ts";
 
 const replica = new PlanReplica();
 const tape = new MetricsTape();
@@ -67,13 +67,14 @@ self.onmessage = (event: MessageEvent<ToWorker>) => {
         m.startedAt,
         m.traceparent === undefined ? undefined : workerParent(m.traceparent),
       );
-      const body = transferable(outcome.body);
+      const { body, headRoom } = transferableAnswer(outcome.body, outcome.headRoom);
       post({
         t: "answer",
         id: m.id,
         status: outcome.status,
         contentType: outcome.contentType,
         body,
+        headRoom,
         metrics: tape.take(),
         result: outcome.result,
         message: outcome.message,

@@ -230,6 +230,7 @@ export class ConversionPool {
       status: m.status,
       contentType: m.contentType,
       body: m.body,
+      headRoom: m.headRoom,
       close: false,
       result: m.result,
       message: m.message,

@@ -55,6 +55,8 @@ export type FromWorker =
     status: number;
     contentType: string;
     body: Uint8Array;
+    /** `body` keeps the head room it was encoded with (its buffer transferred whole). */
+    headRoom?: boolean;
     metrics: MetricOp[];
     /** The review's metric `result` and a failure's message (for the review span). */
     result?: ReviewResult;
@@ -73,4 +75,21 @@ export function ownsBuffer(u: Uint8Array): u is Uint8Array<ArrayBuffer> {
  */
 export function transferable(u: Uint8Array): Uint8Array<ArrayBuffer> {
   return ownsBuffer(u) ? u : new Uint8Array(u);
+}
+
+/**
+ * An answer body ready to transfer with its head room: itself when its buffer holds only the room
+ * and the body (the room travels with it), else a copy without room.
+ */
+export function transferableAnswer(
+  u: Uint8Array,
+  headRoom: boolean | undefined,
+): { body: Uint8Array<ArrayBuffer>; headRoom: boolean } {
+  if (
+    headRoom === true && u.buffer instanceof ArrayBuffer &&
+    u.byteOffset + u.byteLength === u.buffer.byteLength
+  ) {
+    return { body: u as Uint8Array<ArrayBuffer>, headRoom: true };
+  }
+  return { body: transferable(u), headRoom: false };
 }

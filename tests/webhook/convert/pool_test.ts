@@ -14,18 +14,22 @@ import {
 } from "../../../src/webhook/convert/_synthetic.ts";
 import {
   answerOffloaded,
+  autoInlineMaxBytes,
   ConversionPool,
   type ConvertContext,
   convertContext,
   convertReviewBytes,
+  DEFAULT_INLINE_MAX_BYTES,
   InlinePolicy,
   type OffloadOptions,
+  ONE_CPU_INLINE_MAX_BYTES,
   PlanSets,
 } from "../../../src/webhook/convert/mod.ts";
 import type { WorkerLoss } from "../../../src/webhook/convert/pool.ts";
 import { WebhookMetrics } from "../../../src/webhook/metrics.ts";
 import { PlanRegistry } from "../../../src/webhook/registry.ts";
 import { sampleValue } from "../_helpers.ts";
+import { HEAD_ROOM } from "../../../src/net/http1.ts";
 import { SLOW_TARGET, slowCompiled, slowReview } from "./_slow_target.ts";
 
 const encoder = new TextEncoder();
@@ -83,8 +87,13 @@ Deno.test({
       assert.equal(pooled.status, 200);
       assert.equal(decoder.decode(pooled.body), decoder.decode(inline.body));
       assert.equal(bytes.byteLength, 0, "the request body was transferred, not copied");
-      assert.equal(pooled.body.byteOffset, 0);
-      assert.equal(pooled.body.byteLength, pooled.body.buffer.byteLength, "an owned answer buffer");
+      assert.equal(pooled.headRoom, true, "the answer kept its head room across the transfer");
+      assert.equal(pooled.body.byteOffset, HEAD_ROOM);
+      assert.equal(
+        pooled.body.byteOffset + pooled.body.byteLength,
+        pooled.body.buffer.byteLength,
+        "an owned answer buffer: the room, then the body",
+      );
     }
     // Inline and Worker conversions count into the one metric set (inline: 2, Worker: 2).
     const text = await metrics.reviewRequests.get();
@@ -356,6 +365,24 @@ Deno.test("the inline policy keeps small reviews of bounded-cost targets on the 
     message: "x",
   }).entry;
   assert.equal(policy.inline(failed, 10), false);
+});
+
+Deno.test("auto inline bound: lists stay inline on one CPU, go to the Workers with more", () => {
+  assert.equal(autoInlineMaxBytes(1), ONE_CPU_INLINE_MAX_BYTES);
+  assert.equal(autoInlineMaxBytes(2), DEFAULT_INLINE_MAX_BYTES);
+  assert.equal(autoInlineMaxBytes(8), DEFAULT_INLINE_MAX_BYTES);
+  const tenOfTen = encode(syntheticReview(10, { annotationBytes: 8000 })).byteLength;
+  assert.ok(tenOfTen > DEFAULT_INLINE_MAX_BYTES && tenOfTen <= ONE_CPU_INLINE_MAX_BYTES);
+  const registry = new PlanRegistry();
+  const oneCpu = new InlinePolicy(autoInlineMaxBytes(1));
+  const twoCpus = new InlinePolicy(autoInlineMaxBytes(2));
+  oneCpu.follow(registry);
+  twoCpus.follow(registry);
+  const synthetic = registry.install(syntheticCompiled()).entry;
+  const slow = registry.install(slowCompiled()).entry;
+  assert.equal(oneCpu.inline(synthetic, tenOfTen), true, "one CPU: 10 × 10 KB inline");
+  assert.equal(twoCpus.inline(synthetic, tenOfTen), false, "two CPUs: beside the main thread");
+  assert.equal(oneCpu.inline(slow, 10), false, "a CEL op goes to a Worker on one CPU too");
 });
 
 Deno.test("plan sets: the committed version moves only on commit; the head collects changes", () => {
