@@ -12,6 +12,8 @@ import { type ControlPlane, e2eTest, freePort, waitFor } from "../support/contro
 import { httpGet } from "../support/role_process.ts";
 import { SLOW_TARGET, slowConfig, slowCRD, slowReview } from "../webhook/convert/_slow_target.ts";
 import { defaultRoleServer, roleCertificate, startRole } from "./_gizmos.ts";
+import { autoInlineMaxBytes } from "../../src/webhook/convert/inline_policy.ts";
+import { availableCpus } from "../../src/webhook/cpu_limit.ts";
 
 /** Seconds of CEL on this machine (each element is one costly evaluation). */
 const SLOW_ELEMENTS = 8;
@@ -42,6 +44,9 @@ e2eTest(
     const metrics = (await httpGet(`${plain}/metrics`)).text;
     assert.match(metrics, /^dco_webhook_conversion_workers 1$/m);
     assert.match(role.output(), /"conversionWorkers":1/);
+    // `auto`: by the CPUs the process may use (the role reads the same cgroup files).
+    const inlineMax = autoInlineMaxBytes(await availableCpus());
+    assert.match(role.output(), new RegExp(`"conversionInlineMaxBytes":${inlineMax}[,}]`));
 
     const client = Deno.createHttpClient({ caCerts: [caPEM] });
     const arrivals: string[] = [];
