@@ -19,6 +19,8 @@ export interface ConversionTarget {
   caFile: string;
   /** The review path of the synthetic target. */
   path: string;
+  /** The inline bound the server resolved (`auto` by its CPUs), as it printed it. */
+  inlineMaxBytes: number | undefined;
 }
 
 export interface TargetOptions {
@@ -74,14 +76,18 @@ export async function startConversionTarget(
     }
   }();
   let port: number | undefined;
+  let inlineMaxBytes: number | undefined;
   // next(), not for-await: leaving a for-await loop would close the generator.
   while (port === undefined) {
     const { done, value: line } = await lines.next();
     if (done) break;
     // A match, not the whole line: V8's trace output from the Worker threads can interleave.
     const listening = /\{"port":(\d+)/.exec(line);
-    if (listening !== null) port = Number(listening[1]);
-    else opts.onLine?.(line);
+    if (listening !== null) {
+      port = Number(listening[1]);
+      const inline = /"inlineMaxBytes":(\d+)/.exec(line);
+      inlineMaxBytes = inline === null ? undefined : Number(inline[1]);
+    } else opts.onLine?.(line);
   }
   if (port === undefined) throw new Error(`the conversion target exited before listening`);
   if (opts.onLine === undefined) {
@@ -97,5 +103,6 @@ export async function startConversionTarget(
     child,
     caFile: `${dir}/ca.crt`,
     path: "/convert/widgets.bench.example.com",
+    inlineMaxBytes,
   };
 }

@@ -497,7 +497,10 @@ async function main() {
     await Deno.remove(dir, { recursive: true }).catch(() => {});
   }
   if (values.json) {
-    console.log(JSON.stringify({ pinned, seconds, memory, rows, allocations }, null, 2));
+    const inlineMaxBytes = target.inlineMaxBytes;
+    console.log(
+      JSON.stringify({ pinned, seconds, inlineMaxBytes, memory, rows, allocations }, null, 2),
+    );
     return;
   }
   console.log(
@@ -506,6 +509,10 @@ async function main() {
         values["client-cpus"]
       }, ${seconds} s per run`
       : `taskset not found: server and load generator are not pinned; ${seconds} s per run`,
+  );
+  console.log(
+    `conversion Workers: ${values.workers}; reviews converted inline up to ` +
+      `${target.inlineMaxBytes ?? "?"} bytes (--inline-max-bytes ${values["inline-max-bytes"]})`,
   );
   if (memory !== undefined) {
     console.log(
