@@ -10,9 +10,10 @@
  * the text, such as the `/convert` body check) selects the exact parse only when a number in the
  * text could be read inexactly or out of range. Writing, {@link stringifyJson} uses plain
  * `JSON.stringify` unless a `bigint` is met. Both exact paths stay on the native parser and
- * encoder by carrying such numbers through marked strings (U+0001 + digits); a reviver reading
- * each number's source text (`JSON.parse` source access) and a `JSON.rawJSON` replacer are the
- * fallbacks for text and values that already hold U+0001.
+ * encoder: reading carries such numbers through marked strings (U+0001 + digits), writing through
+ * `JSON.rawJSON` values swapped in for the bigints; a reviver reading each number's source text
+ * (`JSON.parse` source access) is the fallback for text that already holds U+0001, a replacer the
+ * fallback for a value that cannot be swapped in place (a frozen holder).
  */
 import type { JsonValue } from "./json.ts";
 
@@ -218,8 +219,9 @@ function exactReplacer(_key: string, value: unknown): unknown {
 /**
  * `JSON.stringify` that writes a `bigint` as its digits. Without `mayHoldBigints` (a hint: the
  * value's text had long numbers) plain `JSON.stringify` runs first, which is all a value without
- * a `bigint` costs. With one, the bigints are written through marked strings (below), or — when a
- * string already holds the marker, or a holder is frozen — through a replacer (~6× slower).
+ * a `bigint` costs. With one, each bigint is swapped in place for a `JSON.rawJSON` of its digits
+ * while the value is written natively (below), or — when a holder is frozen or the value nests
+ * too deep — written through a replacer (several times slower).
  */
 export function stringifyJson(
   value: unknown,
@@ -233,7 +235,7 @@ export function stringifyJson(
       if (!(e instanceof TypeError)) throw e;
     }
   }
-  return stringifyMarked(value, options.indent) ??
+  return stringifyRaw(value, options.indent) ??
     JSON.stringify(value, exactReplacer, options.indent);
 }
 
@@ -253,22 +255,17 @@ interface Slot {
   value: bigint;
 }
 
-/** A marked bigint in JSON.stringify output: `"\u0001<digits>"`. */
-const MARKED_OUTPUT = /"\\u0001(-?\d+)"/g;
-
 /**
- * Each bigint is swapped in place for the string U+0001 + digits, the value is written natively,
- * the marked strings in the output become bare digits, and the bigints are put back. Undefined
- * when that cannot be done unambiguously (a string or key already holds U+0001, a holder is
- * frozen, the value nests past {@link MAX_MARK_DEPTH} or a bigint hides where the walk does not
- * look).
+ * Each bigint is swapped in place for `JSON.rawJSON(digits)`, which the native serializer writes
+ * as the bare digits, the value is written, and the bigints are put back: a third faster than
+ * marking them as strings and rewriting the output. Undefined when a holder is frozen or the
+ * value nests past {@link MAX_MARK_DEPTH} (a cycle, or nesting no review reaches).
  */
-function stringifyMarked(value: unknown, indent: number | undefined): string | undefined {
+function stringifyRaw(value: unknown, indent: number | undefined): string | undefined {
   const slots: Slot[] = [];
   try {
-    if (!mark(value, slots)) return undefined;
-    const text = writeNative(value, indent);
-    return slots.length === 0 ? text : text.replace(MARKED_OUTPUT, "$1");
+    if (!swapBigints(value, slots, 0)) return undefined;
+    return writeNative(value, indent);
   } catch (e) {
     if (e instanceof TypeError) return undefined;
     throw e;
@@ -280,31 +277,27 @@ function stringifyMarked(value: unknown, indent: number | undefined): string | u
   }
 }
 
-/**
- * Marks the bigints under `v`; false when a string or key holds U+0001 (then every `\u0001` in
- * the output is a marker's, and each marker is a whole string).
- */
-function mark(v: unknown, slots: Slot[], depth = 0): boolean {
-  if (typeof v !== "object" || v === null) return typeof v !== "string" || !v.includes("\u0001");
-  if (depth > MAX_MARK_DEPTH) return false; // a cycle, or nesting no review reaches
+/** Swaps the bigints under `v` for raw JSON; false past {@link MAX_MARK_DEPTH}. */
+function swapBigints(v: unknown, slots: Slot[], depth: number): boolean {
+  if (typeof v !== "object" || v === null) return true;
+  if (depth > MAX_MARK_DEPTH) return false;
   if (Array.isArray(v)) {
     for (let i = 0; i < v.length; i++) {
       const x = v[i];
       if (typeof x === "bigint") {
-        v[i] = "\u0001" + x.toString(); // throws on a frozen holder: then nothing to put back
+        v[i] = SourceJSON.rawJSON(x.toString()); // throws on a frozen holder: nothing to put back
         slots.push({ holder: v, key: i, value: x });
-      } else if (!mark(x, slots, depth + 1)) return false;
+      } else if (typeof x === "object" && !swapBigints(x, slots, depth + 1)) return false;
     }
     return true;
   }
   const o = v as Record<string, unknown>;
   for (const key of Object.keys(o)) {
-    if (key.includes("\u0001")) return false;
     const x = o[key];
     if (typeof x === "bigint") {
-      o[key] = "\u0001" + x.toString(); // an own key, `__proto__` included: a data write
+      o[key] = SourceJSON.rawJSON(x.toString()); // an own key, `__proto__` included: a data write
       slots.push({ holder: o, key, value: x });
-    } else if (!mark(x, slots, depth + 1)) return false;
+    } else if (typeof x === "object" && !swapBigints(x, slots, depth + 1)) return false;
   }
   return true;
 }

@@ -120,11 +120,11 @@ Deno.test("parseJson: invalid text stays invalid on both paths", () => {
   }
 });
 
-Deno.test("stringifyJson: marked and replacer output agree; the value is left as it was", () => {
+Deno.test("stringifyJson: swapped and replacer output agree; the value is left as it was", () => {
   const values: unknown[] = [
     { a: 9007199254740993n, b: [-9223372036854775808n, { c: 9223372036854775807n }], s: "x" },
     { k: [1, "two", 9007199254740993n], '"': '"\\u0001' },
-    // A string holding U+0001 (anywhere) takes the replacer: the output must still be exact.
+    // Strings holding U+0001, as values and keys, beside bigints: the output must still be exact.
     { a: 9007199254740993n, s: "\u0001123", t: '"\u0001123', k: { "\u00019": 9007199254740994n } },
     [9007199254740993n],
   ];
