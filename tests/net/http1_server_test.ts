@@ -55,7 +55,7 @@ const echo: Http1Handler = async (req) => ({
 });
 
 /** A raw client reading whole responses (framed by `content-length`) off one connection. */
-class Client {
+class Client implements Disposable {
   #buf = "";
   readonly #chunk = new Uint8Array(64 * 1024);
   private constructor(readonly conn: Deno.TcpConn) {}
@@ -106,6 +106,10 @@ class Client {
       // already closed
     }
   }
+
+  [Symbol.dispose](): void {
+    this.close();
+  }
 }
 
 function post(target: string, body: string, extra = ""): string {
@@ -114,20 +118,16 @@ function post(target: string, body: string, extra = ""): string {
 
 Deno.test("keep-alive: several requests on one connection, each framed by its length", async () => {
   await using s = await start(echo);
-  const c = await Client.connect(s.port);
-  try {
-    for (const body of ["one", "", "three"]) {
-      await c.send(post("/k", body));
-      const r = await c.response();
-      assert.equal(r.status, 200);
-      assert.equal(r.body, `POST /k ${body}`);
-      assert.doesNotMatch(r.head, /connection: close/);
-      assert.match(r.head, /\r\ndate: /);
-    }
-    assert.equal(s.server.connections, 1);
-  } finally {
-    c.close();
+  using c = await Client.connect(s.port);
+  for (const body of ["one", "", "three"]) {
+    await c.send(post("/k", body));
+    const r = await c.response();
+    assert.equal(r.status, 200);
+    assert.equal(r.body, `POST /k ${body}`);
+    assert.doesNotMatch(r.head, /connection: close/);
+    assert.match(r.head, /\r\ndate: /);
   }
+  assert.equal(s.server.connections, 1);
 });
 
 Deno.test("pipelined requests are answered in request order, even when the first is slowest", async () => {
@@ -138,15 +138,11 @@ Deno.test("pipelined requests are answered in request order, even when the first
     if (mine === 1) await new Promise((r) => setTimeout(r, 100));
     return { status: 200, contentType: "text/plain", body: enc.encode(`${mine}:${body}`) };
   });
-  const c = await Client.connect(s.port);
-  try {
-    await c.send(post("/a", "first") + post("/b", "second") + "GET /c HTTP/1.1\r\n\r\n");
-    assert.equal((await c.response()).body, "1:first");
-    assert.equal((await c.response()).body, "2:second");
-    assert.equal((await c.response()).body, "3:");
-  } finally {
-    c.close();
-  }
+  using c = await Client.connect(s.port);
+  await c.send(post("/a", "first") + post("/b", "second") + "GET /c HTTP/1.1\r\n\r\n");
+  assert.equal((await c.response()).body, "1:first");
+  assert.equal((await c.response()).body, "2:second");
+  assert.equal((await c.response()).body, "3:");
 });
 
 Deno.test("a large answer arrives whole, and the connection stays usable", async () => {
@@ -156,16 +152,12 @@ Deno.test("a large answer arrives whole, and the connection stays usable", async
     contentType: "text/plain",
     body: enc.encode(req.target === "/big" ? big : await readBody(req)),
   }));
-  const c = await Client.connect(s.port);
-  try {
-    await c.send("GET /big HTTP/1.1\r\n\r\n" + post("/small", "after"));
-    const r = await c.response();
-    assert.match(r.head, /content-length: 300000\r\n/);
-    assert.equal(r.body, big);
-    assert.equal((await c.response()).body, "after");
-  } finally {
-    c.close();
-  }
+  using c = await Client.connect(s.port);
+  await c.send("GET /big HTTP/1.1\r\n\r\n" + post("/small", "after"));
+  const r = await c.response();
+  assert.match(r.head, /content-length: 300000\r\n/);
+  assert.equal(r.body, big);
+  assert.equal((await c.response()).body, "after");
 });
 
 Deno.test("an answer with head room gets its head written there; too little room, or none declared, is copied", async () => {
@@ -181,98 +173,74 @@ Deno.test("an answer with head room gets its head written there; too little room
       headRoom: path !== "/undeclared",
     });
   });
-  const c = await Client.connect(s.port);
-  try {
-    for (const path of Object.keys(bodies) as (keyof typeof bodies)[]) {
-      await c.send(`GET ${path} HTTP/1.1\r\n\r\n`);
-      const r = await c.response();
-      assert.equal(r.body, "hello", path);
-      const b = bodies[path];
-      const before = dec.decode(new Uint8Array(b.buffer, 0, b.byteOffset));
-      if (path === "/room") {
-        assert.ok(before.endsWith(r.head + "\r\n\r\n"), "the head went out from the room");
-      } else {
-        assert.equal(before, "\0".repeat(b.byteOffset), `${path}: the room is left alone`);
-      }
+  using c = await Client.connect(s.port);
+  for (const path of Object.keys(bodies) as (keyof typeof bodies)[]) {
+    await c.send(`GET ${path} HTTP/1.1\r\n\r\n`);
+    const r = await c.response();
+    assert.equal(r.body, "hello", path);
+    const b = bodies[path];
+    const before = dec.decode(new Uint8Array(b.buffer, 0, b.byteOffset));
+    if (path === "/room") {
+      assert.ok(before.endsWith(r.head + "\r\n\r\n"), "the head went out from the room");
+    } else {
+      assert.equal(before, "\0".repeat(b.byteOffset), `${path}: the room is left alone`);
     }
-  } finally {
-    c.close();
   }
 });
 
 Deno.test("chunked request bodies reach the handler whole", async () => {
   await using s = await start(echo);
-  const c = await Client.connect(s.port);
-  try {
-    await c.send("POST /ch HTTP/1.1\r\ntransfer-encoding: chunked\r\n\r\n4\r\nabcd\r\n");
-    await new Promise((r) => setTimeout(r, 20));
-    await c.send("3;ext=1\r\nefg\r\n0\r\ntrailer: x\r\n\r\n" + post("/after", "z"));
-    assert.equal((await c.response()).body, "POST /ch abcdefg");
-    assert.equal((await c.response()).body, "POST /after z", "the next request follows");
-  } finally {
-    c.close();
-  }
+  using c = await Client.connect(s.port);
+  await c.send("POST /ch HTTP/1.1\r\ntransfer-encoding: chunked\r\n\r\n4\r\nabcd\r\n");
+  await new Promise((r) => setTimeout(r, 20));
+  await c.send("3;ext=1\r\nefg\r\n0\r\ntrailer: x\r\n\r\n" + post("/after", "z"));
+  assert.equal((await c.response()).body, "POST /ch abcdefg");
+  assert.equal((await c.response()).body, "POST /after z", "the next request follows");
 });
 
 Deno.test("Expect: 100-continue gets its interim answer when the handler wants the body", async () => {
   await using s = await start(echo);
-  const c = await Client.connect(s.port);
-  try {
-    await c.send("POST /e HTTP/1.1\r\ncontent-length: 4\r\nexpect: 100-continue\r\n\r\n");
-    const interim = await c.response();
-    assert.equal(interim.status, 100);
-    await c.send("body");
-    assert.equal((await c.response()).body, "POST /e body");
-  } finally {
-    c.close();
-  }
+  using c = await Client.connect(s.port);
+  await c.send("POST /e HTTP/1.1\r\ncontent-length: 4\r\nexpect: 100-continue\r\n\r\n");
+  const interim = await c.response();
+  assert.equal(interim.status, 100);
+  await c.send("body");
+  assert.equal((await c.response()).body, "POST /e body");
 });
 
 Deno.test("Expect: 100-continue answered without the body: no interim answer, and the connection closes", async () => {
   await using s = await start(() =>
     Promise.resolve({ status: 413, contentType: "text/plain", body: enc.encode("too big") })
   );
-  const c = await Client.connect(s.port);
-  try {
-    await c.send("POST /e HTTP/1.1\r\ncontent-length: 999999\r\nexpect: 100-continue\r\n\r\n");
-    const r = await c.response();
-    assert.equal(r.status, 413, "the final answer comes first, not 100");
-    assert.match(r.head, /connection: close/);
-    assert.ok(await c.closed());
-  } finally {
-    c.close();
-  }
+  using c = await Client.connect(s.port);
+  await c.send("POST /e HTTP/1.1\r\ncontent-length: 999999\r\nexpect: 100-continue\r\n\r\n");
+  const r = await c.response();
+  assert.equal(r.status, 413, "the final answer comes first, not 100");
+  assert.match(r.head, /connection: close/);
+  assert.ok(await c.closed());
 });
 
 Deno.test("a body the handler did not read is skipped, and the next request is answered", async () => {
   await using s = await start((req) =>
     Promise.resolve({ status: 404, contentType: "text/plain", body: enc.encode(req.target) })
   );
-  const c = await Client.connect(s.port);
-  try {
-    const big = "x".repeat(200_000);
-    await c.send(`POST /skip HTTP/1.1\r\ncontent-length: ${big.length}\r\n\r\n${big.slice(0, 10)}`);
-    const r = await c.response();
-    assert.equal(r.body, "/skip");
-    assert.doesNotMatch(r.head, /connection: close/, "the body has a length: it can be skipped");
-    await c.send(big.slice(10) + post("/next", ""));
-    assert.equal((await c.response()).body, "/next");
-  } finally {
-    c.close();
-  }
+  using c = await Client.connect(s.port);
+  const big = "x".repeat(200_000);
+  await c.send(`POST /skip HTTP/1.1\r\ncontent-length: ${big.length}\r\n\r\n${big.slice(0, 10)}`);
+  const r = await c.response();
+  assert.equal(r.body, "/skip");
+  assert.doesNotMatch(r.head, /connection: close/, "the body has a length: it can be skipped");
+  await c.send(big.slice(10) + post("/next", ""));
+  assert.equal((await c.response()).body, "/next");
 });
 
 Deno.test("HEAD gets the head with its length and no body", async () => {
   await using s = await start(echo);
-  const c = await Client.connect(s.port);
-  try {
-    await c.send("HEAD /h HTTP/1.1\r\n\r\n" + post("/p", "b"));
-    const r = await c.response(true);
-    assert.match(r.head, /content-length: 8\r\n/);
-    assert.equal((await c.response()).body, "POST /p b", "no body bytes came between the two");
-  } finally {
-    c.close();
-  }
+  using c = await Client.connect(s.port);
+  await c.send("HEAD /h HTTP/1.1\r\n\r\n" + post("/p", "b"));
+  const r = await c.response(true);
+  assert.match(r.head, /content-length: 8\r\n/);
+  assert.equal((await c.response()).body, "POST /p b", "no body bytes came between the two");
 });
 
 Deno.test("HTTP/1.0, Connection: close and a handler's close end the connection after the answer", async () => {
@@ -287,17 +255,13 @@ Deno.test("HTTP/1.0, Connection: close and a handler's close end the connection 
       "GET /bye HTTP/1.1\r\n\r\n",
     ]
   ) {
-    const c = await Client.connect(s.port);
-    try {
-      // A request pipelined behind a closing one is not answered.
-      await c.send(request + "GET /never HTTP/1.1\r\n\r\n");
-      const r = await c.response();
-      assert.equal(r.status, 200, request);
-      assert.match(r.head, /connection: close/, request);
-      assert.ok(await c.closed(), request);
-    } finally {
-      c.close();
-    }
+    using c = await Client.connect(s.port);
+    // A request pipelined behind a closing one is not answered.
+    await c.send(request + "GET /never HTTP/1.1\r\n\r\n");
+    const r = await c.response();
+    assert.equal(r.status, 200, request);
+    assert.match(r.head, /connection: close/, request);
+    assert.ok(await c.closed(), request);
   }
 });
 
@@ -316,16 +280,12 @@ Deno.test("refused heads are answered with their status and close the connection
     ["GET / HTTP/1.1\r\nexpect: later\r\n\r\n", 417],
   ];
   for (const [request, status] of cases) {
-    const c = await Client.connect(s.port);
-    try {
-      await c.send(request);
-      const r = await c.response();
-      assert.equal(r.status, status, request.slice(0, 60));
-      assert.match(r.head, /connection: close/);
-      assert.ok(await c.closed());
-    } finally {
-      c.close();
-    }
+    using c = await Client.connect(s.port);
+    await c.send(request);
+    const r = await c.response();
+    assert.equal(r.status, status, request.slice(0, 60));
+    assert.match(r.head, /connection: close/);
+    assert.ok(await c.closed());
   }
   assert.equal(handled, 0, "no refused head reached the handler");
 });
