@@ -7,10 +7,13 @@ import { derivedV8Flags, heapLimitMiB } from "../src/manager/server/container_en
 import { writeServingPair } from "../tests/support/certs.ts";
 
 /**
- * The V8 flags a webhook-server pod gets by default (256 MiB limit: a 192 MiB heap, the young
- * generation and first old-generation limit), as the manager sets them.
+ * The V8 flags a webhook-server pod of a 256 MiB limit gets for `listeners` listener Workers (a
+ * 192 MiB heap, the young generation and the first old-generation limit split over the
+ * listeners), as the manager sets them.
  */
-export const POD_HEAP_FLAGS = derivedV8Flags(heapLimitMiB("256Mi") ?? 192).join(",");
+export function podHeapFlags(listeners: number): string {
+  return derivedV8Flags(heapLimitMiB("256Mi") ?? 192, listeners).join(",");
+}
 
 export interface ConversionTarget {
   port: number;
@@ -26,6 +29,8 @@ export interface ConversionTarget {
 export interface TargetOptions {
   /** Extra V8 flags after the pod's heap limit. */
   v8Flags?: string;
+  /** The listener Workers the server runs (the pod's V8 flags are derived for them); default 2. */
+  listeners?: number;
   /** Pin the server to these CPUs (`taskset -c`), when given. */
   cpus?: string;
   /** Arguments passed to the server after the certificate directory. */
@@ -60,7 +65,10 @@ export async function startConversionTarget(
   const argv = opts.cpus === undefined ? deno : ["taskset", "-c", opts.cpus, ...deno];
   const child = new Deno.Command(argv[0], {
     args: argv.slice(1),
-    env: { DENO_V8_FLAGS: [POD_HEAP_FLAGS, opts.v8Flags ?? ""].filter((f) => f !== "").join(",") },
+    env: {
+      DENO_V8_FLAGS: [podHeapFlags(opts.listeners ?? 2), opts.v8Flags ?? ""]
+        .filter((f) => f !== "").join(","),
+    },
     stdout: "piped",
     stderr: "inherit",
   }).spawn();

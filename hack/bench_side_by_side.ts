@@ -13,10 +13,11 @@
  * the collections of that window (exact to within one young generation, printed with the result);
  * `--tools ""` skips the latency runs.
  *
- * It starts the real conversion listener (hack/_fuzz_server.ts: the synthetic target of
+ * It starts the real conversion port (hack/_fuzz_server.ts: the synthetic target of
  * src/webhook/convert/_synthetic.ts over TLS, with the request bounds of a default pod) pinned to
- * `--server-cpus` with `--workers` conversion Workers (reviews up to `--inline-max-bytes` stay
- * inline, as in the role with `--conversion-inline-max-bytes`; `auto` by the server's CPUs),
+ * `--server-cpus` with `--workers` listener Workers and as many pool Workers (reviews up to
+ * `--inline-max-bytes` convert on the listener, as in the role with
+ * `--conversion-inline-max-bytes`) and the V8 flags the manager derives for that many listeners,
  * checks once per shape that the answer is a `Success` review holding every object
  * at the desired version, then drives it with `wrk` (HTTP/1.1) and `h2load --h1` pinned to
  * `--client-cpus`, and prints reviews/s, p50, p90, p99, p99.9, the mean (milliseconds), the
@@ -324,6 +325,9 @@ async function h2load(
  * whose `allocated` is the bytes allocated since the previous one, so a sum over the collections
  * of a window is what the window allocated (to within one young generation at its edges).
  */
+/** Bytes one collection cycle of a pod's isolate can report allocated (far above any real one). */
+const MAX_PLAUSIBLE_ALLOCATED = 4 * 1024 ** 3;
+
 class GcTape {
   readonly allocated: number[] = [];
   /** Each collection's pause (ms), in the same order. */
@@ -331,9 +335,10 @@ class GcTape {
   newSpaceCapacity = 0;
   /** Takes one stdout line of the server. */
   line = (line: string) => {
-    // Fields, not JSON.parse: the Worker isolates print too, and lines can interleave.
+    // Fields, not JSON.parse: the Worker isolates print too, and lines can interleave — two
+    // numbers run together read as one absurd one, so a value no young generation holds is dropped.
     const allocated = /"allocated":(\d+)/.exec(line);
-    if (allocated === null) return;
+    if (allocated === null || Number(allocated[1]) > MAX_PLAUSIBLE_ALLOCATED) return;
     this.allocated.push(Number(allocated[1]));
     this.pauses.push(Number(/"pause":([\d.]+)/.exec(line)?.[1] ?? 0));
     const capacity = /"new_space_capacity":(\d+)/.exec(line);
@@ -445,6 +450,7 @@ async function main() {
     v8Flags: [values["v8-flags"], allocRequests > 0 ? "--trace-gc-nvp" : ""].filter((f) => f !== "")
       .join(","),
     args: [values.workers, values["inline-max-bytes"]],
+    listeners: Number(values.workers),
     onLine: tape?.line,
   });
   const allocations: { shape: string; bytesPerReview: number; gcMs: number; maxPauseMs: number }[] =
@@ -511,7 +517,7 @@ async function main() {
       : `taskset not found: server and load generator are not pinned; ${seconds} s per run`,
   );
   console.log(
-    `conversion Workers: ${values.workers}; reviews converted inline up to ` +
+    `listener Workers (and pool Workers): ${values.workers}; reviews converted on the listener up to ` +
       `${target.inlineMaxBytes ?? "?"} bytes (--inline-max-bytes ${values["inline-max-bytes"]})`,
   );
   if (memory !== undefined) {

@@ -7,7 +7,7 @@
  *     hack/cold_start.ts [--repeat N] [sizes...]
  *
  * Modes, each timing one `initialSyncPass` (compile, install in the registry, and the plan-set
- * ledger and inline policy that follow it, as in the role):
+ * ledger that follows it, as in the role):
  *
  * - `serial`: every config compiled inline, one at a time (the role's inline pass, which lets the
  *   event loop run every 20 ms);
@@ -18,8 +18,8 @@
  * Memory, read after `gc()` (`--expose-gc` is passed to each run) as V8 heap used plus external
  * memory (the encoded plans live in `ArrayBuffer`s, which count as external), per target:
  *
- * - `main`: what the main thread holds for the plans — the registry, the plan-set ledger (the
- *   encoded plans a restarted conversion Worker is sent) and the inline policy;
+ * - `main`: what the main thread holds for the plans — the registry and the plan-set ledger (the
+ *   encoded plans a restarted Worker is sent);
  * - `worker`: one conversion Worker's copy: the committed set as the Worker receives it (a
  *   structured clone), built into its `PlanReplica` — measured in this isolate, with the same code
  *   the Worker runs;
@@ -37,7 +37,6 @@ import {
   defaultPoolSize,
   syncPlan,
 } from "../src/webhook/compile_pool.ts";
-import { InlinePolicy } from "../src/webhook/convert/inline_policy.ts";
 import { PlanReplica } from "../src/webhook/convert/plan_replica.ts";
 import { PlanSets } from "../src/webhook/convert/plan_sets.ts";
 import { PlanRegistry, type RegistryEntry } from "../src/webhook/registry.ts";
@@ -162,8 +161,6 @@ async function child(mode: Mode, n: number, workers: number): Promise<RunResult>
   let registry: PlanRegistry | undefined = new PlanRegistry();
   let sets: PlanSets | undefined = new PlanSets();
   sets.follow(registry);
-  let policy: InlinePolicy | undefined = new InlinePolicy(16 * 1024);
-  policy.follow(registry);
   const controller = new RegistryController({
     serverName: "dco",
     view,
@@ -204,7 +201,6 @@ async function child(mode: Mode, n: number, workers: number): Promise<RunResult>
   const mainUsed = await settled();
   registry = undefined;
   sets = undefined;
-  policy = undefined;
   const kib = (b: number) => b / 1024 / n;
   return {
     mode,

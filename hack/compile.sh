@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # `deno task compile`: one self-contained executable per role with `deno compile`, under the
 # role's exact permission flags (the same as its deno.json task and the bundle; tests/repo/
-# dockerfile_test.ts fails if they drift). The webhook server carries its compile and conversion
-# Workers (`--include src/webhook/compile_worker.ts --include src/webhook/convert/convert_worker.ts`),
-# which it starts at run time; convctl carries the Workers of `test --concurrency` and `lint`
+# dockerfile_test.ts fails if they drift). The webhook server carries its compile, conversion and
+# listener Workers (`--include src/webhook/compile_worker.ts --include
+# src/webhook/convert/convert_worker.ts --include src/webhook/convert/listener_worker.ts`), which it
+# starts at run time; convctl carries the Workers of `test --concurrency` and `lint`
 # (`--include src/cli/test_worker.ts --include src/cli/lint_worker.ts`).
 #
 #   hack/compile.sh                         all roles → dist/bin/{manager,webhook-server,convctl}
@@ -37,7 +38,7 @@ compile_role() {
     webhook-server)
       flags=(--allow-net --allow-env --allow-read=src,/tls,/var/run/secrets/kubernetes.io/serviceaccount,/sys/fs/cgroup)
       entry=src/main/webhook_server.ts
-      include=(--include src/webhook/compile_worker.ts --include src/webhook/convert/convert_worker.ts)
+      include=(--include src/webhook/compile_worker.ts --include src/webhook/convert/convert_worker.ts --include src/webhook/convert/listener_worker.ts)
       ;;
     convctl)
       flags=(--allow-read --allow-env --allow-write --allow-net --allow-run=git)

@@ -12,11 +12,11 @@ import {
   type LintResponse,
   runJob,
 } from "./lint_jobs.ts";
+import { siblingWorkerURL } from "../lib/worker_url.ts";
 
-/** The Worker script: `.js` next to a bundle, `.ts` in a source checkout. */
+/** The lint Worker's script (src/lib/worker_url.ts). */
 export function lintWorkerURL(): URL {
-  const ext = import.meta.url.endsWith(".ts") ? "ts" : "js";
-  return new URL(`./lint_worker.${ext}`, import.meta.url);
+  return siblingWorkerURL("lint_worker", import.meta.url);
 }
 
 function unwrap(outcome: LintOutcome): LintJobResult {

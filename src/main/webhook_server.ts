@@ -5,10 +5,10 @@
  * controllers; the TLS pair read and validated once (unreadable, not PEM, mismatched or outside
  * its validity ⇒ exit 1 with the reason); informers; the plain server; cache sync (a terminal cache
  * failure ⇒ exit 1); the initial sync, retried every 2 s until clean (only a shutdown aborts it);
- * the conversion Worker pool started and holding the synced plan set; the served-target Lease
- * published once (from the plan set the Workers hold) and its loop started; the TLS listener
- * bound; ready — and unready whenever the listener holds no usable pair. Stopping:
- * docs/design/manager.md#shutdown.
+ * the conversion port bound by the listener Workers, each holding the synced plan set; the
+ * served-target Lease published once (from the plan set the Workers hold) and its loop started;
+ * ready — and unready whenever the port holds no usable pair or no listener Worker listens.
+ * Stopping: docs/design/manager.md#shutdown.
  *
  * The plain server (/healthz, /readyz, /metrics) starts before any cache sync, so a slow start is
  * visible and not killed by liveness; the replica turns ready only once the initial sync is clean
@@ -17,8 +17,10 @@
  * real requests for targets it has not compiled yet. The startupProbe bounds a sync that never
  * completes.
  *
- * Conversions run in the Worker pool (src/webhook/convert/pool.ts), so the event loop that answers
- * the probes is never held by one.
+ * The conversion port is served by listener Workers (src/webhook/convert/listeners.ts), one per
+ * CPU, which convert small reviews of bounded cost themselves and hand the rest to the conversion
+ * pool (src/webhook/convert/pool.ts), so the event loop that answers the probes is never held by
+ * a conversion, nor by the port's TLS and HTTP.
  *
  * Permissions: `--allow-net --allow-env --allow-read=<cert dir>,<service-account dir>,<workers>,
  * /sys/fs/cgroup` (the last only to size the pools from the CPU limit).
@@ -26,30 +28,26 @@
 import { CRD_CONFIG_KIND, XRD_CONFIG_KIND } from "../api/mod.ts";
 import { DCO_GROUP } from "../api/resources.ts";
 import { normalizeSerial, SERVING_SERIAL_ANNOTATION } from "../api/served_lease.ts";
+import { defaultWorkers } from "../lib/worker_budget.ts";
 import { createLogger } from "../obs/log.ts";
 import { registerBuildInfo } from "../obs/build_info.ts";
 import { createMetricsRegistry, metricsResponse } from "../obs/metrics.ts";
-import {
-  denoOtelActive,
-  processTracer,
-  RequestSampler,
-  tracingEnvProblem,
-} from "../obs/tracing.ts";
+import { denoOtelActive, tracingEnvProblem } from "../obs/tracing.ts";
 import { Controller } from "../kube/controller.ts";
-import { CompilePool, defaultPoolSize, syncPlan } from "../webhook/compile_pool.ts";
+import { CompilePool, syncPlan } from "../webhook/compile_pool.ts";
 import { createReplicaCaches } from "../webhook/cluster.ts";
 import type { ConfigKind } from "../webhook/compiled.ts";
 import {
   autoInlineMaxBytes,
+  ConversionListeners,
   ConversionPool,
   convertContext,
   type ConvertHandlerOptions,
-  createConvertExchange,
   deriveRequestBounds,
-  InlinePolicy,
+  ListenerCells,
+  PlanSetFanout,
   PlanSets,
   readHeap,
-  RequestGovernor,
 } from "../webhook/convert/mod.ts";
 import { availableCpus } from "../webhook/cpu_limit.ts";
 import { FlagError, parseWebhookServerFlags, tracingSettingsOf } from "../webhook/flags.ts";
@@ -61,11 +59,12 @@ import {
   servableTargets,
   ServedTargetPublisher,
 } from "../webhook/served_lease.ts";
-import { loadKeyPair, TlsServer as ConversionServer } from "../net/mod.ts";
+import { loadKeyPair } from "../net/mod.ts";
 import { startMetricsListener } from "./_metrics.ts";
 import { parseRoleFlags, Role } from "./_role.ts";
 
 const RETRY_INITIAL_SYNC_MS = 2_000;
+const MiB = 1024 * 1024;
 
 async function main(argv: readonly string[]): Promise<never> {
   const flags = parseRoleFlags("webhook-server", argv, (args) => {
@@ -101,12 +100,16 @@ async function main(argv: readonly string[]): Promise<never> {
   const planSets = new PlanSets();
   planSets.follow(registry);
   const cpus = await availableCpus();
-  const inlinePolicy = new InlinePolicy(
-    flags.conversionInlineMaxBytes === "auto"
-      ? autoInlineMaxBytes(cpus)
-      : flags.conversionInlineMaxBytes,
-  );
-  inlinePolicy.follow(registry);
+  const inlineMaxBytes = flags.conversionInlineMaxBytes === "auto"
+    ? autoInlineMaxBytes(cpus)
+    : flags.conversionInlineMaxBytes;
+  // Workers of each kind: one per CPU, at most one per 96 MiB of heap ceiling (worker_budget.ts).
+  const perKind = defaultWorkers(cpus, readHeap().limitBytes / MiB);
+  const listenerCount = flags.conversionListeners > 0 ? flags.conversionListeners : perKind;
+  // Shared with the listener Workers: the bounds' counts and the committed plan-set version.
+  const cells = new ListenerCells(listenerCount);
+  // Swaps reach every converting Worker; with none started yet, a change commits at once.
+  const fanout = new PlanSetFanout(planSets, cells.version);
   let bulk = false;
   // The served-target Lease: only with the full downward-API identity (the Pod owns the Lease).
   const pod = podIdentityFromEnv((name) => Deno.env.get(name));
@@ -142,13 +145,16 @@ async function main(argv: readonly string[]): Promise<never> {
     logger: createLogger("webhook-server.cache"),
     registry: metricsRegistry.registry,
   });
-  const workers = flags.initialSyncWorkers > 0 ? flags.initialSyncWorkers : await defaultPoolSize();
+  const workers = flags.initialSyncWorkers > 0 ? flags.initialSyncWorkers : perKind;
   const poolSize = Math.max(1, workers);
   const pool = new CompilePool(poolSize);
   role.onStop("compile pool", () => pool.close());
   // Registered before the listeners, so it stops after they drained their requests.
-  const running: { conversions?: ConversionPool } = {};
-  role.onStop("conversion pool", () => running.conversions?.close());
+  const running: { conversions?: ConversionPool; listeners?: ConversionListeners } = {};
+  role.onStop("conversion pool", () => {
+    running.conversions?.close();
+    fanout.close();
+  });
   role.onStop("caches", () => caches.stop());
   const registryController = new RegistryController({
     serverName: flags.webhookServerName,
@@ -201,7 +207,11 @@ async function main(argv: readonly string[]): Promise<never> {
         routes: {
           readiness: role.readiness,
           registry,
-          metrics: () => metricsResponse(metricsRegistry.registry),
+          metrics: async () => {
+            // The listener Workers' counts first, so a scrape sees every review answered.
+            await running.listeners?.flushMetrics();
+            return metricsResponse(metricsRegistry.registry);
+          },
         },
         log,
       }),
@@ -232,65 +242,56 @@ async function main(argv: readonly string[]): Promise<never> {
   metrics.refreshRegistryGauges(registry.snapshot());
   const elapsedMs = performance.now() - started;
 
-  // The conversion Workers start from the synced plan set; ready only once all of them hold it.
+  // The conversion port: listener Workers bind it holding the synced plan set; ready only then.
   const heap = readHeap();
   const bounds = deriveRequestBounds(heap, flags);
   metrics.setLimits(bounds);
+  metrics.observeInFlight(() => cells.inFlight);
   log.info("conversion request bounds", { ...bounds, heapLimitSource: heap.source });
-  const governor = new RequestGovernor(bounds, (n, bytes) => metrics.setInFlight(n, bytes));
   const handler: ConvertHandlerOptions = {
     registry: planSets,
     metrics,
-    governor,
     maxRequestBytes: bounds.maxRequestBytes,
     requestTimeoutMs: flags.requestTimeoutMs,
-    sampler: tracing.endpoint === ""
-      ? undefined
-      : new RequestSampler(processTracer(), tracing.sampleRatio),
   };
-  if (handler.sampler !== undefined) {
+  const traceSampleRatio = tracing.endpoint === "" ? undefined : tracing.sampleRatio;
+  if (traceSampleRatio !== undefined) {
     log.info("tracing on", {
       endpoint: tracing.endpoint,
-      sampleRatio: handler.sampler.ratio,
+      sampleRatio: traceSampleRatio,
       insecure: tracing.insecure,
     });
   }
-  const conversionWorkers = flags.conversionWorkers > 0 ? flags.conversionWorkers : cpus;
+  const context = convertContext(handler);
+  // A Worker that hung keeps running whatever terminate() says (Deno 2.9): only a restart of the
+  // replica takes its CPU (and a listener's share of the port) back. The others drain first.
+  const restartFor = (message: string) => role.shutdown(`${message}; restarting the replica`, 1);
+  const conversionWorkers = flags.conversionWorkers > 0 ? flags.conversionWorkers : perKind;
   const conversions = new ConversionPool({
     size: conversionWorkers,
     planSets,
-    context: convertContext(handler),
+    fanout,
+    context,
     metrics,
-    onWorkerLost: (reason) => metrics.countWorkerLost(reason),
+    onWorkerLost: (reason) => {
+      metrics.countWorkerLost(reason);
+      if (reason === "watchdog") restartFor("a conversion pool Worker hung");
+    },
     logger: createLogger("webhook-server.conversion-pool"),
   });
   running.conversions = conversions;
   metrics.observePool(() => conversions.stats());
-  await conversions.settled();
-
-  // Publish the Lease once (a failure is logged; the heartbeat retries), then the loop.
-  if (publisher !== undefined) {
-    role.onStop("served-target Lease", () => publisher.stop());
-    await publisher.publishOrLog();
-    publisher.start();
-  }
-
-  // Bind the conversion listener, then report ready.
-  const convert = createConvertExchange(handler, {
-    pool: conversions,
-    inline: (target, bytes) => inlinePolicy.inline(planSets.get(target), bytes),
-  });
-  await role.listen(
+  const listeners = await role.listen(
     "cannot start the conversion listener",
     flags.conversionBindAddress,
     () =>
-      ConversionServer.start({
+      ConversionListeners.start({
+        count: listenerCount,
         address: flags.conversionBindAddress,
         certDir: flags.tlsCertDir,
         reloadIntervalMs: flags.certReloadIntervalMs,
-        exchange: convert,
         // Readiness holds a usable pair; a failed reload is counted.
-        onState: (state, result) => {
+        onTlsState: (state, result) => {
           metrics.observeTls(state, result);
           role.readiness.gate("tls", state.problem);
           const serial = state.serial === "" ? "" : normalizeSerial(state.serial);
@@ -299,10 +300,30 @@ async function main(argv: readonly string[]): Promise<never> {
             publisher?.notify();
           }
         },
-        limits: { maxConnections: bounds.maxConnections },
-        onConnectionRefused: () => metrics.countRejected("connections"),
+        onProblem: (problem) => role.readiness.gate("listeners", problem),
+        onHung: restartFor,
+        cells,
+        fanout,
+        context,
+        bounds,
+        inlineMaxBytes,
+        pool: conversions,
+        metrics,
+        traceSampleRatio,
+        onWorkerLost: (reason) => metrics.countListenerLost(reason),
+        logger: createLogger("webhook-server.listeners"),
       }),
   );
+  running.listeners = listeners;
+  metrics.observeListeners(() => listeners.stats());
+
+  // Publish the Lease once (a failure is logged; the heartbeat retries), then the loop.
+  if (publisher !== undefined) {
+    role.onStop("served-target Lease", () => publisher.stop());
+    await publisher.publishOrLog();
+    publisher.start();
+  }
+
   caches.connect(routeByKind);
   for (const c of controllers.values()) c.start();
   metrics.setInitialSync(elapsedMs / 1000, targets);
@@ -311,8 +332,9 @@ async function main(argv: readonly string[]): Promise<never> {
     server: flags.webhookServerName,
     targets,
     workers: poolSize,
+    conversionListeners: listenerCount,
     conversionWorkers,
-    conversionInlineMaxBytes: inlinePolicy.maxBytes,
+    conversionInlineMaxBytes: inlineMaxBytes,
     elapsedMs: Math.round(elapsedMs),
     attempts: attempt,
   });

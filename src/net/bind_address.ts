@@ -26,3 +26,8 @@ export function formatAddr(addr: Deno.NetAddr): string {
     ? `[${addr.hostname}]:${addr.port}`
     : `${addr.hostname}:${addr.port}`;
 }
+
+/** A bind address in the flags' spelling (`:9443`, `127.0.0.1:9443`, `[::1]:9443`). */
+export function formatBindAddress(b: BindAddress): string {
+  return b.hostname.includes(":") ? `[${b.hostname}]:${b.port}` : `${b.hostname}:${b.port}`;
+}

@@ -23,7 +23,7 @@ import {
   type RequestHead,
   responseHead,
 } from "./http1.ts";
-import { type HttpLimits, ListeningCore } from "./socket_limits.ts";
+import { type HttpLimits, ListeningCore, type PortShare } from "./socket_limits.ts";
 
 /** One request as the handler sees it. */
 export interface Http1Request {
@@ -476,8 +476,9 @@ export class Http1Server extends ListeningCore {
     limits: HttpLimits,
     connectionEvent: "connection" | "secureConnection",
     onConnectionRefused?: () => void,
+    share?: PortShare,
   ) {
-    super(server, limits, onConnectionRefused);
+    super(server, limits, onConnectionRefused, share);
     this.handler = handler;
     this.limits = limits;
     server.on(connectionEvent, (socket: Socket) => {

@@ -8,5 +8,6 @@ export * from "./readiness.ts";
 export * from "./socket_limits.ts";
 export * from "./node_server.ts";
 export * from "./http1_server.ts";
+export * from "./certificate_watch.ts";
 export * from "./tls_server.ts";
 export * from "./plain_server.ts";

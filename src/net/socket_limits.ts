@@ -83,42 +83,68 @@ export class SocketDeadlines {
 
 /** Open TCP connections, counted and capped. */
 export interface ConnectionCount {
+  /** This server's open connections. */
   readonly open: number;
 }
 
 /**
- * Caps the TCP connections of `server` (before any TLS handshake) at `max` (0 = no cap): one over
- * it is destroyed at once and `onRefused` runs. Not `server.maxConnections`: Deno's node:net
- * honours it but emits no "drop" event, so refusals could not be counted.
+ * Where the connection cap counts, when several servers (threads) share one port: `total[0]`
+ * over all of them in a `SharedArrayBuffer`, `own[0]` this server's share (so what a stopped
+ * thread held can be given back, src/lib/shared_counts.ts).
+ */
+export interface ConnectionCells {
+  total: Int32Array;
+  own?: Int32Array;
+}
+
+/**
+ * Caps the TCP connections of `server` (before any TLS handshake) at `max` (0 = no cap), counted
+ * in `cells` when given (every server sharing the port), else by this server alone: one over it
+ * is destroyed at once and `onRefused` runs. Not `server.maxConnections`: Deno's node:net honours
+ * it but emits no "drop" event, so refusals could not be counted.
  */
 export function capConnections(
   server: Server,
   max: number,
   onRefused?: () => void,
+  cells: ConnectionCells = { total: new Int32Array(1) },
 ): ConnectionCount {
   const count = { open: 0 };
+  const { total, own } = cells;
   server.on("connection", (raw: Socket) => {
-    if (max > 0 && count.open >= max) {
+    if (Atomics.add(total, 0, 1) >= max && max > 0) {
+      Atomics.sub(total, 0, 1);
       raw.destroy();
       onRefused?.();
       return;
     }
+    if (own !== undefined) Atomics.add(own, 0, 1);
     count.open++;
-    raw.once("close", () => count.open--);
+    raw.once("close", () => {
+      count.open--;
+      if (own !== undefined) Atomics.sub(own, 0, 1);
+      Atomics.sub(total, 0, 1);
+    });
   });
   return count;
 }
 
 /**
  * Listens on `bind` and returns the bound address; throws on a bind error. An empty host binds
- * `::` (dual stack, like Go), falling back to `0.0.0.0` on a kernel without IPv6.
+ * `::` (dual stack, like Go), falling back to `0.0.0.0` on a kernel without IPv6. With
+ * `reusePort`, the socket joins the others bound to the same port with `SO_REUSEPORT` (the kernel
+ * spreads new connections over them), so `bind.port` must be a concrete port.
  */
-export async function listenOn(server: Server, bind: BindAddress): Promise<Deno.NetAddr> {
+export async function listenOn(
+  server: Server,
+  bind: BindAddress,
+  reusePort = false,
+): Promise<Deno.NetAddr> {
   const listen = (host: string) =>
     new Promise<void>((resolve, reject) => {
       const onError = (e: Error) => reject(e);
       server.once("error", onError);
-      server.listen({ port: bind.port, host }, () => {
+      server.listen({ port: bind.port, host, reusePort }, () => {
         server.off("error", onError);
         resolve();
       });
@@ -138,6 +164,14 @@ export async function listenOn(server: Server, bind: BindAddress): Promise<Deno.
 }
 
 /**
+ * One of several servers (threads) on one port: each binds it with `SO_REUSEPORT`, and the
+ * connection cap counts in `cells`, over all of them.
+ */
+export interface PortShare {
+  cells: ConnectionCells;
+}
+
+/**
  * What every server core shares: the listening `node:net` server, its connection cap, its socket
  * deadlines and its bound address. A core adds the HTTP on the sockets and its shutdown.
  */
@@ -145,17 +179,24 @@ export abstract class ListeningCore implements ServerCore {
   protected readonly server: Server;
   readonly deadlines: SocketDeadlines;
   readonly #count: ConnectionCount;
+  readonly #reusePort: boolean;
   #addr: Deno.NetAddr | undefined;
 
-  protected constructor(server: Server, limits: HttpLimits, onConnectionRefused?: () => void) {
+  protected constructor(
+    server: Server,
+    limits: HttpLimits,
+    onConnectionRefused?: () => void,
+    share?: PortShare,
+  ) {
     this.server = server;
     this.deadlines = new SocketDeadlines(limits);
-    this.#count = capConnections(server, limits.maxConnections, onConnectionRefused);
+    this.#count = capConnections(server, limits.maxConnections, onConnectionRefused, share?.cells);
+    this.#reusePort = share !== undefined;
   }
 
   /** Throws on a bind error. An empty host binds `::` (dual stack, like Go), else `0.0.0.0`. */
   async listen(bind: BindAddress): Promise<void> {
-    this.#addr = await listenOn(this.server, bind);
+    this.#addr = await listenOn(this.server, bind, this.#reusePort);
   }
 
   get connections(): number {

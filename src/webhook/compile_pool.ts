@@ -12,6 +12,7 @@ import { compileConfig, type ConfigObject } from "./compile.ts";
 import type { CompileResult, ConfigKind } from "./compiled.ts";
 import type { CompileJob, CompileRequest, CompileResponse } from "./compile_worker.ts";
 import { availableCpus, CGROUP_V2_CPU_MAX } from "./cpu_limit.ts";
+import { siblingWorkerURL } from "../lib/worker_url.ts";
 
 /** Compiles one config; implemented by the pool or, for tests and tiny fleets, in-isolate. */
 export type Compiler = (
@@ -43,13 +44,9 @@ export function slicedInline(sliceMs: number = INLINE_SLICE_MS): Compiler {
   };
 }
 
-/**
- * The worker script. A bundle (`deno bundle` → dist/*.js) carries `compile_worker.js` next to
- * the role's entry, a source checkout `compile_worker.ts`; loading it needs read access to it.
- */
+/** The compile Worker's script (src/lib/worker_url.ts). */
 export function compileWorkerURL(): URL {
-  const ext = import.meta.url.endsWith(".ts") ? "ts" : "js";
-  return new URL(`./compile_worker.${ext}`, import.meta.url);
+  return siblingWorkerURL("compile_worker", import.meta.url);
 }
 
 /** The most jobs one message carries (bounds a batch's latency and a crash's blast radius). */

@@ -3,6 +3,7 @@
  * and validated up front, before anything starts; any violation is a {@link FlagError} and the
  * process exits 1.
  */
+import { MAX_GOVERNED_BYTES } from "./convert/governor.ts";
 import { parseGoDuration } from "../engine/units.ts";
 import { labelSelectorFromJSON } from "../kube/label_selector.ts";
 import { type FieldFlag, FlagError, parseFlagRecord } from "../lib/flags.ts";
@@ -27,11 +28,20 @@ export interface WebhookServerFlags {
   cacheLabelSelector: string;
   /** 0 = the CPUs this process may use. */
   initialSyncWorkers: number;
-  /** Conversion Workers; 0 = the CPUs this process may use (the container's CPU limit). */
+  /**
+   * Workers of the conversion pool (the reviews the listeners hand over); 0 = the CPUs this
+   * process may use (the container's CPU limit).
+   */
   conversionWorkers: number;
   /**
-   * Bodies up to this size, for targets of bounded cost, convert on the main thread; 0 = none;
-   * `auto` = by the CPUs this process may use (src/webhook/convert/inline_policy.ts).
+   * Listener Workers serving the conversion port; 0 = the CPUs this process may use (the
+   * container's CPU limit).
+   */
+  conversionListeners: number;
+  /**
+   * Bodies up to this size, for targets of bounded cost, convert on the listener Worker that read
+   * them, the rest in the conversion pool; 0 = none; `auto` = the default
+   * (src/webhook/convert/inline_policy.ts).
    */
   conversionInlineMaxBytes: number | "auto";
   /** The body cap; the body limit is at most the request byte budget. */
@@ -101,6 +111,7 @@ const FLAGS: Record<string, FieldFlag<WebhookServerFlags>> = {
   "cache-label-selector": { field: "cacheLabelSelector", kind: "string" },
   "initial-sync-workers": { field: "initialSyncWorkers", kind: "int" },
   "conversion-workers": { field: "conversionWorkers", kind: "int" },
+  "conversion-listeners": { field: "conversionListeners", kind: "int" },
   "conversion-inline-max-bytes": { field: "conversionInlineMaxBytes", parse: inlineMaxBytes },
   "max-request-bytes": { field: "maxRequestBytes", kind: "int" },
   "max-requests-in-flight": { field: "maxRequestsInFlight", kind: "int" },
@@ -126,6 +137,7 @@ export const DEFAULT_FLAGS: Readonly<WebhookServerFlags> = Object.freeze({
   cacheLabelSelector: "",
   initialSyncWorkers: 0,
   conversionWorkers: 0,
+  conversionListeners: 0,
   conversionInlineMaxBytes: "auto",
   maxRequestBytes: 33_554_432,
   maxRequestsInFlight: 0,
@@ -153,12 +165,20 @@ export function parseWebhookServerFlags(args: readonly string[]): WebhookServerF
   ) {
     if (v < 0) throw new FlagError(`${flag} must be >= 0 (0 = derived from the heap limit)`);
   }
+  if (out.maxRequestBytesInFlight > MAX_GOVERNED_BYTES) {
+    throw new FlagError(`--max-request-bytes-in-flight must be <= ${MAX_GOVERNED_BYTES}`);
+  }
   if (out.requestTimeoutMs <= 0) throw new FlagError("--request-timeout must be > 0");
   if (out.shutdownTimeoutMs <= 0) throw new FlagError("--shutdown-timeout must be > 0");
   if (out.certReloadIntervalMs <= 0) throw new FlagError("--cert-reload-interval must be > 0");
   if (out.initialSyncWorkers < 0) throw new FlagError("--initial-sync-workers must be >= 0");
   if (out.conversionWorkers < 0) {
     throw new FlagError("--conversion-workers must be >= 0 (0 = the CPUs this process may use)");
+  }
+  if (out.conversionListeners < 0) {
+    throw new FlagError(
+      "--conversion-listeners must be >= 0 (0 = the CPUs this process may use)",
+    );
   }
   if (!out.enableCrdSupport && !out.enableXrdSupport) {
     throw new FlagError(

@@ -96,12 +96,21 @@ abstract class SeriesFamily<S> {
   readonly help: string;
   protected readonly index: SeriesIndex<S>;
 
-  constructor(registry: Registry, opts: SeriesFamilyOptions) {
+  protected readonly labelNames: readonly string[];
+
+  /** Without a registry the family is exposed nowhere: a ledger drained into one that is. */
+  constructor(registry: Registry | undefined, opts: SeriesFamilyOptions) {
     if (opts.labelNames.length === 0) throw new Error(`${opts.name}: a series family has labels`);
     this.name = opts.name;
     this.help = opts.help;
-    this.index = new SeriesIndex([...opts.labelNames], (labels) => this.create(labels));
-    registry.registerMetric(this as unknown as Metric);
+    this.labelNames = [...opts.labelNames];
+    this.index = new SeriesIndex(this.labelNames, (labels) => this.create(labels));
+    registry?.registerMetric(this as unknown as Metric);
+  }
+
+  /** The label values of a series, in `labelNames` order. */
+  protected valuesOf(labels: Readonly<Record<string, string>>): string[] {
+    return this.labelNames.map((n) => labels[n]);
   }
 
   protected abstract create(labels: Readonly<Record<string, string>>): S;
@@ -147,12 +156,26 @@ class HistogramSeries implements Observer {
   }
 }
 
+/** What one histogram series gained: non-cumulative bucket counts (the last is +Inf), sum, count. */
+export interface HistogramDelta {
+  values: string[];
+  counts: number[];
+  sum: number;
+  count: number;
+}
+
+/** What one counter series gained. */
+export interface CounterDelta {
+  values: string[];
+  value: number;
+}
+
 /** A histogram of resolved series; exposition as prom-client's Histogram. */
 export class SeriesHistogram extends SeriesFamily<HistogramSeries> {
   readonly type = "histogram";
   readonly #bounds: readonly number[];
 
-  constructor(registry: Registry, opts: SeriesHistogramOptions) {
+  constructor(registry: Registry | undefined, opts: SeriesHistogramOptions) {
     super(registry, opts);
     this.#bounds = [...opts.buckets].sort((a, b) => a - b);
   }
@@ -164,6 +187,35 @@ export class SeriesHistogram extends SeriesFamily<HistogramSeries> {
 
   protected create(labels: Readonly<Record<string, string>>): HistogramSeries {
     return new HistogramSeries(labels, this.#bounds);
+  }
+
+  /** Every series observed since the last drain, as plain data; the family is empty after. */
+  drain(): HistogramDelta[] {
+    const out: HistogramDelta[] = [];
+    for (const s of this.index.values()) {
+      if (s.count === 0) continue;
+      out.push({
+        values: this.valuesOf(s.labels),
+        counts: [...s.counts],
+        sum: s.sum,
+        count: s.count,
+      });
+    }
+    this.reset();
+    return out;
+  }
+
+  /** Adds a series' drained observations (a family with the same buckets) to this one. */
+  merge(d: HistogramDelta): void {
+    const s = this.index.get(d.values);
+    if (d.counts.length !== s.counts.length) {
+      throw new Error(
+        `${this.name}: a delta of ${d.counts.length} buckets, not ${s.counts.length}`,
+      );
+    }
+    for (let i = 0; i < d.counts.length; i++) s.counts[i] += d.counts[i];
+    s.sum += d.sum;
+    s.count += d.count;
   }
 
   protected export(s: HistogramSeries, into: ExportedValue[]): void {
@@ -199,6 +251,21 @@ export class SeriesCounter extends SeriesFamily<CounterSeries> {
 
   protected create(labels: Readonly<Record<string, string>>): CounterSeries {
     return new CounterSeries(labels);
+  }
+
+  /** Every series counted since the last drain, as plain data; the family is empty after. */
+  drain(): CounterDelta[] {
+    const out: CounterDelta[] = [];
+    for (const s of this.index.values()) {
+      out.push({ values: this.valuesOf(s.labels), value: s.value });
+    }
+    this.reset();
+    return out;
+  }
+
+  /** Adds a series' drained count to this one. */
+  merge(d: CounterDelta): void {
+    this.index.get(d.values).inc(d.value);
   }
 
   protected export(s: CounterSeries, into: ExportedValue[]): void {

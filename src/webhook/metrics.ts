@@ -14,10 +14,17 @@
  * v)` / `inc(labels, n)` cost ~0.5–1 µs each. Their exposition is identical (pinned by tests).
  */
 import { Counter, Gauge, type Registry } from "prom-client";
-import { type Observer, SeriesCounter, SeriesHistogram } from "./metric_series.ts";
+import {
+  type CounterDelta,
+  type HistogramDelta,
+  type Observer,
+  SeriesCounter,
+  SeriesHistogram,
+} from "./metric_series.ts";
 import type { RequestBounds } from "./convert/budget.ts";
 import type { RejectReason } from "./convert/governor.ts";
 import type { PoolStats, WorkerLoss } from "./convert/pool.ts";
+import type { ListenerStats } from "./convert/listeners.ts";
 import type { RegistryChange, RegistryEntry } from "./registry.ts";
 
 /** Review `result` label values (docs/design/webhook.md#the-convert-answer-table). */
@@ -70,6 +77,9 @@ const FAMILIES = {
   dco_webhook_conversion_queue_length: "Conversion requests waiting for a free Worker.",
   dco_webhook_conversion_worker_restarts_total:
     "Conversion Workers replaced, by reason (error: it died; watchdog: it held a request too long).",
+  dco_webhook_conversion_listeners: "Listener Workers serving the conversion port.",
+  dco_webhook_conversion_listener_restarts_total:
+    "Listener Workers lost, by reason (error: it died and was replaced; watchdog: it stopped answering and the replica restarts).",
   dco_webhook_conversion_plan_set_version:
     "The plan-set version new conversions read; increments on every committed registry swap.",
   dco_webhook_registry_size: "Registry entries, error-only placeholders included.",
@@ -105,6 +115,8 @@ const LABELS = {
   dco_webhook_conversion_workers_busy: [],
   dco_webhook_conversion_queue_length: [],
   dco_webhook_conversion_worker_restarts_total: ["reason"],
+  dco_webhook_conversion_listeners: [],
+  dco_webhook_conversion_listener_restarts_total: ["reason"],
   dco_webhook_conversion_plan_set_version: [],
   dco_webhook_registry_size: [],
   dco_webhook_registry_entry_loaded: ["target"],
@@ -153,10 +165,68 @@ export const REJECT_REASONS: readonly RejectReason[] = [
 export const WORKER_LOSSES: readonly WorkerLoss[] = ["error", "watchdog"];
 
 const NO_POOL: PoolStats = Object.freeze({ workers: 0, busy: 0, queued: 0, planSetVersion: 0 });
+const NO_HOLDINGS = Object.freeze({ requests: 0, bytes: 0 });
+const NO_LISTENERS: ListenerStats = Object.freeze({ listeners: 0, listening: 0 });
+
+/** The families a review updates, resolved by label values. */
+export interface ReviewFamilies {
+  reviewDuration: SeriesHistogram;
+  reviewRequests: SeriesCounter;
+  objects: SeriesCounter;
+  objectDurations: SeriesHistogram;
+  batchSize: SeriesHistogram;
+  lossy: SeriesCounter;
+}
+
+/** The review families of a set not exposed anywhere (a listener Worker's ledger). */
+export function unregisteredReviewFamilies(): ReviewFamilies {
+  return FamilyFactory.reviewFamilies(undefined);
+}
+
+/** What a ledger recorded since it was last drained: plain data, one list per family. */
+export interface MetricsDelta {
+  reviewDuration: HistogramDelta[];
+  reviewRequests: CounterDelta[];
+  objects: CounterDelta[];
+  objectDurations: HistogramDelta[];
+  batchSize: HistogramDelta[];
+  lossy: CounterDelta[];
+  /** `[target]` */
+  panics: CounterDelta[];
+  /** `[reason]` */
+  rejected: CounterDelta[];
+}
 
 /** Creates the families of {@link FAMILIES} in one registry. */
 class FamilyFactory {
   constructor(private readonly registry: Registry) {}
+
+  /** The review families, registered here (a metric set) or nowhere (a Worker's ledger). */
+  static reviewFamilies(registry: Registry | undefined): ReviewFamilies {
+    const histogram = (name: FamilyName, buckets: readonly number[]) =>
+      new SeriesHistogram(registry, {
+        name,
+        help: FAMILIES[name],
+        labelNames: LABELS[name],
+        buckets,
+      });
+    const counter = (name: FamilyName) =>
+      new SeriesCounter(registry, { name, help: FAMILIES[name], labelNames: LABELS[name] });
+    return {
+      reviewDuration: histogram(
+        "dco_webhook_conversion_review_duration_seconds",
+        REVIEW_DURATION_BUCKETS,
+      ),
+      reviewRequests: counter("dco_webhook_conversion_review_requests_total"),
+      objects: counter("dco_webhook_conversion_objects_total"),
+      objectDurations: histogram(
+        "dco_webhook_conversion_object_duration_seconds",
+        OBJECT_DURATION_BUCKETS,
+      ),
+      batchSize: histogram("dco_webhook_conversion_batch_size", BATCH_SIZE_BUCKETS),
+      lossy: counter("dco_webhook_lossy_conversion_total"),
+    };
+  }
 
   #spec<N extends FamilyName>(name: N) {
     return {
@@ -184,18 +254,6 @@ class FamilyFactory {
       },
     });
   }
-
-  /** A histogram of resolved series (the hot path's). */
-  histogram(name: FamilyName, buckets: readonly number[]): SeriesHistogram {
-    const { help, labelNames } = this.#spec(name);
-    return new SeriesHistogram(this.registry, { name, help, labelNames, buckets });
-  }
-
-  /** A counter of resolved series (the hot path's). */
-  counterSeries(name: FamilyName): SeriesCounter {
-    const { help, labelNames } = this.#spec(name);
-    return new SeriesCounter(this.registry, { name, help, labelNames });
-  }
 }
 
 export class WebhookMetrics implements ConversionMetrics {
@@ -221,30 +279,32 @@ export class WebhookMetrics implements ConversionMetrics {
   readonly tlsReloadFailures: Counter;
   readonly tlsCertificateExpiry: Gauge;
   readonly workerRestarts: Counter<"reason">;
+  readonly listenerRestarts: Counter<"reason">;
   #pool: () => PoolStats = () => NO_POOL;
+  #inFlight: () => { requests: number; bytes: number } = () => NO_HOLDINGS;
+  #listeners: () => ListenerStats = () => NO_LISTENERS;
 
   constructor(registry: Registry) {
     const f = new FamilyFactory(registry);
-    this.reviewDuration = f.histogram(
-      "dco_webhook_conversion_review_duration_seconds",
-      REVIEW_DURATION_BUCKETS,
-    );
-    this.reviewRequests = f.counterSeries("dco_webhook_conversion_review_requests_total");
-    this.objects = f.counterSeries("dco_webhook_conversion_objects_total");
-    this.objectDurations = f.histogram(
-      "dco_webhook_conversion_object_duration_seconds",
-      OBJECT_DURATION_BUCKETS,
-    );
-    this.batchSize = f.histogram("dco_webhook_conversion_batch_size", BATCH_SIZE_BUCKETS);
+    const review = FamilyFactory.reviewFamilies(registry);
+    this.reviewDuration = review.reviewDuration;
+    this.reviewRequests = review.reviewRequests;
+    this.objects = review.objects;
+    this.objectDurations = review.objectDurations;
+    this.batchSize = review.batchSize;
     this.panics = f.counter("dco_webhook_conversion_panics_total");
-    this.lossy = f.counterSeries("dco_webhook_lossy_conversion_total");
+    this.lossy = review.lossy;
     this.rejected = f.counter("dco_webhook_conversion_requests_rejected_total");
     for (const reason of REJECT_REASONS) this.rejected.inc({ reason }, 0);
-    this.requestsInFlight = f.gauge("dco_webhook_conversion_requests_in_flight");
-    this.bytesInFlight = f.gauge("dco_webhook_conversion_request_bytes_in_flight");
+    this.requestsInFlight = f.sampled(
+      "dco_webhook_conversion_requests_in_flight",
+      () => this.#inFlight().requests,
+    );
+    this.bytesInFlight = f.sampled(
+      "dco_webhook_conversion_request_bytes_in_flight",
+      () => this.#inFlight().bytes,
+    );
     this.limits = f.gauge("dco_webhook_conversion_limit");
-    this.requestsInFlight.set(0);
-    this.bytesInFlight.set(0);
     this.registrySize = f.gauge("dco_webhook_registry_size");
     this.entryLoaded = f.gauge("dco_webhook_registry_entry_loaded");
     this.lastReload = f.gauge("dco_webhook_registry_last_reload_timestamp_seconds");
@@ -262,6 +322,9 @@ export class WebhookMetrics implements ConversionMetrics {
     f.sampled("dco_webhook_conversion_plan_set_version", () => this.#pool().planSetVersion);
     this.workerRestarts = f.counter("dco_webhook_conversion_worker_restarts_total");
     for (const reason of WORKER_LOSSES) this.workerRestarts.inc({ reason }, 0);
+    f.sampled("dco_webhook_conversion_listeners", () => this.#listeners().listeners);
+    this.listenerRestarts = f.counter("dco_webhook_conversion_listener_restarts_total");
+    for (const reason of WORKER_LOSSES) this.listenerRestarts.inc({ reason }, 0);
     this.ready.set(0);
     this.registrySize.set(0);
   }
@@ -298,8 +361,25 @@ export class WebhookMetrics implements ConversionMetrics {
   }
 
   setInFlight(requests: number, bytes: number): void {
-    this.requestsInFlight.set(requests);
-    this.bytesInFlight.set(bytes);
+    const held = { requests, bytes };
+    this.#inFlight = () => held;
+  }
+
+  /** The in-flight gauges read `read` at every scrape (a governor shared by several threads). */
+  observeInFlight(read: () => { requests: number; bytes: number }): void {
+    this.#inFlight = read;
+  }
+
+  /** Adds what a listener Worker's ledger recorded (src/webhook/convert/metrics_ledger.ts). */
+  merge(d: MetricsDelta): void {
+    for (const x of d.reviewDuration) this.reviewDuration.merge(x);
+    for (const x of d.reviewRequests) this.reviewRequests.merge(x);
+    for (const x of d.objects) this.objects.merge(x);
+    for (const x of d.objectDurations) this.objectDurations.merge(x);
+    for (const x of d.batchSize) this.batchSize.merge(x);
+    for (const x of d.lossy) this.lossy.merge(x);
+    for (const x of d.panics) this.panics.inc({ target: x.values[0] }, x.value);
+    for (const x of d.rejected) this.rejected.inc({ reason: x.values[0] as RejectReason }, x.value);
   }
 
   /** Written once at startup: the bounds the conversion listener runs with. */
@@ -322,6 +402,18 @@ export class WebhookMetrics implements ConversionMetrics {
   /** A conversion Worker was replaced (wire it as the pool's `onWorkerLost`). */
   countWorkerLost(reason: WorkerLoss): void {
     this.workerRestarts.inc({ reason });
+  }
+
+  // --- the listener Workers ---------------------------------------------------------------------
+
+  /** The listener gauge reads `stats` at every scrape. */
+  observeListeners(stats: () => ListenerStats): void {
+    this.#listeners = stats;
+  }
+
+  /** A listener Worker was replaced (wire it as the listeners' `onWorkerLost`). */
+  countListenerLost(reason: WorkerLoss): void {
+    this.listenerRestarts.inc({ reason });
   }
 
   // --- registry ---------------------------------------------------------------------------------

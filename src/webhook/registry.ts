@@ -38,6 +38,12 @@ export interface RegistryEntry {
    * successfully).
    */
   readonly router: Router | null;
+  /**
+   * No op of the plans has a cost unbounded by its input (no `cel`, no `regexSplit`): such a
+   * review may be converted on the thread that read it (src/webhook/convert/inline_policy.ts).
+   * True while there is no plan (answered without converting).
+   */
+  readonly boundedCost: boolean;
   /** "" while there is no plan. */
   readonly hubVersion: string;
   readonly reviewVersions: readonly string[];
@@ -132,6 +138,7 @@ export class PlanRegistry {
           kind: id.kind,
           config: id.config,
           router: null,
+          boundedCost: true,
           hubVersion: "",
           reviewVersions: NO_VERSIONS,
           lossless: NO_LOSSLESS,
@@ -194,6 +201,7 @@ export function linkedEntry(result: CompiledTarget, compiledAt: Date): RegistryE
     kind: result.kind,
     config: result.config,
     router,
+    boundedCost: result.boundedCost,
     hubVersion: result.hubVersion,
     reviewVersions: Object.freeze([...result.reviewVersions]),
     lossless: Object.freeze({ ...result.lossless }),

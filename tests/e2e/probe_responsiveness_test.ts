@@ -1,9 +1,10 @@
 /**
  * Probes tell busy from dead, at process level: the webhook-server role as a real process (its
- * documented permission flags, one conversion Worker), a target whose conversion is a `ForEach` ×
- * `CEL` object sized to take seconds, and — while that review converts — `/healthz` and `/readyz`
- * answer within the kubelet's 1 s timeout, before the conversion's answer arrives. The probe
- * client is this test process, so the role's event loop is measured from outside.
+ * documented permission flags, its listener Workers, one pool Worker), a target whose conversion
+ * is a `ForEach` × `CEL` object sized to take seconds — which a listener hands to the pool — and,
+ * while that review converts, `/healthz` and `/readyz` answer within the kubelet's 1 s timeout,
+ * before the conversion's answer arrives. The probe client is this test process, so the role's
+ * event loop is measured from outside.
  */
 import assert from "node:assert/strict";
 import type * as k8s from "@kubernetes/client-node";
@@ -42,9 +43,13 @@ e2eTest(
       timeoutMs: 90_000,
     });
     const metrics = (await httpGet(`${plain}/metrics`)).text;
-    assert.match(metrics, /^dco_webhook_conversion_workers 1$/m);
+    assert.match(metrics, /^dco_webhook_conversion_workers 0$/m, "the pool starts on demand");
     assert.match(role.output(), /"conversionWorkers":1/);
-    // `auto`: by the CPUs the process may use (the role reads the same cgroup files).
+    // One listener per CPU the process may use (the role reads the same cgroup files), at most
+    // one per 96 MiB of its heap ceiling.
+    const listeners = Number(/"conversionListeners":(\d+)/.exec(role.output())?.[1]);
+    assert.ok(listeners >= 1 && listeners <= await availableCpus(), role.output());
+    assert.match(metrics, new RegExp(`^dco_webhook_conversion_listeners ${listeners}$`, "m"));
     const inlineMax = autoInlineMaxBytes(await availableCpus());
     assert.match(role.output(), new RegExp(`"conversionInlineMaxBytes":${inlineMax}[,}]`));
 
@@ -78,5 +83,7 @@ e2eTest(
     }
     assert.deepEqual(arrivals.slice(0, 2).sort(), ["/healthz 200", "/readyz 200"]);
     assert.equal(arrivals[2], "conversion", JSON.stringify(arrivals));
+    // The CEL review was converted in the pool, which started for it.
+    assert.match((await httpGet(`${plain}/metrics`)).text, /^dco_webhook_conversion_workers 1$/m);
   },
 );

@@ -9,6 +9,8 @@ import {
   cacheSelectorJSON,
   containerEnv,
   DEFAULT_WEBHOOK_SERVER_IMAGE,
+  derivedV8Flags,
+  expectedListeners,
   heapLimitMiB,
   managedFlagsIn,
   MISSING_ISSUER_MESSAGE,
@@ -433,7 +435,7 @@ Deno.test("full CWS: container", () => {
   ]);
   assert.deepEqual(c.env[3], {
     name: "DENO_V8_FLAGS",
-    value: "--max-old-space-size=384,--max-semi-space-size=4,--initial-old-space-size=96",
+    value: "--max-old-space-size=384,--max-semi-space-size=4,--initial-old-space-size=24",
   });
   assert.deepEqual(c.env[4], { name: "LOG_LEVEL", value: "debug" });
 });
@@ -620,10 +622,39 @@ Deno.test("heap limit: rendered after the identity env, before extraEnv", () => 
   assert.deepEqual(env.slice(3), [
     {
       name: "DENO_V8_FLAGS",
-      value: "--max-old-space-size=192,--max-semi-space-size=4,--initial-old-space-size=48",
+      value: "--max-old-space-size=192,--max-semi-space-size=4,--initial-old-space-size=24",
     },
     { name: "A", value: "1" },
   ]);
+});
+
+Deno.test("heap limit: the first old-space limit is split over the listener Workers the pod runs", () => {
+  const flags = (spec: Parameters<typeof cws>[0]) =>
+    containerEnv(cws(spec).spec).find((e) => e.name === "DENO_V8_FLAGS")?.value;
+  // No CPU limit: as many listeners as the heap allows (one per 96 MiB of ceiling), a quarter
+  // of the ceiling split over them.
+  assert.equal(expectedListeners(cws({}).spec, 192), 2);
+  assert.match(
+    flags({ resources: { limits: { memory: "256Mi" } } }) ?? "",
+    /initial-old-space-size=24$/,
+  );
+  // A CPU limit: one listener per CPU (rounded up), never more than the heap allows.
+  const oneCpu = { resources: { limits: { memory: "256Mi", cpu: "1" } } };
+  assert.equal(expectedListeners(cws(oneCpu).spec, 192), 1);
+  assert.match(flags(oneCpu) ?? "", /initial-old-space-size=48$/);
+  const halfCpu = { resources: { limits: { memory: "256Mi", cpu: "500m" } } };
+  assert.equal(expectedListeners(cws(halfCpu).spec, 192), 1);
+  const manyCpus = { resources: { limits: { memory: "1Gi", cpu: "16" } } };
+  assert.equal(expectedListeners(cws(manyCpus).spec, 768), 8);
+  assert.match(flags(manyCpus) ?? "", /initial-old-space-size=24$/);
+  // `--conversion-listeners` in extraArgs is what the server runs.
+  const flagged = {
+    resources: { limits: { memory: "256Mi" } },
+    extraArgs: ["--conversion-listeners=1"],
+  };
+  assert.equal(expectedListeners(cws(flagged).spec, 192), 1);
+  assert.match(flags(flagged) ?? "", /initial-old-space-size=48$/);
+  assert.equal(derivedV8Flags(192, 4).at(-1), "--initial-old-space-size=12");
 });
 
 Deno.test("heap limit: no memory limit → no flag (requests alone do not count)", () => {
@@ -660,7 +691,7 @@ Deno.test("heap limit: user V8 flags without a heap size keep theirs and gain th
     {
       name: "DENO_V8_FLAGS",
       value:
-        "--expose-gc,--max-old-space-size=384,--max-semi-space-size=4,--initial-old-space-size=96",
+        "--expose-gc,--max-old-space-size=384,--max-semi-space-size=4,--initial-old-space-size=24",
     },
   ]);
   // Without a memory limit the user's value is untouched.
@@ -679,7 +710,7 @@ Deno.test("heap limit: a young-generation size of the user's is kept, the rest d
   );
   assert.deepEqual(env.slice(3), [{
     name: "DENO_V8_FLAGS",
-    value: "--max_semi_space_size=16,--max-old-space-size=192,--initial-old-space-size=48",
+    value: "--max_semi_space_size=16,--max-old-space-size=192,--initial-old-space-size=24",
   }]);
 });
 

@@ -1,9 +1,11 @@
 /**
  * The per-role artifacts of hack/bundle.sh (used where `deno compile` cannot fetch `denort`) run
  * on their own, outside the repo, under their roles' permission flags — all three roles (manager,
- * webhook server, convctl) — and the bundled compile and conversion Workers work by themselves.
+ * webhook server, convctl) — and the bundled compile, conversion and listener Workers work by
+ * themselves.
  */
 import assert from "node:assert/strict";
+import { writeServingPair } from "../support/certs.ts";
 
 const REPO = new URL("../../", import.meta.url).pathname;
 
@@ -97,6 +99,7 @@ Deno.test({
           "convctl.js",
           "convert_worker.js",
           "lint_worker.js",
+          "listener_worker.js",
           "manager.js",
           "webhook_server.js",
         ]);
@@ -174,6 +177,76 @@ c.postMessage({ id: 1, jobs: [{ kind: "crd", config, target: crd }] });
           assert.equal(answer.status, 200);
           assert.deepEqual(JSON.parse(answer.body).response, {
             uid: "u-1",
+            result: { status: "Success" },
+            convertedObjects: [],
+          });
+        },
+      );
+      await t.step(
+        "the bundled listener Worker serves a review on its own TLS port",
+        async () => {
+          const certDir = `${cwd}/tls`;
+          await Deno.mkdir(certDir);
+          await writeServingPair(certDir, {
+            caName: "bundle-ca",
+            commonName: "bundle",
+            hosts: ["127.0.0.1"],
+          });
+          const driver = `${cwd}/listener_driver.js`;
+          await Deno.writeTextFile(
+            driver,
+            `import { parse } from "npm:yaml@2.9.1";
+const config = parse(Deno.readTextFileSync(${JSON.stringify(`${example}/config.yaml`)}));
+const crd = parse(Deno.readTextFileSync(${JSON.stringify(`${example}/crd.yaml`)}));
+const read = (f) => Deno.readTextFileSync(${JSON.stringify(certDir)} + "/" + f);
+const probe = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+const port = probe.addr.port;
+probe.close();
+const c = new Worker(new URL("file://${dist}/compile_worker.js"), { type: "module" });
+const l = new Worker(new URL("file://${dist}/listener_worker.js"), { type: "module" });
+const cells = new SharedArrayBuffer(7 * 4);
+Atomics.store(new Int32Array(cells), 3, 3);
+let target;
+c.onmessage = (e) => {
+  if (e.data.ready) return;
+  c.terminate();
+  const r = e.data.outcomes[0].result;
+  target = r.target;
+  const entry = { ...r, compiledAt: 0, lastError: "", lastErrorReason: null, lastErrorAt: null };
+  l.postMessage({ t: "init", index: 0, cells, settings: {}, inlineMaxBytes: 262144,
+    bounds: { maxRequestsInFlight: 4, maxRequestBytesInFlight: 1048576 },
+    limits: { headerTimeoutMs: 10000, requestTimeoutMs: 35000, idleTimeoutMs: 120000,
+      maxHeaderBytes: 1048576, maxConnections: 0 } });
+  l.postMessage({ t: "reset", sets: [{ version: 3, entries: [entry] }] });
+  l.postMessage({ t: "pair", pair: { cert: read("tls.crt"), key: read("tls.key") } });
+  l.postMessage({ t: "listen", hostname: "127.0.0.1", port });
+};
+l.onmessage = async (e) => {
+  if (e.data.t !== "listening") return;
+  const client = Deno.createHttpClient({ caCerts: [read("ca.crt")] });
+  const review = { apiVersion: "apiextensions.k8s.io/v1", kind: "ConversionReview",
+    request: { uid: "u-2", desiredAPIVersion: crd.spec.group + "/v1", objects: [] } };
+  const res = await fetch("https://127.0.0.1:" + port + "/convert/" + target,
+    { method: "POST", body: JSON.stringify(review), client });
+  console.log(JSON.stringify({ status: res.status, body: await res.text() }));
+  client.close();
+  l.terminate();
+};
+c.postMessage({ id: 1, jobs: [{ kind: "crd", config, target: crd }] });
+`,
+          );
+          const r = await run(Deno.execPath(), [
+            "run",
+            "--allow-read",
+            "--allow-env",
+            "--allow-net",
+            driver,
+          ], cwd);
+          assert.equal(r.code, 0, r.stderr);
+          const answer = JSON.parse(r.stdout.trim().split("\n").at(-1)!);
+          assert.equal(answer.status, 200);
+          assert.deepEqual(JSON.parse(answer.body).response, {
+            uid: "u-2",
             result: { status: "Success" },
             convertedObjects: [],
           });

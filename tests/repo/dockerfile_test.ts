@@ -157,16 +157,19 @@ Deno.test("hack/compile.sh: each role's flags and entry are its deno.json task's
     assert.equal(arm.entry, entry);
     assert.equal(t.entry, entry);
     if (role === "webhook-server") {
-      // compile_pool.ts and convert/pool.ts start these modules as Workers: they must be in the
-      // executable.
+      // compile_pool.ts, convert/pool.ts and convert/listeners.ts start these modules as Workers:
+      // they must be in the executable.
       assert.deepEqual(arm.include, [
         "--include",
         "src/webhook/compile_worker.ts",
         "--include",
         "src/webhook/convert/convert_worker.ts",
+        "--include",
+        "src/webhook/convert/listener_worker.ts",
       ]);
       await Deno.stat(`${REPO}src/webhook/compile_worker.ts`);
       await Deno.stat(`${REPO}src/webhook/convert/convert_worker.ts`);
+      await Deno.stat(`${REPO}src/webhook/convert/listener_worker.ts`);
     } else if (role === "convctl") {
       // `convctl test --concurrency` and `lint` start these modules as Workers.
       assert.deepEqual(arm.include, [

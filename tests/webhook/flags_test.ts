@@ -26,12 +26,15 @@ Deno.test("webhook flags: defaults, value forms and the --otel-* flags", () => {
     "--max-requests-in-flight=8",
     "--max-request-bytes-in-flight=1048576",
     "--conversion-workers=4",
+    "--conversion-listeners=3",
     "--conversion-inline-max-bytes=0",
   ]);
   assert.equal(f.conversionWorkers, 4);
+  assert.equal(f.conversionListeners, 3);
+  assert.equal(DEFAULT_FLAGS.conversionListeners, 0, "0 = one per CPU, within the heap");
   assert.equal(f.conversionInlineMaxBytes, 0);
-  assert.equal(DEFAULT_FLAGS.conversionWorkers, 0, "0 = the CPUs the container may use");
-  assert.equal(DEFAULT_FLAGS.conversionInlineMaxBytes, "auto", "auto = by the CPUs");
+  assert.equal(DEFAULT_FLAGS.conversionWorkers, 0, "0 = one per CPU, within the heap");
+  assert.equal(DEFAULT_FLAGS.conversionInlineMaxBytes, "auto", "auto = 256 KiB");
   const inline = (v: string) =>
     parseWebhookServerFlags([NAME, `--conversion-inline-max-bytes=${v}`]).conversionInlineMaxBytes;
   assert.equal(inline("auto"), "auto");
@@ -73,6 +76,11 @@ Deno.test("webhook flags: invalid input is a FlagError", () => {
     [[NAME, "--max-request-bytes-in-flight=-1"], /--max-request-bytes-in-flight must be >= 0/],
     [[NAME, "--enable-crd-support=false", "--enable-xrd-support=false"], /at least one/],
     [[NAME, "--conversion-workers=-1"], /--conversion-workers must be >= 0/],
+    [[NAME, "--conversion-listeners=-1"], /--conversion-listeners must be >= 0/],
+    [
+      [NAME, "--max-request-bytes-in-flight=2147483648"],
+      /--max-request-bytes-in-flight must be <= 2147483647/,
+    ],
     [
       [NAME, "--conversion-inline-max-bytes=-1"],
       /--conversion-inline-max-bytes must be auto or a byte count >= 0/,

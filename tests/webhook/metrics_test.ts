@@ -8,6 +8,7 @@ import { Counter, Histogram, Registry } from "prom-client";
 import { createMetricsRegistry } from "../../src/obs/metrics.ts";
 import { syntheticCompiled } from "../../src/webhook/convert/_synthetic.ts";
 import {
+  type ConversionMetrics,
   OBJECT_DURATION_BUCKETS,
   SeriesCounter,
   SeriesHistogram,
@@ -15,6 +16,7 @@ import {
   WebhookMetrics,
 } from "../../src/webhook/metrics.ts";
 import { PlanRegistry } from "../../src/webhook/registry.ts";
+import { MetricsLedger } from "../../src/webhook/convert/metrics_ledger.ts";
 import { sampleValue } from "./_helpers.ts";
 
 const T = "widgets.bench.example.com";
@@ -48,6 +50,8 @@ Deno.test("every family has the catalog's name and type", async () => {
     dco_webhook_conversion_workers_busy: "gauge",
     dco_webhook_conversion_queue_length: "gauge",
     dco_webhook_conversion_worker_restarts_total: "counter",
+    dco_webhook_conversion_listeners: "gauge",
+    dco_webhook_conversion_listener_restarts_total: "counter",
     dco_webhook_conversion_plan_set_version: "gauge",
     dco_webhook_registry_size: "gauge",
     dco_webhook_registry_entry_loaded: "gauge",
@@ -302,4 +306,31 @@ Deno.test("one registry with the runtime families: no duplicate family; a second
   for (const name of WEBHOOK_METRIC_NAMES) assert.ok(types.has(name), name);
   assert.ok(types.has("process_resident_memory_bytes"));
   assert.throws(() => new WebhookMetrics(reg.registry), /already been registered/);
+});
+
+Deno.test("a listener's ledger, drained and merged, exposes what recording in the set would", async () => {
+  const record = (m: ConversionMetrics) => {
+    m.observeReview(T, "v1->v2", "success", 0.0004);
+    m.observeReview(T, "v1->v2", "success", 0.02);
+    m.observeReview(T, "unknown", "bad_request", 0.0001);
+    m.observeBatchSize(T, 100);
+    m.objectDuration(T, "v1->v2", "success").observe(0.00002);
+    m.countObjects(T, "v1", "v2", "success", 100);
+    m.countLossy(T, "hub_to_spoke", 3);
+    m.countPanic(T);
+    m.countRejected("in_flight");
+    m.countRejected("connections");
+  };
+  const direct = new Registry();
+  record(new WebhookMetrics(direct));
+  const merged = new Registry();
+  const set = new WebhookMetrics(merged);
+  const ledger = new MetricsLedger();
+  record(ledger);
+  assert.equal(ledger.recorded, true);
+  const delta = structuredClone(ledger.drain()); // it crosses threads as plain data
+  assert.equal(ledger.recorded, false);
+  set.merge(delta);
+  set.merge(ledger.drain()); // an empty drain adds nothing
+  assert.equal(await merged.metrics(), await direct.metrics());
 });

@@ -40,7 +40,6 @@ async function scenario(pooled: boolean): Promise<Arrival[]> {
   const sets = new PlanSets();
   sets.follow(registry);
   const policy = new InlinePolicy(1 << 20);
-  policy.follow(registry);
   registry.install(slowCompiled());
   const handler: ConvertHandlerOptions = { registry: sets };
   const pool = new ConversionPool({ size: 1, planSets: sets, context: convertContext(handler) });

@@ -8,6 +8,7 @@
 import type { IntOrString } from "../../api/mod.ts";
 import { quantityToMillis } from "../../engine/units.ts";
 import { otelEnv } from "../../obs/tracing.ts";
+import { defaultWorkers } from "../../lib/worker_budget.ts";
 import { scanFlags } from "./container_args.ts";
 import type { Spec } from "./settings.ts";
 import type { EnvVar } from "./types.ts";
@@ -28,9 +29,11 @@ const MAX_OLD_SPACE = "--max-old-space-size";
  */
 export const V8_SEMI_SPACE_MIB = 4;
 /**
- * The old generation's first allocation limit as a share of its ceiling. Every isolate (the main
- * thread and each conversion Worker) gets it: a half gave the best tail but ~100 MiB more peak
- * memory than a 256 Mi pod has; a quarter keeps the peak where the ceiling alone had it.
+ * The old generation's first allocation limit as a share of its ceiling, split over the listener
+ * Workers that convert beside each other. Every isolate gets the flag (the main thread, each
+ * listener and pool Worker): a half gave one busy isolate the best tail but ~100 MiB more peak
+ * memory than a 256 Mi pod has; a quarter kept the peak where the ceiling alone had it; with two
+ * listener Workers a quarter each raised the peak by ~100 MiB again, an eighth each kept it.
  */
 export const V8_INITIAL_OLD_SPACE_FRACTION = 0.25;
 
@@ -50,15 +53,34 @@ export function heapLimitMiB(memoryLimit: IntOrString | undefined): number | und
 }
 
 /**
- * The V8 flags derived for a heap ceiling of `mib`: the ceiling, the young-generation size and the
- * old generation's first limit, comma-separated as `DENO_V8_FLAGS` takes them.
+ * The V8 flags derived for a heap ceiling of `mib` and `listeners` listener Workers: the ceiling,
+ * the young-generation size and the old generation's first limit, comma-separated as
+ * `DENO_V8_FLAGS` takes them.
  */
-export function derivedV8Flags(mib: number): string[] {
+export function derivedV8Flags(mib: number, listeners = 1): string[] {
+  const initial = Math.floor((mib * V8_INITIAL_OLD_SPACE_FRACTION) / Math.max(1, listeners));
   return [
     `${MAX_OLD_SPACE}=${mib}`,
     `--max-semi-space-size=${V8_SEMI_SPACE_MIB}`,
-    `--initial-old-space-size=${Math.max(1, Math.floor(mib * V8_INITIAL_OLD_SPACE_FRACTION))}`,
+    `--initial-old-space-size=${Math.max(1, initial)}`,
   ];
+}
+
+/**
+ * The listener Workers a webhook server will run: `--conversion-listeners` of `extraArgs` when it
+ * names a count, else its default for the container's CPU limit (none set: the heap decides
+ * alone, src/lib/worker_budget.ts) and the heap ceiling `mib`.
+ */
+export function expectedListeners(spec: Spec, mib: number): number {
+  let flag: number | undefined;
+  for (const f of scanFlags(spec.extraArgs ?? [])) {
+    if (f.name === "conversion-listeners") flag = Number(f.value);
+  }
+  if (flag !== undefined && Number.isInteger(flag) && flag > 0) return flag;
+  const cpu = spec.resources?.limits?.cpu;
+  const millis = cpu === undefined ? undefined : quantityToMillis(String(cpu));
+  const cpus = millis === undefined || millis <= 0n ? undefined : Number(millis) / 1000;
+  return defaultWorkers(cpus, mib);
 }
 
 /** The name of a V8 flag (`--a-b=1` and `--a_b` both name `a-b`). */
@@ -83,7 +105,7 @@ export function containerEnv(spec: Spec): EnvVar[] {
     { name: "POD_UID", valueFrom: fieldRef("metadata.uid") },
   ];
   const mib = heapLimitMiB(spec.resources?.limits?.memory);
-  const derived = mib === undefined ? undefined : derivedV8Flags(mib);
+  const derived = mib === undefined ? undefined : derivedV8Flags(mib, expectedListeners(spec, mib));
   const extra: EnvVar[] = (spec.extraEnv ?? []).map((e) => ({ ...e }));
   const user = extra.filter((e) => e.name === V8_FLAGS_ENV);
   if (derived !== undefined) {

@@ -6,6 +6,7 @@
  */
 import v8 from "node:v8";
 import { UID_SCAN_BYTES } from "./body.ts";
+import { MAX_GOVERNED_BYTES } from "./governor.ts";
 
 /**
  * Old-space bytes one request byte may cost while its review is read, parsed, converted and
@@ -88,7 +89,7 @@ export function readHeap(v8Flags: string | undefined = Deno.env.get("DENO_V8_FLA
 
 /**
  * - request heap `R = (limit − used) × 0.75`
- * - bytes in flight `B = max(64 KiB, floor(R / 4))`
+ * - bytes in flight `B = min(2 GiB − 1, max(64 KiB, floor(R / 4)))`
  * - requests in flight `clamp(floor(R / 1 MiB), 4, 256)`
  * - body limit `min(--max-request-bytes, B)`
  * - connections `4 × requests in flight`
@@ -97,9 +98,10 @@ export function deriveRequestBounds(heap: HeapReading, o: BoundOverrides): Reque
   if (!(heap.limitBytes > 0)) throw new RangeError("the heap limit must be > 0");
   if (!(o.maxRequestBytes > 0)) throw new RangeError("maxRequestBytes must be > 0");
   const requestHeap = Math.max(0, heap.limitBytes - heap.usedBytes) * REQUEST_HEAP_SHARE;
-  const derivedBytes = Math.max(
-    MIN_REQUEST_BYTES_IN_FLIGHT,
-    Math.floor(requestHeap / HEAP_PER_REQUEST_BYTE),
+  // The governor counts bytes in 32 bits (shared across the listener Workers): at most 2 GiB.
+  const derivedBytes = Math.min(
+    MAX_GOVERNED_BYTES,
+    Math.max(MIN_REQUEST_BYTES_IN_FLIGHT, Math.floor(requestHeap / HEAP_PER_REQUEST_BYTE)),
   );
   const derivedCount = Math.min(
     MAX_REQUESTS_IN_FLIGHT,

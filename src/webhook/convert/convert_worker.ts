@@ -9,7 +9,7 @@ import { createLogger } from "../../obs/log.ts";
 import { convertReviewBytes, TEXT_TYPE } from "./answer.ts";
 import { type ConvertContext, convertContext } from "./context.ts";
 import { MetricsTape } from "./metrics_tape.ts";
-import { PlanReplica } from "./plan_replica.ts";
+import { PlanReplica, takePlanMessage } from "./plan_replica.ts";
 import { workerParent } from "./spans.ts";
 import { type FromWorker, type ToWorker, transferableAnswer } from "./worker_protocol.ts";
 
@@ -27,6 +27,7 @@ function post(message: FromWorker, transfer: Transferable[] = []): void {
 
 self.onmessage = (event: MessageEvent<ToWorker>) => {
   const m = event.data;
+  if (takePlanMessage(replica, m, (version) => post({ t: "ack", version }))) return;
   switch (m.t) {
     case "init":
       base = {
@@ -38,17 +39,6 @@ self.onmessage = (event: MessageEvent<ToWorker>) => {
         ...m.settings,
         clock,
       } as ConvertContext;
-      return;
-    case "reset":
-      replica.reset(m.sets);
-      post({ t: "ack", version: replica.latest });
-      return;
-    case "install":
-      replica.install(m.delta);
-      post({ t: "ack", version: replica.latest });
-      return;
-    case "retire":
-      replica.retire(m.below);
       return;
     case "convert": {
       const entries = replica.lookup(m.version);

@@ -62,7 +62,7 @@ export class MetricsTape implements ConversionMetrics {
     this.#ops.push(["rejected", reason]);
   }
 
-  /** The governor lives on the main thread; a Worker never holds its gauges. */
+  /** The in-flight gauges are the listeners' (the shared governor); a pool Worker holds none. */
   setInFlight(): void {}
 }
 

@@ -1,7 +1,7 @@
 /**
  * The conversion endpoint `/convert/<target>`: body reading, the answer table, the request bounds
- * and their governor, the conversion exchange of the lean HTTP/1.1 core, and the conversion Worker pool with its
- * versioned plan sets.
+ * and their governor, the conversion exchange of the lean HTTP/1.1 core, the listener Workers that
+ * serve the port, the conversion pool, and the versioned plan sets every Worker converts from.
  */
 export * from "./body.ts";
 export * from "./context.ts";
@@ -12,4 +12,7 @@ export * from "./listener.ts";
 export * from "./inline_policy.ts";
 export * from "./offload.ts";
 export * from "./plan_sets.ts";
+export * from "./plan_fanout.ts";
 export * from "./pool.ts";
+export * from "./listener_protocol.ts";
+export * from "./listeners.ts";

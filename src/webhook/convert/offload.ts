@@ -1,10 +1,10 @@
 /**
- * Where a `/convert` request is converted (docs/design/webhook.md#inline-or-in-a-worker): the main
- * thread reads the body (the governor's bounds and the body limit apply as before), then converts
- * it inline when `inline` says so (src/webhook/convert/inline_policy.ts), else in the Worker pool.
- * The rows
- * that need no parse — a body over the limit, a body that broke off — are answered inline by the
- * same answer table, replaying what was read.
+ * Where a `/convert` request is converted (docs/design/webhook.md#inline-or-in-the-pool): the thread
+ * that serves the connection (a listener Worker) reads the body (the governor's bounds and the body
+ * limit apply as before), then converts it there when `inline` says so
+ * (src/webhook/convert/inline_policy.ts), else hands it to the conversion pool. The rows that need
+ * no parse — a body over the limit, a body that broke off — are answered there by the same answer
+ * table, replaying what was read.
  */
 import {
   answerConvert,
@@ -33,7 +33,7 @@ export interface ReviewOffload {
 
 export interface OffloadOptions {
   pool: ReviewOffload;
-  /** Whether a body of `bytes` for `target` is converted on the main thread. */
+  /** Whether a body of `bytes` for `target` is converted on the thread that read it. */
   inline(target: string, bytes: number): boolean;
 }
 

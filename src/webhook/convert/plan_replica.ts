@@ -25,6 +25,7 @@ function entryOf(w: WireEntry, previous: RegistryEntry | undefined): RegistryEnt
     kind: w.kind,
     config: w.config,
     hubVersion: w.hubVersion,
+    boundedCost: w.boundedCost,
     reviewVersions: Object.freeze([...w.reviewVersions]),
     lossless: Object.freeze({ ...w.lossless }),
     planHash: w.planHash,
@@ -50,7 +51,7 @@ function entryOf(w: WireEntry, previous: RegistryEntry | undefined): RegistryEnt
     hubVersion: w.hubVersion,
     plans: w.plans,
     spokeVersions: w.spokeVersions,
-    boundedCost: false, // the inline policy's question; a Worker does not ask it
+    boundedCost: w.boundedCost,
     reviewVersions: w.reviewVersions,
     lossless: w.lossless,
     planHash: w.planHash,
@@ -109,5 +110,38 @@ export class PlanReplica {
   /** The set a request stamped with `version` reads. */
   lookup(version: number): EntryMap | undefined {
     return this.#versions.get(version);
+  }
+}
+
+/** The plan-set messages every converting Worker takes from the main thread. */
+export type PlanMessage =
+  | { t: "reset"; sets: FullPlanSet[] }
+  | { t: "install"; delta: PlanSetDelta }
+  | { t: "retire"; below: number };
+
+/**
+ * Applies `m` when it is a plan-set message, acknowledging the version a reset or an install left;
+ * returns whether it was one.
+ */
+export function takePlanMessage(
+  replica: PlanReplica,
+  m: { t: string },
+  ack: (version: number) => void,
+): boolean {
+  const p = m as PlanMessage;
+  switch (p.t) {
+    case "reset":
+      replica.reset(p.sets);
+      ack(replica.latest);
+      return true;
+    case "install":
+      replica.install(p.delta);
+      ack(replica.latest);
+      return true;
+    case "retire":
+      replica.retire(p.below);
+      return true;
+    default:
+      return false;
   }
 }

@@ -1,16 +1,16 @@
 /**
- * Versioned plan sets: how registry writes reach the conversion Workers atomically
+ * Versioned plan sets: how registry writes reach the converting Workers atomically
  * (docs/design/webhook.md#plan-set-swaps).
  *
  * The registry (src/webhook/registry.ts) is the writer's view: it changes the moment a compile
  * result is installed. Conversions do not read it. They read a **plan set**: the registry's
- * entries as of one version number. Every registry change lands in the *head* set; the pool takes
- * the head as version N+1, sends its changes to every Worker, and only when every live Worker has
- * acknowledged N+1 does {@link PlanSets.commit} make it the version stamped on new requests —
- * here and in the Workers. A request is stamped with one version when it is dispatched and reads
- * only that version, so no request sees part of one set and part of another, and once any request
- * was served from N+1, no request dispatched later is served from N. Workers keep older versions
- * until told the last request stamped with them has finished.
+ * entries as of one version number. Every registry change lands in the *head* set; the fanout
+ * (src/webhook/convert/plan_fanout.ts) takes the head as version N+1, sends its changes to every
+ * Worker, and only when every live Worker has acknowledged N+1 does {@link PlanSets.commit} make it
+ * the version new requests read — in the listener Workers and in the pool. A request reads one
+ * version only, so no request sees part of one set and part of another, and once any request was
+ * served from N+1, no request that starts later is served from N. Workers keep older versions
+ * until told no request reads them any more.
  *
  * What crosses to a Worker is plan data ({@link WireEntry}: the encoded plans of
  * src/webhook/plan_codec.ts plus the entry's metadata); each Worker builds its entries with the
@@ -30,6 +30,8 @@ export interface WireEntry {
   kind: ConfigKind;
   config: string;
   hubVersion: string;
+  /** The entry's `boundedCost` (whether its plans may convert on the thread that read a review). */
+  boundedCost: boolean;
   /** The spoke version of each encoded plan, in order. */
   spokeVersions: string[];
   reviewVersions: string[];
@@ -65,7 +67,7 @@ export interface PlanSetDelta {
   changes: WireChange[];
 }
 
-/** The committed set, as conversions on the main thread read it. */
+/** The committed set, as the main thread reads it (the Lease, `/debug/registry`, stamping). */
 export interface PlanSetView {
   readonly version: number;
   readonly entries: ReadonlyMap<string, RegistryEntry>;
@@ -84,6 +86,7 @@ function wireMeta(e: RegistryEntry): Omit<WireEntry, "plans"> {
     kind: e.kind,
     config: e.config,
     hubVersion: e.hubVersion,
+    boundedCost: e.boundedCost,
     spokeVersions: e.router === null ? [] : e.router.versions().slice(1),
     reviewVersions: [...e.reviewVersions],
     lossless: { ...e.lossless },
@@ -98,8 +101,7 @@ function wireMeta(e: RegistryEntry): Omit<WireEntry, "plans"> {
 /**
  * The main thread's ledger of plan-set versions: the committed set, at most one set being
  * installed in the Workers, and the head collecting registry changes meanwhile. It implements
- * {@link PlanLookup} over the committed set, so the inline path reads exactly what the Workers
- * read.
+ * {@link PlanLookup} over the committed set, which is what every Worker converts from.
  */
 export class PlanSets implements PlanLookup {
   #committed: SetState = { version: 0, entries: new Map(), plans: new Map() };

@@ -1,16 +1,21 @@
 /**
- * The conversion Worker pool (docs/design/webhook.md#the-conversion-worker-pool): the main thread
- * reads request bytes and writes answer bytes; parse → convert → stringify runs in one of `size`
- * Workers (src/webhook/convert/convert_worker.ts), so a long conversion never holds the event loop
- * that answers `/healthz`, `/readyz`, `/metrics` and the TLS handshakes.
+ * The conversion pool (docs/design/webhook.md#the-conversion-pool): the reviews a listener Worker
+ * does not convert itself — larger than the inline bound, or of plans whose cost is not bounded by
+ * their input — are converted in one of `size` Workers (src/webhook/convert/convert_worker.ts), so a
+ * long conversion holds neither the event loop that answers `/healthz`, `/readyz` and `/metrics`
+ * nor the other connections of the listener that read it.
  *
+ * - **Start.** The Workers start with the first review handed to the pool: the listener Workers
+ *   convert most reviews themselves, and only those whose plans may cost more than their size
+ *   (`cel`, `regexSplit`) or that are larger than the inline bound come here.
  * - **Dispatch.** One request per started Worker at a time (a Worker has started once it
  *   acknowledged its plan sets), FIFO queue while every Worker is busy (the
- *   request governor on the main thread bounds how many can wait). A request is stamped with the
+ *   request governor bounds how many can wait). A request is stamped with the
  *   committed plan-set version when it is handed to a Worker, and its body buffer is transferred.
  * - **Swaps.** Registry changes become plan-set versions (src/webhook/convert/plan_sets.ts): the
- *   pool sends version N+1 to every Worker and commits it only when every live Worker acknowledged
- *   it; then tells the Workers to drop versions no request in flight holds any more.
+ *   fanout (src/webhook/convert/plan_fanout.ts) sends version N+1 to every Worker of the pool and
+ *   of the listeners and commits it only when every live one acknowledged it; the pool then tells
+ *   its Workers to drop versions no request in flight holds any more.
  * - **Failure.** A Worker that dies (an uncaught error, a message it cannot read) or that holds a
  *   request past the request budget plus {@link WATCHDOG_GRACE_MS} is terminated and replaced; the
  *   request it held is answered `500` with the cause, never left hanging. A replacement starts from
@@ -20,20 +25,22 @@ import type { WebhookLogger } from "../_log.ts";
 import type { ConversionMetrics } from "../metrics.ts";
 import { type ConvertAnswer, TEXT_TYPE, UNREGISTERED_TARGET_LABEL } from "./answer.ts";
 import { replayMetrics } from "./metrics_tape.ts";
-import type { PlanSets } from "./plan_sets.ts";
+import type { PlanSetDelta, PlanSets } from "./plan_sets.ts";
+import { PlanSetFanout, type PlanSetGroup, type PlanSetHolder } from "./plan_fanout.ts";
 import type { ConvertContext } from "./context.ts";
 import {
   type ContextSettings,
   contextSettings,
   type FromWorker,
+  replaceSoon,
+  superviseWorker,
   type ToWorker,
   transferable,
 } from "./worker_protocol.ts";
+import { siblingWorkerURL } from "../../lib/worker_url.ts";
 
 /** How long past the request budget a Worker may hold a request before it is replaced. */
 export const WATCHDOG_GRACE_MS = 5_000;
-/** A Worker that dies within this long of its start is replaced only after the same delay. */
-export const RESPAWN_BACKOFF_MS = 1_000;
 
 /** Why a Worker was replaced (the `reason` label of the restart counter). */
 export type WorkerLoss = "error" | "watchdog";
@@ -47,19 +54,17 @@ export interface PoolStats {
   planSetVersion: number;
 }
 
-/**
- * The Worker script. A bundle (`deno bundle` → dist/*.js) carries `convert_worker.js` next to the
- * role's entry, a source checkout `convert_worker.ts`; loading it needs read access to it.
- */
+/** The conversion Worker's script (src/lib/worker_url.ts). */
 export function convertWorkerURL(): URL {
-  const ext = import.meta.url.endsWith(".ts") ? "ts" : "js";
-  return new URL(`./convert_worker.${ext}`, import.meta.url);
+  return siblingWorkerURL("convert_worker", import.meta.url);
 }
 
 export interface ConversionPoolOptions {
-  /** Workers; at least 1. */
+  /** Workers, started with the first review; at least 1. */
   size: number;
   planSets: PlanSets;
+  /** The swaps the Workers take part in (default: a fanout of this pool alone). */
+  fanout?: PlanSetFanout;
   /**
    * The main thread's conversion context: its settings cross to every Worker
    * (`contextSettings`), and its `requestTimeoutMs` plus {@link WATCHDOG_GRACE_MS} is the watchdog.
@@ -87,13 +92,21 @@ interface Job {
   resolve: (a: ConvertAnswer) => void;
 }
 
-interface Slot {
-  worker: Worker;
+class Slot implements PlanSetHolder {
   job: Job | undefined;
   /** Highest plan-set version the Worker acknowledged; -1 before its reset ack. */
-  acked: number;
-  spawnedAt: number;
-  dead: boolean;
+  acked = -1;
+  readonly spawnedAt = performance.now();
+  dead = false;
+  constructor(readonly worker: Worker) {}
+
+  get live(): boolean {
+    return !this.dead;
+  }
+
+  install(delta: PlanSetDelta): void {
+    this.worker.postMessage({ t: "install", delta } satisfies ToWorker);
+  }
 }
 
 const encoder = new TextEncoder();
@@ -107,9 +120,11 @@ function serverError(message: string): ConvertAnswer {
   };
 }
 
-export class ConversionPool {
+export class ConversionPool implements PlanSetGroup {
   readonly size: number;
   readonly #o: ConversionPoolOptions;
+  readonly #fanout: PlanSetFanout;
+  readonly #ownFanout: boolean;
   readonly #settings: ContextSettings;
   readonly #url: URL;
   readonly #slots: Slot[] = [];
@@ -119,19 +134,23 @@ export class ConversionPool {
   #retiredBelow = 0;
   #nextId = 1;
   #closed = false;
-  #settledWaiters: (() => void)[] = [];
   #watchdog: ReturnType<typeof setTimeout> | undefined;
-  readonly #unsubscribe: () => void;
+  readonly #leave: () => void;
 
   constructor(opts: ConversionPoolOptions) {
     this.#o = opts;
     this.#settings = contextSettings(opts.context);
     this.size = Math.max(1, Math.floor(opts.size));
     this.#url = opts.url ?? convertWorkerURL();
-    for (let i = 0; i < this.size; i++) this.#slots.push(this.#spawn());
-    this.#unsubscribe = opts.planSets.onPending(() => queueMicrotask(() => this.#pump()));
+    this.#ownFanout = opts.fanout === undefined;
+    this.#fanout = opts.fanout ?? new PlanSetFanout(opts.planSets);
+    this.#leave = this.#fanout.join(this);
     this.#armWatchdog(opts.context.requestTimeoutMs + (opts.watchdogGraceMs ?? WATCHDOG_GRACE_MS));
-    this.#pump();
+  }
+
+  /** Whether the Workers were started (by the first review). */
+  get started(): boolean {
+    return this.#slots.length > 0;
   }
 
   /** Converts one review in a Worker. Never rejects: a lost Worker answers 500. */
@@ -142,6 +161,9 @@ export class ConversionPool {
     traceparent?: string,
   ): Promise<ConvertAnswer> {
     if (this.#closed) return Promise.resolve(serverError("conversion pool is closed"));
+    if (this.#slots.length === 0) {
+      for (let i = 0; i < this.size; i++) this.#slots.push(this.#spawn());
+    }
     return new Promise((resolve) => {
       this.#queue.push({
         id: this.#nextId++,
@@ -175,29 +197,30 @@ export class ConversionPool {
 
   /** Resolves once every registry change so far is committed in every Worker. */
   settled(): Promise<void> {
-    if (!this.#o.planSets.pending) return Promise.resolve();
-    return new Promise((resolve) => this.#settledWaiters.push(resolve));
+    return this.#fanout.settled();
+  }
+
+  /** {@link PlanSetGroup}: the Workers, started or starting. */
+  holders(): Iterable<PlanSetHolder> {
+    return this.#slots;
+  }
+
+  /** {@link PlanSetGroup}: requests dispatched from now on are stamped `version`. */
+  committed(): void {
+    this.#retire();
   }
 
   // --- Workers ----------------------------------------------------------------------------------
 
   #spawn(): Slot {
     const worker = new Worker(this.#url, { type: "module", name: "dco-convert" });
-    const slot: Slot = {
+    const slot = new Slot(worker);
+    superviseWorker<FromWorker>(
       worker,
-      job: undefined,
-      acked: -1,
-      spawnedAt: performance.now(),
-      dead: false,
-    };
-    worker.onmessage = (e: MessageEvent<FromWorker>) => this.#onMessage(slot, e.data);
-    worker.onerror = (e: ErrorEvent) => {
-      e.preventDefault();
-      this.#lose(slot, "error", `conversion worker failed: ${e.message || "unknown error"}`);
-    };
-    worker.onmessageerror = () => {
-      this.#lose(slot, "error", "conversion worker failed: a message could not be read");
-    };
+      "conversion",
+      (m) => this.#onMessage(slot, m),
+      (message) => this.#lose(slot, "error", message),
+    );
     const o = this.#o;
     this.#post(slot, { t: "init", settings: this.#settings, metrics: o.metrics !== undefined });
     const { committed, installing } = o.planSets.startingState();
@@ -217,7 +240,7 @@ export class ConversionPool {
     if (m.t === "ack") {
       const starting = slot.acked < 0;
       slot.acked = Math.max(slot.acked, m.version);
-      this.#maybeCommit();
+      this.#fanout.acknowledged();
       if (starting) this.#dispatch();
       return;
     }
@@ -260,7 +283,7 @@ export class ConversionPool {
       this.#o.metrics?.observeReview(label, "unknown", "worker_lost", seconds);
       job.resolve(serverError(`${message}; the worker was replaced, retry the request`));
     }
-    this.#maybeCommit(); // the lost Worker no longer holds up a swap
+    this.#fanout.acknowledged(); // the lost Worker no longer holds up a swap
     if (this.#closed) return;
     const index = this.#slots.indexOf(slot);
     const replace = () => {
@@ -268,11 +291,7 @@ export class ConversionPool {
       this.#slots[index] = this.#spawn();
       this.#dispatch();
     };
-    if (performance.now() - slot.spawnedAt < RESPAWN_BACKOFF_MS) {
-      setTimeout(replace, RESPAWN_BACKOFF_MS);
-    } else {
-      replace();
-    }
+    replaceSoon(slot.spawnedAt, replace);
   }
 
   /** Checks the busy Workers once a second (the timer never keeps the process alive). */
@@ -325,34 +344,7 @@ export class ConversionPool {
     }
   }
 
-  // --- plan-set swaps ---------------------------------------------------------------------------
-
-  /** Starts installing the head's changes when no install is in progress. */
-  #pump(): void {
-    if (this.#closed) return;
-    const delta = this.#o.planSets.takeDelta();
-    if (delta === undefined) {
-      if (!this.#o.planSets.pending) this.#wakeSettled();
-      return;
-    }
-    for (const slot of this.#slots) {
-      if (!slot.dead) this.#post(slot, { t: "install", delta });
-    }
-    this.#maybeCommit();
-  }
-
-  /** Commits the version being installed once every live Worker holds it. */
-  #maybeCommit(): void {
-    const sets = this.#o.planSets;
-    const installing = sets.installing;
-    if (installing === undefined) return;
-    for (const slot of this.#slots) {
-      if (!slot.dead && slot.acked < installing) return;
-    }
-    sets.commit(installing);
-    this.#retire();
-    this.#pump();
-  }
+  // --- plan-set versions ----------------------------------------------------------------------
 
   #release(version: number): void {
     const n = (this.#holding.get(version) ?? 1) - 1;
@@ -375,14 +367,11 @@ export class ConversionPool {
     }
   }
 
-  #wakeSettled(): void {
-    for (const w of this.#settledWaiters.splice(0)) w();
-  }
-
   close(): void {
     if (this.#closed) return;
     this.#closed = true;
-    this.#unsubscribe();
+    this.#leave();
+    if (this.#ownFanout) this.#fanout.close();
     clearTimeout(this.#watchdog);
     for (const slot of this.#slots) {
       slot.dead = true;
@@ -392,7 +381,6 @@ export class ConversionPool {
       job?.resolve(serverError("conversion pool closed"));
     }
     for (const job of this.#queue.splice(0)) job.resolve(serverError("conversion pool closed"));
-    this.#wakeSettled();
   }
 
   [Symbol.dispose](): void {

@@ -7,7 +7,7 @@
 import type { ReviewResult } from "../metrics.ts";
 import type { ConvertContext } from "./context.ts";
 import type { MetricOp } from "./metrics_tape.ts";
-import type { FullPlanSet, PlanSetDelta } from "./plan_sets.ts";
+import type { PlanMessage } from "./plan_replica.ts";
 
 /**
  * The main thread's conversion settings a Worker copies: every number, string and boolean of its
@@ -28,11 +28,8 @@ export function contextSettings(ctx: ConvertContext): ContextSettings {
 export type ToWorker =
   /** First message: the settings, and whether to record metrics. */
   | { t: "init"; settings: ContextSettings; metrics: boolean }
-  /** A starting Worker's plan sets: the committed one, and the one being installed. */
-  | { t: "reset"; sets: FullPlanSet[] }
-  | { t: "install"; delta: PlanSetDelta }
-  /** No request stamped with a version below `below` is in flight any more. */
-  | { t: "retire"; below: number }
+  /** Plan sets: a starting Worker's (committed and installing), the next, the ones to drop. */
+  | PlanMessage
   | {
     t: "convert";
     id: number;
@@ -92,4 +89,32 @@ export function transferableAnswer(
     return { body: u as Uint8Array<ArrayBuffer>, headRoom: true };
   }
   return { body: transferable(u), headRoom: false };
+}
+
+/** A Worker that dies within this long of its start is replaced only after the same delay. */
+export const RESPAWN_BACKOFF_MS = 1_000;
+
+/**
+ * Wires a Worker's messages and its failures — an uncaught error (the default report is
+ * suppressed: the owner logs and counts it) or a message it cannot read — as
+ * `<kind> worker failed: <cause>`.
+ */
+export function superviseWorker<M>(
+  worker: Worker,
+  kind: string,
+  onMessage: (m: M) => void,
+  onFailure: (message: string) => void,
+): void {
+  worker.onmessage = (e: MessageEvent<M>) => onMessage(e.data);
+  worker.onerror = (e: ErrorEvent) => {
+    e.preventDefault();
+    onFailure(`${kind} worker failed: ${e.message || "unknown error"}`);
+  };
+  worker.onmessageerror = () => onFailure(`${kind} worker failed: a message could not be read`);
+}
+
+/** Runs `replace` now, or after {@link RESPAWN_BACKOFF_MS} when the lost Worker was young. */
+export function replaceSoon(spawnedAt: number, replace: () => void): void {
+  if (performance.now() - spawnedAt < RESPAWN_BACKOFF_MS) setTimeout(replace, RESPAWN_BACKOFF_MS);
+  else replace();
 }

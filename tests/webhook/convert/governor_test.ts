@@ -11,6 +11,8 @@ import {
   deriveRequestBounds,
   HEAP_PER_REQUEST_BYTE,
   heldBytes,
+  ListenerCells,
+  MAX_GOVERNED_BYTES,
   MAX_REQUESTS_IN_FLIGHT,
   MIN_REQUEST_BYTES_IN_FLIGHT,
   MIN_REQUESTS_IN_FLIGHT,
@@ -20,6 +22,7 @@ import {
   UID_SCAN_BYTES,
 } from "../../../src/webhook/convert/mod.ts";
 import type { RegistryEntry } from "../../../src/webhook/registry.ts";
+import { giveBack } from "../../../src/lib/shared_counts.ts";
 import { waitFor } from "../../support/wait.ts";
 import {
   type ConversionFixture,
@@ -165,6 +168,41 @@ Deno.test("governor: a request larger than the whole budget is admitted when not
   assert.equal(g.admit(1).ok, false);
   big.ticket.release();
   assert.ok(g.admit(1).ok);
+});
+
+Deno.test("governor: threads sharing cells admit against one bound; a lost thread's hold is given back", () => {
+  const bounds = { maxRequestsInFlight: 3, maxRequestBytesInFlight: 100 };
+  const cells = new ListenerCells(2);
+  const a = new RequestGovernor(bounds, undefined, cells.governor(0));
+  const b = new RequestGovernor(bounds, undefined, cells.governor(1));
+  const a1 = a.admit(40);
+  const b1 = b.admit(40);
+  assert.ok(a1.ok && b1.ok);
+  const over = b.admit(30);
+  assert.equal(!over.ok && over.reason, "bytes_in_flight", "40 + 40 + 30 > 100 across both");
+  const a2 = a.admit(10);
+  assert.ok(a2.ok);
+  const count = b.admit(0);
+  assert.equal(!count.ok && count.reason, "in_flight", "three in flight across both");
+  assert.deepEqual(cells.inFlight, { requests: 3, bytes: 90 });
+  // Thread a is lost with its two requests: its share goes back, b's stays.
+  giveBack(cells.governor(0).total, cells.governor(0).own);
+  assert.deepEqual(cells.inFlight, { requests: 1, bytes: 40 });
+  b1.ticket.release();
+  assert.deepEqual(cells.inFlight, { requests: 0, bytes: 0 });
+});
+
+Deno.test("bounds: the byte budget fits the governor's 32-bit counts", () => {
+  const huge = deriveRequestBounds(heap(64 * 1024, 0), { maxRequestBytes: 32 * MiB });
+  assert.equal(huge.maxRequestBytesInFlight, MAX_GOVERNED_BYTES);
+  assert.throws(
+    () =>
+      new RequestGovernor({
+        maxRequestsInFlight: 1,
+        maxRequestBytesInFlight: MAX_GOVERNED_BYTES + 1,
+      }),
+    RangeError,
+  );
 });
 
 // --- over the TLS listener ------------------------------------------------------------------------

@@ -22,15 +22,16 @@ import {
   DEFAULT_INLINE_MAX_BYTES,
   InlinePolicy,
   type OffloadOptions,
-  ONE_CPU_INLINE_MAX_BYTES,
   PlanSets,
 } from "../../../src/webhook/convert/mod.ts";
 import type { WorkerLoss } from "../../../src/webhook/convert/pool.ts";
 import { WebhookMetrics } from "../../../src/webhook/metrics.ts";
 import { PlanRegistry } from "../../../src/webhook/registry.ts";
+import { PlanReplica } from "../../../src/webhook/convert/plan_replica.ts";
 import { sampleValue } from "../_helpers.ts";
 import { HEAD_ROOM } from "../../../src/net/http1.ts";
 import { SLOW_TARGET, slowCompiled, slowReview } from "./_slow_target.ts";
+import { assertSwapsAtomic, type SwapObservation } from "./_swaps.ts";
 
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
@@ -162,12 +163,8 @@ function renamed(target: string): CompiledTarget {
   return { ...syntheticCompiled(), target };
 }
 
-interface Observation {
-  k: number;
+interface Observation extends SwapObservation {
   inline: boolean;
-  sentAt: number;
-  doneAt: number;
-  ok: boolean;
 }
 
 Deno.test({
@@ -177,9 +174,6 @@ Deno.test({
     using f = fixture(2);
     f.registry.install(slowCompiled());
     const policy = new InlinePolicy(4096);
-    policy.follow(f.registry);
-    // The synthetic targets installed before the policy followed: re-install them so it knows.
-    f.registry.install(syntheticCompiled());
     await f.pool.settled();
     const offload: OffloadOptions = {
       pool: f.pool,
@@ -246,16 +240,7 @@ Deno.test({
     running = false;
     await Promise.all([busy, ...clients]);
 
-    let windows = 0;
-    for (let step = 1; step <= K; step++) {
-      const mine = seen.filter((o) => o.k === step);
-      const firstOk = Math.min(...mine.filter((o) => o.ok).map((o) => o.doneAt));
-      assert.ok(Number.isFinite(firstOk), `step ${step} was served at all`);
-      const late = mine.filter((o) => o.sentAt > firstOk && !o.ok);
-      assert.deepEqual(late, [], `step ${step}: a request sent after a success saw an older set`);
-      if (mine.some((o) => !o.ok)) windows++;
-    }
-    assert.ok(windows > 0, "some requests ran before a commit (the test saw a swap window)");
+    assertSwapsAtomic(seen, K);
     assert.ok(seen.some((o) => o.ok && o.inline) && seen.some((o) => o.ok && !o.inline));
   },
 });
@@ -327,6 +312,12 @@ Deno.test({
     using f = fixture(2, { metrics });
     metrics.observePool(() => f.pool.stats());
     await f.pool.settled();
+    assert.equal(
+      sampleValue(await prom.metrics(), "dco_webhook_conversion_workers"),
+      0,
+      "the Workers start with the first review",
+    );
+    await f.pool.convert(SYNTHETIC_TARGET, encode(syntheticReview(1)), now());
     metrics.countWorkerLost("error");
     const text = await prom.metrics();
     assert.equal(sampleValue(text, "dco_webhook_conversion_workers"), 2);
@@ -344,17 +335,18 @@ Deno.test({
   },
 });
 
-Deno.test("the inline policy keeps small reviews of bounded-cost targets on the main thread", () => {
+Deno.test("the inline policy keeps small reviews of bounded-cost targets on the thread that read them", () => {
   const registry = new PlanRegistry();
+  const sets = new PlanSets();
+  sets.follow(registry);
   const policy = new InlinePolicy(1000);
-  policy.follow(registry);
   const synthetic = registry.install(syntheticCompiled()).entry;
   const slow = registry.install(slowCompiled()).entry;
   assert.equal(policy.inline(synthetic, 1000), true);
   assert.equal(policy.inline(synthetic, 1001), false, "over the size");
   assert.equal(policy.inline(slow, 10), false, "a CEL op is never inline");
   assert.equal(policy.inline(undefined, 10), true, "no entry: answered without converting");
-  assert.equal(new InlinePolicy(0).inline(synthetic, 1), false, "0 = every review in a Worker");
+  assert.equal(new InlinePolicy(0).inline(synthetic, 1), false, "0 = every review in the pool");
   // A failed compile keeps the plan and its verdict.
   const failed = registry.install({
     ok: false,
@@ -365,24 +357,28 @@ Deno.test("the inline policy keeps small reviews of bounded-cost targets on the 
     message: "x",
   }).entry;
   assert.equal(policy.inline(failed, 10), false);
+  // The verdict crosses to a Worker's replica with the plan data, a kept plan's with it.
+  sets.commit(sets.takeDelta()!.version);
+  const replica = new PlanReplica();
+  replica.reset([sets.startingState().committed]);
+  const held = replica.lookup(replica.latest)!;
+  assert.equal(policy.inline(held.get(SYNTHETIC_TARGET), 10), true);
+  assert.equal(policy.inline(held.get(SLOW_TARGET), 10), false);
 });
 
-Deno.test("auto inline bound: lists stay inline on one CPU, go to the Workers with more", () => {
-  assert.equal(autoInlineMaxBytes(1), ONE_CPU_INLINE_MAX_BYTES);
-  assert.equal(autoInlineMaxBytes(2), DEFAULT_INLINE_MAX_BYTES);
-  assert.equal(autoInlineMaxBytes(8), DEFAULT_INLINE_MAX_BYTES);
-  const tenOfTen = encode(syntheticReview(10, { annotationBytes: 8000 })).byteLength;
-  assert.ok(tenOfTen > DEFAULT_INLINE_MAX_BYTES && tenOfTen <= ONE_CPU_INLINE_MAX_BYTES);
+Deno.test("auto inline bound: 256 KiB whatever the CPUs, so 10 × 10 KB and 100 × 2 KB stay inline", () => {
+  for (const cpus of [1, 2, 8]) assert.equal(autoInlineMaxBytes(cpus), DEFAULT_INLINE_MAX_BYTES);
+  assert.equal(DEFAULT_INLINE_MAX_BYTES, 256 * 1024);
+  const policy = new InlinePolicy(autoInlineMaxBytes(2));
   const registry = new PlanRegistry();
-  const oneCpu = new InlinePolicy(autoInlineMaxBytes(1));
-  const twoCpus = new InlinePolicy(autoInlineMaxBytes(2));
-  oneCpu.follow(registry);
-  twoCpus.follow(registry);
   const synthetic = registry.install(syntheticCompiled()).entry;
   const slow = registry.install(slowCompiled()).entry;
-  assert.equal(oneCpu.inline(synthetic, tenOfTen), true, "one CPU: 10 × 10 KB inline");
-  assert.equal(twoCpus.inline(synthetic, tenOfTen), false, "two CPUs: beside the main thread");
-  assert.equal(oneCpu.inline(slow, 10), false, "a CEL op goes to a Worker on one CPU too");
+  const tenOfTen = encode(syntheticReview(10, { annotationBytes: 8000 })).byteLength;
+  const hundredOfTwo = encode(syntheticReview(100)).byteLength;
+  assert.equal(policy.inline(synthetic, tenOfTen), true, `10 × 10 KB (${tenOfTen} bytes)`);
+  assert.equal(policy.inline(synthetic, hundredOfTwo), true, `100 × 2 KB (${hundredOfTwo} bytes)`);
+  assert.equal(policy.inline(synthetic, DEFAULT_INLINE_MAX_BYTES + 1), false, "larger: the pool");
+  assert.equal(policy.inline(slow, 10), false, "a CEL op goes to the pool");
 });
 
 Deno.test("plan sets: the committed version moves only on commit; the head collects changes", () => {
