@@ -75,8 +75,11 @@ class CommittedPlans implements PlanLookup {
   #current(): EntryMap {
     const version = Atomics.load(cells!.version, 0);
     if (version !== this.#version) {
-      // Committed only once every live holder acknowledged it, so this Worker holds it.
-      this.#entries = replica.lookup(version) ?? NO_ENTRIES;
+      // Committed only once every live holder acknowledged it, so this Worker holds it; were it
+      // missing (a bug), nothing is cached and the next conversion looks again.
+      const entries = replica.lookup(version);
+      if (entries === undefined) return NO_ENTRIES;
+      this.#entries = entries;
       this.#version = version;
     }
     return this.#entries;

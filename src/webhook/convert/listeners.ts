@@ -31,7 +31,6 @@ import {
   type KeyPairPem,
   type ReloadResult,
   type TlsLogger,
-  type TlsReloadStats,
   type TlsState,
 } from "../../net/certificate_watch.ts";
 import { DEFAULT_HTTP_LIMITS, type HttpLimits, listenOn } from "../../net/socket_limits.ts";
@@ -214,18 +213,9 @@ export class ConversionListeners implements ServerHandle, PlanSetGroup {
     return this.#addr;
   }
 
-  /** The certificate state after the last attempt, re-checked against the clock now. */
-  get state(): TlsState {
-    return this.#watch.state;
-  }
-
-  get tlsStats(): TlsReloadStats {
-    return this.#watch.stats;
-  }
-
-  /** One certificate poll now. */
-  reloadNow(): Promise<ReloadResult> {
-    return this.#watch.reloadNow();
+  /** The port's certificate: its state, reload stats, and a poll on demand. */
+  get certificates(): CertificateWatch {
+    return this.#watch;
   }
 
   stats(): ListenerStats {

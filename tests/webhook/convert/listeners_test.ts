@@ -415,11 +415,11 @@ Deno.test({
   name: "a certificate reload reaches every Worker",
   fn: async () => {
     await using f = await fixture({ count: 2 });
-    const first = f.listeners.state.serial;
+    const first = f.listeners.certificates.state.serial;
     for (let i = 0; i < 8; i++) assert.equal(await servedSerial(f.port, f.certs.ca), first);
     await writePair(f.dir, f.certs.second);
-    assert.equal(await f.listeners.reloadNow(), "reloaded");
-    const second = f.listeners.state.serial;
+    assert.equal(await f.listeners.certificates.reloadNow(), "reloaded");
+    const second = f.listeners.certificates.state.serial;
     assert.notEqual(second, first);
     await waitFor("every Worker serves the new pair", async () => {
       const serials = await Promise.all(
